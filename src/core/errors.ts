@@ -1,0 +1,97 @@
+/**
+ * Every rejection this server sends is an {@link McpHttpError}, and every one reaches the
+ * wire through {@link errorResponse}: an HTTP status paired with a JSON-RPC error body.
+ * Nothing else builds error responses, and nothing sends a stack trace.
+ */
+
+/** JSON-RPC 2.0 codes, plus the implementation-defined server range MCP transports use. */
+export const JsonRpcCode = {
+  ParseError: -32700,
+  InvalidRequest: -32600,
+  InternalError: -32603,
+  /** Transport-level refusal (bad headers, wrong state, refused cursor). */
+  ServerError: -32000,
+  /** The addressed session does not exist (never did, was deleted, or expired). */
+  SessionNotFound: -32001,
+} as const;
+
+/** Machine-readable refusal reasons, carried in `error.data.reason`. Part of the wire contract. */
+export type RefusalReason =
+  | 'malformed_cursor'
+  | 'unknown_stream'
+  | 'cursor_ahead'
+  | 'stream_superseded'
+  | 'events_pruned'
+  | 'duplicate_request_id';
+
+export interface ErrorData {
+  readonly reason?: RefusalReason;
+  readonly [key: string]: unknown;
+}
+
+export type JsonRpcId = string | number;
+
+export class McpHttpError extends Error {
+  override readonly name = 'McpHttpError';
+
+  constructor(
+    readonly status: number,
+    readonly code: number,
+    message: string,
+    readonly data?: ErrorData,
+    /** The id of the JSON-RPC request the error answers, when there is exactly one. */
+    readonly id: JsonRpcId | null = null,
+    /** Extra response headers (e.g. `Allow` on a 405). */
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {
+    super(message);
+  }
+}
+
+export const httpErrors = {
+  badRequest: (message: string, data?: ErrorData) =>
+    new McpHttpError(400, JsonRpcCode.ServerError, `Bad Request: ${message}`, data),
+  parseError: (message: string) =>
+    new McpHttpError(400, JsonRpcCode.ParseError, `Parse error: ${message}`),
+  invalidRequest: (message: string, id: JsonRpcId | null = null) =>
+    new McpHttpError(400, JsonRpcCode.InvalidRequest, `Invalid Request: ${message}`, undefined, id),
+  forbidden: (message: string) => new McpHttpError(403, JsonRpcCode.ServerError, `Forbidden: ${message}`),
+  sessionNotFound: () => new McpHttpError(404, JsonRpcCode.SessionNotFound, 'Session not found'),
+  methodNotAllowed: (allow: readonly string[]) =>
+    new McpHttpError(405, JsonRpcCode.ServerError, 'Method not allowed', undefined, null, {
+      Allow: allow.join(', '),
+    }),
+  notAcceptable: (message: string) =>
+    new McpHttpError(406, JsonRpcCode.ServerError, `Not Acceptable: ${message}`),
+  conflict: (reason: RefusalReason, message: string, extra: Omit<ErrorData, 'reason'> = {}, id: JsonRpcId | null = null) =>
+    new McpHttpError(409, JsonRpcCode.ServerError, message, { reason, ...extra }, id),
+  gone: (reason: RefusalReason, message: string) =>
+    new McpHttpError(410, JsonRpcCode.ServerError, message, { reason }),
+  payloadTooLarge: (limit: number) =>
+    new McpHttpError(413, JsonRpcCode.ServerError, `Payload Too Large: the body exceeds ${limit} bytes`),
+  unsupportedMediaType: (message: string) =>
+    new McpHttpError(415, JsonRpcCode.ServerError, `Unsupported Media Type: ${message}`),
+  internal: () => new McpHttpError(500, JsonRpcCode.InternalError, 'Internal error'),
+} as const;
+
+/** Anything thrown that is not an McpHttpError is a bug on our side: a bare 500, no details. */
+export function asHttpError(error: unknown): McpHttpError {
+  return error instanceof McpHttpError ? error : httpErrors.internal();
+}
+
+export function errorBody(error: McpHttpError): string {
+  const { code, message, data, id } = error;
+  return JSON.stringify({
+    jsonrpc: '2.0',
+    id,
+    error: data === undefined ? { code, message } : { code, message, data },
+  });
+}
+
+/** The one path from a typed error to the wire. */
+export function errorResponse(error: McpHttpError, headers: HeadersInit = {}): Response {
+  const merged = new Headers(headers);
+  merged.set('Content-Type', 'application/json');
+  for (const [name, value] of Object.entries(error.headers)) merged.set(name, value);
+  return new Response(errorBody(error), { status: error.status, headers: merged });
+}

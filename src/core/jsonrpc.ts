@@ -1,0 +1,104 @@
+/**
+ * JSON-RPC 2.0 message validation for POST bodies. Plain functions over plain data: the
+ * body text goes in, typed messages or a typed error come out.
+ */
+import { httpErrors, type JsonRpcId } from './errors.ts';
+
+export interface JsonRpcRequest {
+  readonly jsonrpc: '2.0';
+  readonly id: JsonRpcId;
+  readonly method: string;
+  readonly params?: Record<string, unknown>;
+}
+
+export interface JsonRpcNotification {
+  readonly jsonrpc: '2.0';
+  readonly method: string;
+  readonly params?: Record<string, unknown>;
+}
+
+export interface JsonRpcResponse {
+  readonly jsonrpc: '2.0';
+  readonly id: JsonRpcId | null;
+  readonly result?: unknown;
+  readonly error?: { readonly code: number; readonly message: string; readonly data?: unknown };
+}
+
+export type JsonRpcMessage = JsonRpcRequest | JsonRpcNotification | JsonRpcResponse;
+
+export interface ParsedBody {
+  readonly messages: readonly JsonRpcMessage[];
+  /** Whether the body was a JSON array (a JSON-RPC batch). */
+  readonly batch: boolean;
+}
+
+export const isRequest = (m: JsonRpcMessage): m is JsonRpcRequest => 'method' in m && 'id' in m;
+export const isNotification = (m: JsonRpcMessage): m is JsonRpcNotification => 'method' in m && !('id' in m);
+export const isResponse = (m: JsonRpcMessage): m is JsonRpcResponse => !('method' in m);
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+const isId = (value: unknown): value is JsonRpcId =>
+  typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value));
+
+/** Why `value` is not a JSON-RPC message, or undefined if it is one. */
+function problemWith(value: unknown): string | undefined {
+  if (!isObject(value)) return 'a message must be a JSON object';
+  if (value.jsonrpc !== '2.0') return 'jsonrpc must be "2.0"';
+  if ('method' in value) {
+    if (typeof value.method !== 'string' || value.method === '') return 'method must be a non-empty string';
+    if ('params' in value && !isObject(value.params)) return 'params must be an object';
+    // MCP: "Unlike base JSON-RPC, the ID MUST NOT be null."
+    if ('id' in value && !isId(value.id)) return 'a request id must be a string or a number';
+    if ('result' in value || 'error' in value) return 'a message cannot be both a request and a response';
+    return undefined;
+  }
+  if (!('id' in value) || (value.id !== null && !isId(value.id))) return 'a response needs an id';
+  const hasResult = 'result' in value;
+  const hasError = 'error' in value;
+  if (hasResult === hasError) return 'a response has exactly one of result and error';
+  if (hasError) {
+    const error = value.error;
+    if (!isObject(error) || typeof error.code !== 'number' || typeof error.message !== 'string') {
+      return 'error must have a numeric code and a string message';
+    }
+  }
+  return undefined;
+}
+
+/** Parses a POST body. Throws McpHttpError 400 (-32700 or -32600). */
+export function parseJsonRpcBody(text: string): ParsedBody {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw httpErrors.parseError('the body is not valid JSON');
+  }
+  const batch = Array.isArray(json);
+  const items: unknown[] = batch ? (json as unknown[]) : [json];
+  if (items.length === 0) throw httpErrors.invalidRequest('an empty batch');
+  for (const item of items) {
+    const problem = problemWith(item);
+    if (problem !== undefined) {
+      const id = isObject(item) && isId(item.id) ? item.id : null;
+      throw httpErrors.invalidRequest(problem, id);
+    }
+  }
+  const messages = items as JsonRpcMessage[];
+  const ids = messages.filter(isRequest).map((m) => idKey(m.id));
+  if (new Set(ids).size !== ids.length) throw httpErrors.invalidRequest('a batch repeats a request id');
+  return { messages, batch };
+}
+
+/**
+ * The storage key of a request id. JSON keeps `1` and `"1"` apart, which JSON-RPC
+ * treats as different ids.
+ */
+export function idKey(id: JsonRpcId): string {
+  return JSON.stringify(id);
+}
+
+export function isInitializeRequest(message: JsonRpcMessage): message is JsonRpcRequest {
+  return isRequest(message) && message.method === 'initialize';
+}

@@ -1,0 +1,115 @@
+/**
+ * Stateless checks on an incoming HTTP request, run at the edge before any Durable Object
+ * is woken. Each returns the parsed value or throws the one McpHttpError that names the
+ * problem; the order of the calls in the Worker fixes which problem wins.
+ */
+import { httpErrors } from './errors.ts';
+import { parseEventId, type EventId } from './event-id.ts';
+import { acceptListsType, isJsonContentType, parseAccept } from './media-type.ts';
+import { isHostAllowed, isOriginAllowed, type Allowlist } from './allowlist.ts';
+import { ASSUMED_PROTOCOL_VERSION, isSupportedProtocolVersion, type ProtocolVersion } from './protocol-version.ts';
+import { isWellFormedSessionId } from './session-id.ts';
+
+export const SESSION_ID_HEADER = 'Mcp-Session-Id';
+export const PROTOCOL_VERSION_HEADER = 'MCP-Protocol-Version';
+export const LAST_EVENT_ID_HEADER = 'Last-Event-ID';
+
+export function checkHostAndOrigin(headers: Headers, hosts: Allowlist, origins: Allowlist): void {
+  const host = headers.get('Host');
+  if (!isHostAllowed(hosts, host)) throw httpErrors.forbidden(`host ${JSON.stringify(host)} is not allowed`);
+  const origin = headers.get('Origin');
+  if (!isOriginAllowed(origins, origin)) throw httpErrors.forbidden(`origin ${JSON.stringify(origin)} is not allowed`);
+}
+
+/** "The client MUST include an Accept header, listing both application/json and text/event-stream." */
+export function checkPostAccept(headers: Headers): void {
+  const ranges = parseAccept(headers.get('Accept'));
+  if (!acceptListsType(ranges, 'application/json') || !acceptListsType(ranges, 'text/event-stream')) {
+    throw httpErrors.notAcceptable('the client must accept both application/json and text/event-stream');
+  }
+}
+
+/** "The client MUST include an Accept header, listing text/event-stream." */
+export function checkGetAccept(headers: Headers): void {
+  if (!acceptListsType(parseAccept(headers.get('Accept')), 'text/event-stream')) {
+    throw httpErrors.notAcceptable('the client must accept text/event-stream');
+  }
+}
+
+export function checkJsonContentType(headers: Headers): void {
+  if (!isJsonContentType(headers.get('Content-Type'))) {
+    throw httpErrors.unsupportedMediaType('Content-Type must be application/json');
+  }
+}
+
+/**
+ * "If the server receives a request with an invalid or unsupported MCP-Protocol-Version,
+ * it MUST respond with 400 Bad Request." An absent header means 2025-03-26.
+ */
+export function readProtocolVersion(headers: Headers): ProtocolVersion {
+  const value = headers.get(PROTOCOL_VERSION_HEADER);
+  if (value === null) return ASSUMED_PROTOCOL_VERSION;
+  if (!isSupportedProtocolVersion(value.trim())) {
+    throw httpErrors.badRequest(`unsupported protocol version ${JSON.stringify(value)}`);
+  }
+  return value.trim() as ProtocolVersion;
+}
+
+/** The session id, if the request carries one; a malformed one is a 400, never a lookup. */
+export function readSessionId(headers: Headers): string | undefined {
+  const value = headers.get(SESSION_ID_HEADER);
+  if (value === null) return undefined;
+  if (!isWellFormedSessionId(value)) throw httpErrors.badRequest('malformed Mcp-Session-Id header');
+  return value;
+}
+
+export function requireSessionId(headers: Headers): string {
+  const id = readSessionId(headers);
+  if (id === undefined) throw httpErrors.badRequest('Mcp-Session-Id header is required');
+  return id;
+}
+
+/** The resumption cursor, if any. */
+export function readCursor(headers: Headers): EventId | undefined {
+  const value = headers.get(LAST_EVENT_ID_HEADER);
+  if (value === null) return undefined;
+  const cursor = parseEventId(value.trim());
+  if (cursor === undefined) {
+    throw httpErrors.badRequest('Last-Event-ID is not an event id of this server', { reason: 'malformed_cursor' });
+  }
+  return cursor;
+}
+
+/**
+ * Reads a body of at most `limit` bytes, refusing larger ones with 413 without buffering
+ * them whole (Content-Length can be absent or wrong).
+ */
+export async function readBoundedText(request: Request, limit: number): Promise<string> {
+  const declared = request.headers.get('Content-Length');
+  if (declared !== null && Number(declared) > limit) throw httpErrors.payloadTooLarge(limit);
+  if (request.body === null) return '';
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel();
+      throw httpErrors.payloadTooLarge(limit);
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);
+  } catch {
+    throw httpErrors.parseError('the body is not valid UTF-8');
+  }
+}

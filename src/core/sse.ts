@@ -1,0 +1,25 @@
+/**
+ * Server-Sent Events framing (WHATWG HTML, "Server-sent events"), kept apart from I/O so
+ * the exact bytes are testable. Every frame ends with the blank line that dispatches it.
+ */
+export interface SseEvent {
+  readonly id: string;
+  /** The event's data; may be empty (the priming event). */
+  readonly data: string;
+  /** Reconnection delay the client should use, in milliseconds. */
+  readonly retry?: number;
+}
+
+export function encodeEvent({ id, data, retry }: SseEvent): string {
+  if (/[\r\n]/.test(id)) throw new TypeError('an SSE event id cannot contain a line break');
+  let frame = `id: ${id}\n`;
+  if (retry !== undefined) frame += `retry: ${Math.max(0, Math.trunc(retry))}\n`;
+  // A data line cannot contain a line break; each line of the payload gets its own field.
+  for (const line of data.split(/\r\n|\r|\n/)) frame += `data: ${line}\n`;
+  return `${frame}\n`;
+}
+
+/** A comment line: ignored by clients, keeps intermediaries from timing the connection out. */
+export function encodeComment(text: string): string {
+  return `: ${text.replace(/[\r\n]+/g, ' ')}\n\n`;
+}

@@ -1,0 +1,55 @@
+/**
+ * The demo's own tools: what a user's tools look like on this transport.
+ */
+import type { McpServer } from '@modelcontextprotocol/server';
+import * as z from 'zod';
+import type { SessionContext } from '../session/session-object.ts';
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => (clearTimeout(timer), reject(signal.reason)), { once: true });
+  });
+
+export function registerDemoTools(server: McpServer, session: SessionContext): void {
+  server.registerTool(
+    'countdown',
+    {
+      description: 'Counts down, one progress notification per step, then reports liftoff.',
+      inputSchema: z.object({
+        from: z.number().int().min(1).max(10_000),
+        interval_ms: z.number().int().min(0).max(60_000),
+      }),
+    },
+    async ({ from, interval_ms }, ctx) => {
+      const progressToken = ctx.mcpReq._meta?.progressToken;
+      for (let step = 1; step <= from; step++) {
+        if (interval_ms > 0) await sleep(interval_ms, ctx.mcpReq.signal);
+        if (progressToken !== undefined) {
+          await ctx.mcpReq.notify({
+            method: 'notifications/progress',
+            params: { progressToken, progress: step, total: from },
+          });
+        }
+      }
+      return { content: [{ type: 'text', text: `liftoff after ${from}` }] };
+    },
+  );
+
+  server.registerTool(
+    'tally',
+    {
+      description:
+        'Increments a durable per-session counter and returns its new value. Not idempotent: ' +
+        'running it twice for one request would show.',
+      inputSchema: z.object({ key: z.string().min(1).max(256) }),
+    },
+    async ({ key }) => {
+      const storageKey = `tally:${key}`;
+      const value = (session.storage.kv.get<number>(storageKey) ?? 0) + 1;
+      session.storage.kv.put(storageKey, value);
+      return { content: [{ type: 'text', text: String(value) }] };
+    },
+  );
+}

@@ -1,0 +1,40 @@
+/**
+ * At most one live connection per stream. Attaching a connection to a stream fences the
+ * one it replaces: the old connection is closed in the same synchronous step, so no event
+ * appended after the switch can reach it.
+ */
+import type { Connection, Delivery } from './connection.ts';
+
+export class ConnectionTable {
+  readonly #byStream = new Map<number, Connection>();
+
+  attach(stream: number, connection: Connection): void {
+    const fenced = this.#byStream.get(stream);
+    this.#byStream.set(stream, connection);
+    if (fenced !== undefined && fenced !== connection) fenced.close();
+  }
+
+  /** Forgets `connection` if it is still the stream's live one (a fenced one is not). */
+  release(stream: number, connection: Connection): void {
+    if (this.#byStream.get(stream) === connection) this.#byStream.delete(stream);
+  }
+
+  deliver(stream: number, event: Delivery): void {
+    this.#byStream.get(stream)?.deliver(event);
+  }
+
+  /** Closes the stream's live connection, if any; the stream itself goes on. */
+  close(stream: number): void {
+    const connection = this.#byStream.get(stream);
+    this.#byStream.delete(stream);
+    connection?.close();
+  }
+
+  closeAll(): void {
+    for (const stream of [...this.#byStream.keys()]) this.close(stream);
+  }
+
+  has(stream: number): boolean {
+    return this.#byStream.has(stream);
+  }
+}

@@ -1,0 +1,123 @@
+/**
+ * A live delivery channel for one stream: an SSE response body, or (JSON response mode)
+ * a collector that answers the POST once every response is in. A connection is not the
+ * stream: closing it leaves the stream, its log and its producer untouched.
+ */
+import { encodeComment, encodeEvent } from '../core/sse.ts';
+import type { JsonRpcMessage } from '../core/jsonrpc.ts';
+
+export interface Delivery {
+  readonly id: string;
+  readonly data: string;
+  readonly message: JsonRpcMessage;
+}
+
+export interface Connection {
+  deliver(event: Delivery): void;
+  /** Ends the connection (not the stream). Idempotent. */
+  close(): void;
+}
+
+export interface SseConnectionOptions {
+  readonly heartbeatMs: number;
+  /** Called once when the connection ends, whoever ended it. */
+  readonly onClosed: () => void;
+}
+
+const encoder = new TextEncoder();
+
+export class SseConnection implements Connection {
+  readonly body: ReadableStream<Uint8Array>;
+  #controller!: ReadableStreamDefaultController<Uint8Array>;
+  #closed = false;
+  #heartbeat: number | undefined;
+  readonly #onClosed: () => void;
+
+  constructor({ heartbeatMs, onClosed }: SseConnectionOptions) {
+    this.#onClosed = onClosed;
+    this.body = new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        this.#controller = controller;
+      },
+      // The client went away (or the Worker in front of us cancelled the body).
+      cancel: () => this.#end(false),
+    });
+    if (heartbeatMs > 0) this.#heartbeat = setInterval(() => this.#write(encodeComment('keepalive')), heartbeatMs);
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** The priming event: an id and empty data, plus the reconnection delay (SEP-1699). */
+  prime(id: string, retryMs: number): void {
+    this.#write(encodeEvent({ id, data: '', retry: retryMs }));
+  }
+
+  deliver({ id, data }: Delivery): void {
+    this.#write(encodeEvent({ id, data }));
+  }
+
+  close(): void {
+    this.#end(true);
+  }
+
+  #write(frame: string): void {
+    if (this.#closed) return;
+    try {
+      this.#controller.enqueue(encoder.encode(frame));
+    } catch {
+      this.#end(false);
+    }
+  }
+
+  #end(closeBody: boolean): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#heartbeat !== undefined) clearInterval(this.#heartbeat);
+    if (closeBody) {
+      try {
+        this.#controller.close();
+      } catch {
+        // Already errored or cancelled by the reader: nothing left to close.
+      }
+    }
+    this.#onClosed();
+  }
+}
+
+/**
+ * JSON response mode: gathers the responses to the POST's requests and resolves with the
+ * body once all are in. Notifications and server requests are stored in the log but have
+ * no way to reach this client; JSON mode is for tools that neither stream nor ask.
+ */
+export class JsonCollector implements Connection {
+  readonly #pending: Set<string>;
+  readonly #responses: JsonRpcMessage[] = [];
+  readonly #done: Promise<JsonRpcMessage[]>;
+  #resolve!: (responses: JsonRpcMessage[]) => void;
+  #closed = false;
+
+  constructor(requestKeys: readonly string[], private readonly onClosed: () => void) {
+    this.#pending = new Set(requestKeys);
+    this.#done = new Promise((resolve) => (this.#resolve = resolve));
+  }
+
+  get responses(): Promise<JsonRpcMessage[]> {
+    return this.#done;
+  }
+
+  deliver({ message }: Delivery): void {
+    if (!('id' in message) || 'method' in message) return;
+    this.#pending.delete(JSON.stringify(message.id));
+    this.#responses.push(message);
+    if (this.#pending.size === 0) this.close();
+  }
+
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#resolve(this.#responses);
+    this.onClosed();
+  }
+}

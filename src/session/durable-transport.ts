@@ -1,0 +1,63 @@
+/**
+ * The SDK's `Transport`, as seen by one McpServer living inside the session object.
+ * It carries no state of its own: inbound messages come from the object's HTTP handlers,
+ * outbound ones go to `route`, which persists them before any byte is written.
+ *
+ * One wire concern lives here: ids of server→client requests (elicitation, sampling, …).
+ * The SDK numbers them from 0 in every instance, so after an eviction a late answer to an
+ * old request could resolve a new one that happens to share its number. On the wire they
+ * carry this instance's tag (`<tag>.<n>`); answers bearing another tag are stale and dropped.
+ */
+import type { JSONRPCMessage, MessageExtraInfo, RequestId, Transport, TransportSendOptions } from '@modelcontextprotocol/server';
+import { SUPPORTED_PROTOCOL_VERSIONS } from '../core/protocol-version.ts';
+
+export type OutboundRoute = (message: JSONRPCMessage, relatedRequestId: RequestId | undefined) => void;
+
+export class DurableTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
+  readonly #tag = crypto.randomUUID().slice(0, 8);
+
+  constructor(
+    readonly sessionId: string,
+    private readonly route: OutboundRoute,
+  ) {}
+
+  async start(): Promise<void> {}
+
+  async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    const wire = 'method' in message && 'id' in message ? { ...message, id: `${this.#tag}.${message.id}` } : message;
+    this.route(wire, options?.relatedRequestId);
+  }
+
+  /** Hands a client message to the server. Returns false for a stale answer that was dropped. */
+  receive(message: JSONRPCMessage, extra?: MessageExtraInfo): boolean {
+    if (!('method' in message)) {
+      const [tag, n] = typeof message.id === 'string' ? message.id.split('.') : [];
+      if (tag !== this.#tag || n === undefined || !/^[0-9]+$/.test(n)) return false;
+      message = { ...message, id: Number(n) };
+    }
+    this.onmessage?.(message, extra);
+    return true;
+  }
+
+  async close(): Promise<void> {
+    this.onclose?.();
+  }
+
+  /**
+   * The SDK announces the versions its server will negotiate. A version outside ours would
+   * be accepted in `initialize` and then served with the wrong transport rules, so refuse
+   * loudly at startup instead.
+   */
+  setSupportedProtocolVersions(versions: string[]): void {
+    const foreign = versions.filter((v) => !(SUPPORTED_PROTOCOL_VERSIONS as readonly string[]).includes(v));
+    if (foreign.length > 0) {
+      throw new Error(
+        `McpServer negotiates ${foreign.join(', ')}, which this transport does not serve; ` +
+          'construct it with sessionServerOptions() (src/session/server-options.ts)',
+      );
+    }
+  }
+}

@@ -1,0 +1,14 @@
+import { cloudflareTest } from '@cloudflare/vitest-pool-workers';
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  plugins: [
+    cloudflareTest({
+      main: './src/index.ts',
+      wrangler: { configPath: './wrangler.toml' },
+    }),
+  ],
+  test: {
+    include: ['test/**/*.test.ts'],
+  },
+});
