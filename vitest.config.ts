@@ -10,5 +10,7 @@ export default defineConfig({
   ],
   test: {
     include: ['test/**/*.test.ts'],
+    // The Worker's one-line-per-request log is for `wrangler tail`, not for test output.
+    onConsoleLog: (log) => !log.includes('"msg":"mcp.request"'),
   },
 });

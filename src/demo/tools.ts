@@ -14,6 +14,30 @@ const sleep = (ms: number, signal: AbortSignal) =>
 
 export function registerDemoTools(server: McpServer, session: SessionContext): void {
   server.registerTool(
+    'broadcast',
+    {
+      description:
+        'Starts a background task that sends `count` log messages (notifications/message) on the ' +
+        "session's standalone stream, one per interval, and returns at once. The task belongs to " +
+        'the session, not to the call.',
+      inputSchema: z.object({
+        count: z.number().int().min(1).max(1_000),
+        interval_ms: z.number().int().min(0).max(60_000),
+      }),
+    },
+    async ({ count, interval_ms }) => {
+      const task = (async () => {
+        for (let n = 1; n <= count; n++) {
+          if (interval_ms > 0) await sleep(interval_ms, AbortSignal.timeout(interval_ms + 60_000));
+          await server.sendLoggingMessage({ level: 'info', logger: 'broadcast', data: { n, of: count } });
+        }
+      })();
+      session.waitUntil(task);
+      return { content: [{ type: 'text', text: `broadcasting ${count}` }] };
+    },
+  );
+
+  server.registerTool(
     'countdown',
     {
       description: 'Counts down, one progress notification per step, then reports liftoff.',

@@ -46,6 +46,8 @@ export interface SessionContext {
   readonly sessionId: string;
   /** The session's own durable storage; deleted with the session. */
   readonly storage: DurableObjectStorage;
+  /** Keeps the object alive until `task` settles (work that outlives the call that started it). */
+  readonly waitUntil: (task: Promise<unknown>) => void;
 }
 
 interface LiveSession {
@@ -206,7 +208,11 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
   // ---- Session lifecycle ----------------------------------------------------------------
 
   async #startServer(sessionId: string): Promise<LiveSession> {
-    const server = this.createServer({ sessionId, storage: this.ctx.storage });
+    const server = this.createServer({
+      sessionId,
+      storage: this.ctx.storage,
+      waitUntil: (task) => this.ctx.waitUntil(task.catch(() => undefined)),
+    });
     const placeholder = {} as SessionRecord;
     const live: LiveSession = {
       server,

@@ -1,0 +1,6 @@
+declare namespace Cloudflare {
+  interface GlobalProps {
+    mainModule: typeof import('../src/index.ts');
+    durableNamespaces: 'DemoSession';
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * A session from initialize to DELETE: ids, epochs, streams, and nothing left behind.
+ */
+import { runInDurableObject } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import { describe, expect, it } from 'vitest';
+import { errorOf, initializeRequest, messages, openSession, postRaw } from '../support/mcp-http.ts';
+import { ENDED, SseReader } from '../support/sse-reader.ts';
+
+const tablesOf = (sessionId: string) =>
+  runInDurableObject(env.MCP_SESSION.get(env.MCP_SESSION.idFromName(sessionId)), (_instance, state) =>
+    state.storage.sql
+      .exec<{ name: string }>(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`)
+      .toArray()
+      .map((row) => row.name),
+  );
+
+describe('session lifecycle', () => {
+  it('initialize mints a 256-bit session id and answers on stream 1 of epoch 1', async () => {
+    const response = await postRaw(initializeRequest());
+    expect(response.status).toBe(200);
+    expect(response.headers.get('Mcp-Session-Id')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(response.headers.get('Mcp-Session-Epoch')).toBe('1');
+    expect(response.headers.get('Mcp-Stream-Id')).toBe('1');
+    expect(response.headers.get('Mcp-Stream-Resumed')).toBe('false');
+    const [result] = messages(await new SseReader(response).all());
+    expect(result).toMatchObject({ id: 0, result: { protocolVersion: '2025-11-25', serverInfo: { name: 'mcp-edge-sessions-demo' } } });
+  });
+
+  it('two initializes mint two different sessions', async () => {
+    const [a, b] = await Promise.all([openSession(), openSession()]);
+    expect(a.id).not.toBe(b.id);
+  });
+
+  it('an initialize asking for an unknown version is answered with the latest supported one', async () => {
+    const response = await postRaw({ ...initializeRequest(), params: { ...initializeRequest().params, protocolVersion: '2099-01-01' } });
+    const [result] = messages(await new SseReader(response).all());
+    expect(result).toMatchObject({ result: { protocolVersion: '2025-11-25' } });
+  });
+
+  it('every response of a session carries its epoch', async () => {
+    const session = await openSession();
+    const accepted = await session.post({ jsonrpc: '2.0', method: 'notifications/roots/list_changed' });
+    expect(accepted.headers.get('Mcp-Session-Epoch')).toBe('1');
+    const refused = await session.post(initializeRequest('2025-11-25', {}, 77));
+    expect(refused.headers.get('Mcp-Session-Epoch')).toBe('1');
+  });
+
+  it('each request gets its own stream and stream numbers are never reused', async () => {
+    const session = await openSession();
+    const streams: string[] = [];
+    for (const id of [1, 2, 3]) {
+      const response = await session.post({ jsonrpc: '2.0', id, method: 'ping' });
+      streams.push(response.headers.get('Mcp-Stream-Id')!);
+      await response.text();
+    }
+    expect(streams).toEqual(['2', '3', '4']);
+  });
+
+  it('DELETE ends the session: 204, then every request is 404', async () => {
+    const session = await openSession();
+    expect((await session.delete()).status).toBe(204);
+    expect((await errorOf(await session.post({ jsonrpc: '2.0', id: 1, method: 'ping' }))).status).toBe(404);
+    expect((await errorOf(await session.get())).status).toBe(404);
+    expect((await errorOf(await session.delete())).status).toBe(404);
+  });
+
+  it('DELETE removes all of the session storage in one step', async () => {
+    const session = await openSession();
+    await session.call('tools/call', { name: 'tally', arguments: { key: 'k' } });
+    expect(await tablesOf(session.id)).toEqual(expect.arrayContaining(['session', 'streams', 'events', 'requests']));
+    await session.delete();
+    expect(await tablesOf(session.id)).toEqual([]);
+  });
+
+  it('DELETE closes the session’s open connections', async () => {
+    const session = await openSession();
+    const standalone = new SseReader(await session.get());
+    try {
+      await standalone.take(1); // priming
+      await session.delete();
+      expect(await standalone.next(2_000)).toBe(ENDED);
+    } finally {
+      await standalone.cancel();
+    }
+  });
+});

@@ -1,0 +1,153 @@
+/**
+ * Every validation row of the transport, through the real Worker and Durable Object.
+ * Each rejection is a JSON-RPC error body with the documented status and code.
+ */
+import { listDurableObjectIds, runInDurableObject } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import { describe, expect, it } from 'vitest';
+import {
+  BASE_HEADERS,
+  errorOf,
+  fetchWorker,
+  initializeRequest,
+  openSession,
+  postRaw,
+  POST_HEADERS,
+} from '../support/mcp-http.ts';
+
+const ping = { jsonrpc: '2.0', id: 1, method: 'ping' };
+const wellFormedUnknownId = 'A'.repeat(43);
+
+describe('requests refused at the edge', () => {
+  it.each([
+    ['POST without Accept', { method: 'POST', headers: { ...POST_HEADERS, Accept: '' } }, 406, -32000],
+    ['POST accepting only JSON', { method: 'POST', headers: { ...POST_HEADERS, Accept: 'application/json' } }, 406, -32000],
+    ['POST accepting only SSE', { method: 'POST', headers: { ...POST_HEADERS, Accept: 'text/event-stream' } }, 406, -32000],
+    ['POST with text/plain body', { method: 'POST', headers: { ...POST_HEADERS, 'Content-Type': 'text/plain' } }, 415, -32000],
+    ['POST with an unsupported protocol version', { method: 'POST', headers: { ...POST_HEADERS, 'MCP-Protocol-Version': '2024-11-05' } }, 400, -32000],
+    ['GET without text/event-stream', { method: 'GET', headers: { ...BASE_HEADERS, Accept: 'application/json', 'Mcp-Session-Id': wellFormedUnknownId } }, 406, -32000],
+    ['GET without a session id', { method: 'GET', headers: { ...BASE_HEADERS, Accept: 'text/event-stream' } }, 400, -32000],
+    ['DELETE without a session id', { method: 'DELETE', headers: { ...BASE_HEADERS } }, 400, -32000],
+    ['PUT', { method: 'PUT', headers: { ...BASE_HEADERS } }, 405, -32000],
+    ['PATCH', { method: 'PATCH', headers: { ...BASE_HEADERS } }, 405, -32000],
+    ['a foreign Host', { method: 'POST', headers: { ...POST_HEADERS, Host: 'evil.example.com' } }, 403, -32000],
+    ['a foreign Origin', { method: 'POST', headers: { ...POST_HEADERS, Origin: 'http://evil.example.com' } }, 403, -32000],
+  ] as const)('%s is refused with %i', async (_name, init, status, code) => {
+    const body = init.method === 'POST' ? JSON.stringify(initializeRequest()) : undefined;
+    const response = await fetchWorker({ ...init, headers: { ...init.headers }, ...(body !== undefined && { body }) });
+    const error = await errorOf(response);
+    expect(error.status).toBe(status);
+    expect(error.code).toBe(code);
+    expect(response.headers.get('Content-Type')).toBe('application/json');
+  });
+
+  it('a 405 names the allowed methods', async () => {
+    const response = await fetchWorker({ method: 'PUT', headers: { ...BASE_HEADERS } });
+    expect(response.headers.get('Allow')).toBe('GET, POST, DELETE, OPTIONS');
+  });
+
+  it('a body that is not JSON is a parse error (-32700)', async () => {
+    expect(await errorOf(await postRaw('{"jsonrpc":'))).toMatchObject({ status: 400, code: -32700 });
+  });
+
+  it('JSON that is not JSON-RPC is an invalid request (-32600)', async () => {
+    expect(await errorOf(await postRaw({ hello: 'world' }))).toMatchObject({ status: 400, code: -32600 });
+  });
+
+  it('a body over 4 MiB is refused with 413', async () => {
+    const big = JSON.stringify({ ...initializeRequest(), pad: 'x'.repeat(4 * 1024 * 1024) });
+    expect(await errorOf(await postRaw(big))).toMatchObject({ status: 413, code: -32000 });
+  });
+
+  it('a request other than initialize without a session id is refused with 400', async () => {
+    expect(await errorOf(await postRaw(ping))).toMatchObject({ status: 400, code: -32000 });
+  });
+
+  it('initialize inside a batch does not start a session', async () => {
+    expect(await errorOf(await postRaw([initializeRequest()]))).toMatchObject({ status: 400 });
+  });
+
+  it('a malformed session id is refused with 400 without waking any Durable Object', async () => {
+    const before = (await listDurableObjectIds(env.MCP_SESSION)).length;
+    for (const id of ['short', 'A'.repeat(44), `${'A'.repeat(42)}!`]) {
+      expect(await errorOf(await postRaw(ping, { 'Mcp-Session-Id': id }))).toMatchObject({ status: 400 });
+    }
+    expect((await listDurableObjectIds(env.MCP_SESSION)).length).toBe(before);
+  });
+
+  it('a malformed Last-Event-ID is refused with 400 malformed_cursor', async () => {
+    const session = await openSession();
+    const error = await errorOf(await session.get('not-a-cursor'));
+    expect(error).toMatchObject({ status: 400, code: -32000, reason: 'malformed_cursor' });
+  });
+});
+
+describe('requests refused by the session', () => {
+  it.each([
+    ['POST', () => postRaw(ping, { 'Mcp-Session-Id': wellFormedUnknownId })],
+    ['GET', () => fetchWorker({ method: 'GET', headers: { ...BASE_HEADERS, Accept: 'text/event-stream', 'Mcp-Session-Id': wellFormedUnknownId } })],
+    ['DELETE', () => fetchWorker({ method: 'DELETE', headers: { ...BASE_HEADERS, 'Mcp-Session-Id': wellFormedUnknownId } })],
+  ])('%s to an unknown session is 404 and creates no storage', async (_method, send) => {
+    expect(await errorOf(await send())).toMatchObject({ status: 404, code: -32001 });
+    const stub = env.MCP_SESSION.get(env.MCP_SESSION.idFromName(wellFormedUnknownId));
+    const tables = await runInDurableObject(stub, (_instance, state) =>
+      state.storage.sql.exec(`SELECT name FROM sqlite_master WHERE type = 'table'`).toArray(),
+    );
+    expect(tables).toEqual([]);
+  });
+
+  it('a second initialize on a session is refused with 400', async () => {
+    const session = await openSession();
+    expect(await errorOf(await session.post(initializeRequest('2025-11-25', {}, 99)))).toMatchObject({ status: 400 });
+  });
+
+  it.each(['2025-11-25', '2025-06-18'] as const)('a batch on a %s session is refused with 400', async (version) => {
+    const session = await openSession(version);
+    expect(await errorOf(await session.post([ping]))).toMatchObject({ status: 400, code: -32600 });
+  });
+
+  it('a batch on a 2025-03-26 session is answered, one event per response', async () => {
+    const session = await openSession('2025-03-26');
+    const response = await session.post([
+      { jsonrpc: '2.0', id: 'a', method: 'ping' },
+      { jsonrpc: '2.0', id: 'b', method: 'tools/list' },
+    ]);
+    expect(response.status).toBe(200);
+    const text = await response.text();
+    const ids = [...text.matchAll(/^data: (.+)$/gm)].map((m) => JSON.parse(m[1]!).id);
+    expect(ids.sort()).toEqual(['a', 'b']);
+  });
+
+  it('notifications and responses alone are accepted with 202 and no body', async () => {
+    const session = await openSession();
+    const response = await session.post({ jsonrpc: '2.0', method: 'notifications/roots/list_changed' });
+    expect(response.status).toBe(202);
+    expect(await response.text()).toBe('');
+  });
+});
+
+describe('CORS', () => {
+  it('answers a preflight from an allowed origin', async () => {
+    const response = await fetchWorker({
+      method: 'OPTIONS',
+      headers: { ...BASE_HEADERS, Origin: 'http://localhost:6274', 'Access-Control-Request-Method': 'POST' },
+    });
+    expect(response.status).toBe(204);
+    expect(response.headers.get('Access-Control-Allow-Origin')).toBe('http://localhost:6274');
+    expect(response.headers.get('Access-Control-Allow-Headers')).toContain('Mcp-Session-Id');
+  });
+
+  it('refuses a preflight from a foreign origin', async () => {
+    const response = await fetchWorker({ method: 'OPTIONS', headers: { ...BASE_HEADERS, Origin: 'http://evil.example.com' } });
+    expect(response.status).toBe(403);
+    expect(response.headers.get('Access-Control-Allow-Origin')).toBeNull();
+  });
+
+  it('exposes the session and stream headers to browser clients', async () => {
+    const response = await postRaw(initializeRequest(), { Origin: 'http://127.0.0.1:5173' });
+    await response.body?.cancel();
+    expect(response.headers.get('Access-Control-Allow-Origin')).toBe('http://127.0.0.1:5173');
+    const exposed = response.headers.get('Access-Control-Expose-Headers')?.split(/,\s*/);
+    expect(exposed).toEqual(expect.arrayContaining(['Mcp-Session-Id', 'Mcp-Session-Epoch', 'Mcp-Stream-Id', 'Mcp-Stream-Resumed']));
+  });
+});
