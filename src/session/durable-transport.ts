@@ -7,7 +7,14 @@
  * The SDK numbers them from 0 in every instance, so after an eviction a late answer to an
  * old request could resolve a new one that happens to share its number. On the wire they
  * carry this instance's tag (`<tag>.<n>`); answers bearing another tag are stale and dropped.
+ *
+ * And one association the SDK leaves out: `ctx.mcpReq.elicitInput()` and `requestSampling()`
+ * send without a `relatedRequestId`, yet a server→client request made while handling a client
+ * request belongs on that request's stream (the client may have no standalone stream at all).
+ * The transport knows which request's handler is running from the async context it
+ * dispatched it in.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { JSONRPCMessage, MessageExtraInfo, RequestId, Transport, TransportSendOptions } from '@modelcontextprotocol/server';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../core/protocol-version.ts';
 
@@ -18,6 +25,8 @@ export class DurableTransport implements Transport {
   onerror?: (error: Error) => void;
   onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
   readonly #tag = crypto.randomUUID().slice(0, 8);
+  /** The id of the client request whose handler is running (async-context scoped). */
+  readonly #handling = new AsyncLocalStorage<RequestId>();
 
   constructor(
     readonly sessionId: string,
@@ -27,8 +36,17 @@ export class DurableTransport implements Transport {
   async start(): Promise<void> {}
 
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
-    const wire = 'method' in message && 'id' in message ? { ...message, id: `${this.#tag}.${message.id}` } : message;
-    this.route(wire, options?.relatedRequestId);
+    if ('method' in message && 'id' in message) {
+      const related = options?.relatedRequestId ?? this.#handling.getStore();
+      this.route({ ...message, id: this.wireId(message.id) }, related);
+    } else {
+      this.route(message, options?.relatedRequestId);
+    }
+  }
+
+  /** The id a server→client request carries on the wire. */
+  wireId(id: RequestId): string {
+    return `${this.#tag}.${id}`;
   }
 
   /** Hands a client message to the server. Returns false for a stale answer that was dropped. */
@@ -38,7 +56,12 @@ export class DurableTransport implements Transport {
       if (tag !== this.#tag || n === undefined || !/^[0-9]+$/.test(n)) return false;
       message = { ...message, id: Number(n) };
     }
-    this.onmessage?.(message, extra);
+    if ('method' in message && 'id' in message) {
+      const { id } = message;
+      this.#handling.run(id, () => this.onmessage?.(message, extra));
+    } else {
+      this.onmessage?.(message, extra);
+    }
     return true;
   }
 

@@ -350,12 +350,20 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
     const answered = isResponse(m) && m.id !== null ? idKey(m.id) : undefined;
     const key = answered ?? (related !== undefined ? idKey(related) : undefined);
     const stream = key !== undefined ? this.#log.streamOfRequest(key) : (live.record.standaloneStream ?? undefined);
-    if (stream === undefined) return;
-    this.#emit(stream, m, answered);
+    const delivered = stream !== undefined && this.#emit(stream, m, answered);
+    if (!delivered && isRequest(m)) {
+      // Nowhere to send a server→client request: fail it back to the waiting handler now
+      // rather than let it wait for an answer that cannot come.
+      live.transport.receive({
+        jsonrpc: '2.0',
+        id: m.id,
+        error: { code: -32000, message: 'No open stream to deliver the request on; the client cannot answer it' },
+      } as JSONRPCMessage);
+    }
   }
 
-  /** Persist, then deliver. A message for a stream that is no longer open is dropped. */
-  #emit(stream: number, message: JsonRpcMessage, answers: string | undefined): void {
+  /** Persist, then deliver. A message for a stream that is no longer open is dropped (false). */
+  #emit(stream: number, message: JsonRpcMessage, answers: string | undefined): boolean {
     const data = JSON.stringify(message);
     const outcome = this.ctx.storage.transactionSync(() => {
       if (this.#log.stream(stream)?.state !== 'open') return undefined;
@@ -364,10 +372,11 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
       if (finished) this.#log.end(stream, 'finished', Date.now());
       return { seq, finished };
     });
-    if (outcome === undefined) return;
+    if (outcome === undefined) return false;
     const epoch = this.#streamEpochs.get(stream) ?? this.#log.stream(stream)!.epoch;
     this.#connections.deliver(stream, { id: formatEventId({ epoch, stream, seq: outcome.seq }), data, message });
     if (outcome.finished) this.#connections.close(stream);
+    return true;
   }
 
   // ---- Helpers ---------------------------------------------------------------------------

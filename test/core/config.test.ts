@@ -1,0 +1,110 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_ALLOWED_HOSTS, DEFAULT_ALLOWED_ORIGINS, MAX_BODY_BYTES, readConfig, type ConfigVars } from '../../src/config.ts';
+
+describe('readConfig defaults', () => {
+  it('reads an empty environment as the loopback-only configuration', () => {
+    expect(readConfig({})).toEqual({
+      allowedHosts: { any: false, entries: [{ name: 'localhost' }, { name: '127.0.0.1' }, { name: '[::1]' }] },
+      allowedOrigins: { any: false, entries: [{ name: 'http://localhost' }, { name: 'http://127.0.0.1' }, { name: 'http://[::1]' }] },
+      responseMode: 'sse',
+      heartbeatMs: 15_000,
+      retryMs: 1_000,
+      maxBodyBytes: 4_194_304,
+    });
+  });
+
+  it.each([
+    { name: 'DEFAULT_ALLOWED_HOSTS', value: DEFAULT_ALLOWED_HOSTS, expected: 'localhost,127.0.0.1,[::1]' },
+    { name: 'DEFAULT_ALLOWED_ORIGINS', value: DEFAULT_ALLOWED_ORIGINS, expected: 'http://localhost,http://127.0.0.1,http://[::1]' },
+    { name: 'MAX_BODY_BYTES', value: MAX_BODY_BYTES, expected: 4 * 1024 * 1024 },
+  ])('$name is $expected', ({ value, expected }) => {
+    expect(value).toBe(expected);
+  });
+
+  it.each<{ name: string; vars: ConfigVars }>([
+    { name: 'HEARTBEAT_MS is empty', vars: { HEARTBEAT_MS: '' } },
+    { name: 'HEARTBEAT_MS is blank', vars: { HEARTBEAT_MS: '   ' } },
+    { name: 'RETRY_MS is empty', vars: { RETRY_MS: '' } },
+  ])('falls back to the default interval when $name', ({ vars }) => {
+    const config = readConfig(vars);
+    expect([config.heartbeatMs, config.retryMs]).toEqual([15_000, 1_000]);
+  });
+});
+
+describe('readConfig RESPONSE_MODE', () => {
+  it.each([
+    { value: 'sse', mode: 'sse' },
+    { value: 'json', mode: 'json' },
+    { value: ' json ', mode: 'json' },
+  ])('reads $value as $mode', ({ value, mode }) => {
+    expect(readConfig({ RESPONSE_MODE: value }).responseMode).toBe(mode);
+  });
+
+  it.each([
+    { name: 'upper-case SSE', value: 'SSE', shown: 'SSE' },
+    { name: 'upper-case JSON', value: 'JSON', shown: 'JSON' },
+    { name: 'an unknown mode', value: 'xml', shown: 'xml' },
+    { name: 'an empty mode', value: '', shown: '' },
+    { name: 'a blank mode (shown trimmed)', value: '  ', shown: '' },
+  ])('refuses $name', ({ value, shown }) => {
+    expect(() => readConfig({ RESPONSE_MODE: value })).toThrow(
+      new Error(`configuration: RESPONSE_MODE must be "sse" or "json", got ${JSON.stringify(shown)}`),
+    );
+  });
+});
+
+describe('readConfig HEARTBEAT_MS and RETRY_MS', () => {
+  it.each([
+    { name: 'HEARTBEAT_MS', key: 'HEARTBEAT_MS', value: '0', field: 'heartbeatMs', expected: 0 },
+    { name: 'HEARTBEAT_MS', key: 'HEARTBEAT_MS', value: '5000', field: 'heartbeatMs', expected: 5000 },
+    { name: 'HEARTBEAT_MS', key: 'HEARTBEAT_MS', value: ' 250 ', field: 'heartbeatMs', expected: 250 },
+    { name: 'RETRY_MS', key: 'RETRY_MS', value: '0', field: 'retryMs', expected: 0 },
+    { name: 'RETRY_MS', key: 'RETRY_MS', value: '30000', field: 'retryMs', expected: 30000 },
+    { name: 'RETRY_MS', key: 'RETRY_MS', value: '9007199254740991', field: 'retryMs', expected: 9007199254740991 },
+  ] as const)('reads $name=$value as $expected', ({ key, value, field, expected }) => {
+    expect(readConfig({ [key]: value })[field]).toBe(expected);
+  });
+
+  it.each(
+    (['HEARTBEAT_MS', 'RETRY_MS'] as const).flatMap((key) =>
+      [
+        { name: 'negative', value: '-1' },
+        { name: 'fractional', value: '1.5' },
+        { name: 'not a number', value: 'abc' },
+        { name: 'infinite', value: 'Infinity' },
+        { name: 'beyond the safe integers', value: '9007199254740992' },
+        { name: 'a number with a unit', value: '15s' },
+      ].map((row) => ({ ...row, key })),
+    ),
+  )('refuses a $name $key', ({ key, value }) => {
+    expect(() => readConfig({ [key]: value })).toThrow(
+      new Error(`configuration: ${key} must be a non-negative integer, got ${JSON.stringify(value)}`),
+    );
+  });
+});
+
+describe('readConfig allowlists', () => {
+  it.each([
+    {
+      name: 'a custom host list replaces the default',
+      vars: { ALLOWED_HOSTS: 'mcp.example.com, mcp.example.com:8443' },
+      field: 'allowedHosts',
+      list: { any: false, entries: [{ name: 'mcp.example.com' }, { name: 'mcp.example.com', port: '8443' }] },
+    },
+    { name: 'a wildcard host list', vars: { ALLOWED_HOSTS: '*' }, field: 'allowedHosts', list: { any: true, entries: [] } },
+    {
+      name: 'a custom origin list replaces the default',
+      vars: { ALLOWED_ORIGINS: 'https://app.example.com' },
+      field: 'allowedOrigins',
+      list: { any: false, entries: [{ name: 'https://app.example.com' }] },
+    },
+    { name: 'a wildcard origin list', vars: { ALLOWED_ORIGINS: '*' }, field: 'allowedOrigins', list: { any: true, entries: [] } },
+    { name: 'an empty host list (nothing allowed)', vars: { ALLOWED_HOSTS: '' }, field: 'allowedHosts', list: { any: false, entries: [] } },
+  ] as const)('$name', ({ vars, field, list }) => {
+    expect(readConfig(vars)[field]).toEqual(list);
+  });
+
+  it('keeps the default origin list when only the host list is set', () => {
+    expect(readConfig({ ALLOWED_HOSTS: '*' }).allowedOrigins).toEqual(readConfig({}).allowedOrigins);
+  });
+});

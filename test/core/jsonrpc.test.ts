@@ -1,0 +1,198 @@
+import { describe, expect, it } from 'vitest';
+import type { JsonRpcId } from '../../src/core/errors.ts';
+import {
+  idKey,
+  isInitializeRequest,
+  isNotification,
+  isRequest,
+  isResponse,
+  parseJsonRpcBody,
+  type JsonRpcMessage,
+} from '../../src/core/jsonrpc.ts';
+import { expectHttpError, thrownBy } from './helpers.ts';
+
+const req = (id: unknown, method = 'tools/list', extra: Record<string, unknown> = {}) => ({ jsonrpc: '2.0', id, method, ...extra });
+const body = (value: unknown) => JSON.stringify(value);
+
+describe('parseJsonRpcBody accepts', () => {
+  it.each<{ name: string; text: string; messages: unknown[]; batch: boolean }>([
+    {
+      name: 'a request with params',
+      text: body(req(1, 'initialize', { params: { protocolVersion: '2025-11-25' } })),
+      messages: [req(1, 'initialize', { params: { protocolVersion: '2025-11-25' } })],
+      batch: false,
+    },
+    { name: 'a request without params', text: body(req('a')), messages: [req('a')], batch: false },
+    { name: 'a request with id 0', text: body(req(0)), messages: [req(0)], batch: false },
+    { name: 'a request with a negative id', text: body(req(-1)), messages: [req(-1)], batch: false },
+    { name: 'a request with an empty-string id', text: body(req('')), messages: [req('')], batch: false },
+    { name: 'a request with a fractional id (JSON-RPC only says SHOULD NOT)', text: body(req(1.5)), messages: [req(1.5)], batch: false },
+    { name: 'a request with empty params', text: body(req(1, 'ping', { params: {} })), messages: [req(1, 'ping', { params: {} })], batch: false },
+    {
+      name: 'a notification',
+      text: body({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+      messages: [{ jsonrpc: '2.0', method: 'notifications/initialized' }],
+      batch: false,
+    },
+    {
+      name: 'a notification with params',
+      text: body({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } }),
+      messages: [{ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } }],
+      batch: false,
+    },
+    { name: 'a result response', text: body({ jsonrpc: '2.0', id: 1, result: {} }), messages: [{ jsonrpc: '2.0', id: 1, result: {} }], batch: false },
+    { name: 'a null result response', text: body({ jsonrpc: '2.0', id: 'x', result: null }), messages: [{ jsonrpc: '2.0', id: 'x', result: null }], batch: false },
+    {
+      name: 'an error response',
+      text: body({ jsonrpc: '2.0', id: 2, error: { code: -32601, message: 'Method not found' } }),
+      messages: [{ jsonrpc: '2.0', id: 2, error: { code: -32601, message: 'Method not found' } }],
+      batch: false,
+    },
+    {
+      name: 'an error response with data and a null id',
+      text: body({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error', data: [1] } }),
+      messages: [{ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error', data: [1] } }],
+      batch: false,
+    },
+    {
+      name: 'a batch mixing a request, a notification and a response',
+      text: body([req(1), { jsonrpc: '2.0', method: 'n' }, { jsonrpc: '2.0', id: 9, result: {} }]),
+      messages: [req(1), { jsonrpc: '2.0', method: 'n' }, { jsonrpc: '2.0', id: 9, result: {} }],
+      batch: true,
+    },
+    { name: 'a batch of one', text: body([req(1)]), messages: [req(1)], batch: true },
+    { name: 'a batch with ids 1 and "1" (different ids)', text: body([req(1), req('1')]), messages: [req(1), req('1')], batch: true },
+    {
+      name: 'a batch where a request and a response share an id (different id spaces)',
+      text: body([req(1), { jsonrpc: '2.0', id: 1, result: {} }]),
+      messages: [req(1), { jsonrpc: '2.0', id: 1, result: {} }],
+      batch: true,
+    },
+    {
+      name: 'a batch with two responses sharing an id',
+      text: body([{ jsonrpc: '2.0', id: 1, result: {} }, { jsonrpc: '2.0', id: 1, result: {} }]),
+      messages: [{ jsonrpc: '2.0', id: 1, result: {} }, { jsonrpc: '2.0', id: 1, result: {} }],
+      batch: true,
+    },
+    { name: 'a body surrounded by whitespace', text: `\n  ${body(req(1))}  \n`, messages: [req(1)], batch: false },
+  ])('$name', ({ text, messages, batch }) => {
+    expect(parseJsonRpcBody(text)).toEqual({ messages, batch });
+  });
+});
+
+describe('parseJsonRpcBody refuses', () => {
+  it.each([
+    { name: 'an empty body', text: '' },
+    { name: 'plain text', text: 'hello' },
+    { name: 'a truncated object', text: '{"jsonrpc":"2.0"' },
+    { name: 'a trailing comma', text: '{"jsonrpc":"2.0","id":1,"method":"x",}' },
+    { name: 'a trailing comma in a batch', text: '[1,]' },
+    { name: 'single-quoted strings', text: "{'jsonrpc':'2.0'}" },
+    { name: 'two concatenated objects', text: '{}{}' },
+  ])('$name as a 400 parse error (-32700)', ({ text }) => {
+    expectHttpError(
+      thrownBy(() => parseJsonRpcBody(text)),
+      { status: 400, code: -32700, message: 'Parse error: the body is not valid JSON' },
+    );
+  });
+
+  it.each<{ name: string; text: string; problem: string; id?: JsonRpcId | null }>([
+    { name: 'null', text: 'null', problem: 'a message must be a JSON object' },
+    { name: 'a number', text: '42', problem: 'a message must be a JSON object' },
+    { name: 'a string', text: '"x"', problem: 'a message must be a JSON object' },
+    { name: 'a boolean', text: 'true', problem: 'a message must be a JSON object' },
+    { name: 'an empty batch', text: '[]', problem: 'an empty batch' },
+    { name: 'a batch holding a number', text: '[1]', problem: 'a message must be a JSON object' },
+    { name: 'a nested batch', text: body([[req(1)]]), problem: 'a message must be a JSON object' },
+    { name: 'an empty object', text: '{}', problem: 'jsonrpc must be "2.0"' },
+    { name: 'a missing jsonrpc, echoing the id', text: body({ id: 5, method: 'x' }), problem: 'jsonrpc must be "2.0"', id: 5 },
+    { name: 'jsonrpc "1.0", echoing a string id', text: body(req('abc', 'x', { jsonrpc: '1.0' })), problem: 'jsonrpc must be "2.0"', id: 'abc' },
+    { name: 'jsonrpc as the number 2.0', text: '{"jsonrpc":2.0,"id":7,"method":"x"}', problem: 'jsonrpc must be "2.0"', id: 7 },
+    { name: 'an empty method', text: body(req(3, '')), problem: 'method must be a non-empty string', id: 3 },
+    { name: 'a numeric method', text: body(req(3, 5 as never)), problem: 'method must be a non-empty string', id: 3 },
+    { name: 'a null method', text: body(req(3, null as never)), problem: 'method must be a non-empty string', id: 3 },
+    { name: 'array params', text: body(req(4, 'x', { params: [1, 2] })), problem: 'params must be an object', id: 4 },
+    { name: 'null params', text: body(req(4, 'x', { params: null })), problem: 'params must be an object', id: 4 },
+    { name: 'string params', text: body(req(4, 'x', { params: 'p' })), problem: 'params must be an object', id: 4 },
+    { name: 'array params on a notification', text: body({ jsonrpc: '2.0', method: 'n', params: [] }), problem: 'params must be an object' },
+    { name: 'a null request id (MCP forbids it)', text: body(req(null)), problem: 'a request id must be a string or a number' },
+    { name: 'a boolean request id', text: body(req(true)), problem: 'a request id must be a string or a number' },
+    { name: 'an object request id', text: body(req({})), problem: 'a request id must be a string or a number' },
+    { name: 'an array request id', text: body(req([1])), problem: 'a request id must be a string or a number' },
+    { name: 'a request id that overflows to Infinity', text: '{"jsonrpc":"2.0","id":1e400,"method":"x"}', problem: 'a request id must be a string or a number' },
+    { name: 'a request carrying a result', text: body(req(6, 'x', { result: {} })), problem: 'a message cannot be both a request and a response', id: 6 },
+    { name: 'a request carrying an error', text: body(req(6, 'x', { error: { code: 1, message: 'm' } })), problem: 'a message cannot be both a request and a response', id: 6 },
+    { name: 'a notification carrying a result', text: body({ jsonrpc: '2.0', method: 'n', result: 1 }), problem: 'a message cannot be both a request and a response' },
+    { name: 'a response without an id', text: body({ jsonrpc: '2.0', result: {} }), problem: 'a response needs an id' },
+    { name: 'a response with a boolean id', text: body({ jsonrpc: '2.0', id: false, result: {} }), problem: 'a response needs an id' },
+    { name: 'a response with an object id', text: body({ jsonrpc: '2.0', id: {}, result: {} }), problem: 'a response needs an id' },
+    { name: 'a response with neither result nor error', text: body({ jsonrpc: '2.0', id: 8 }), problem: 'a response has exactly one of result and error', id: 8 },
+    {
+      name: 'a response with both result and error',
+      text: body({ jsonrpc: '2.0', id: 8, result: {}, error: { code: 1, message: 'm' } }),
+      problem: 'a response has exactly one of result and error',
+      id: 8,
+    },
+    {
+      name: 'a response with a null id and no result',
+      text: body({ jsonrpc: '2.0', id: null }),
+      problem: 'a response has exactly one of result and error',
+    },
+    { name: 'a string error', text: body({ jsonrpc: '2.0', id: 9, error: 'boom' }), problem: 'error must have a numeric code and a string message', id: 9 },
+    { name: 'a null error', text: body({ jsonrpc: '2.0', id: 9, error: null }), problem: 'error must have a numeric code and a string message', id: 9 },
+    { name: 'an error without a code', text: body({ jsonrpc: '2.0', id: 9, error: { message: 'm' } }), problem: 'error must have a numeric code and a string message', id: 9 },
+    { name: 'an error with a string code', text: body({ jsonrpc: '2.0', id: 9, error: { code: '1', message: 'm' } }), problem: 'error must have a numeric code and a string message', id: 9 },
+    { name: 'an error without a message', text: body({ jsonrpc: '2.0', id: 9, error: { code: 1 } }), problem: 'error must have a numeric code and a string message', id: 9 },
+    { name: 'an error with a numeric message', text: body({ jsonrpc: '2.0', id: 9, error: { code: 1, message: 2 } }), problem: 'error must have a numeric code and a string message', id: 9 },
+    { name: 'a batch whose second member is invalid, echoing its id', text: body([req(1), req(2, '')]), problem: 'method must be a non-empty string', id: 2 },
+    { name: 'a batch with two invalid members, reporting the first', text: body([req(1, ''), req(2, 'x', { params: [] })]), problem: 'method must be a non-empty string', id: 1 },
+    { name: 'a batch repeating a numeric request id', text: body([req(1), req(1, 'other')]), problem: 'a batch repeats a request id' },
+    { name: 'a batch repeating a string request id', text: body([req('a'), { jsonrpc: '2.0', method: 'n' }, req('a')]), problem: 'a batch repeats a request id' },
+  ])('$name as a 400 invalid request (-32600)', ({ text, problem, id = null }) => {
+    expectHttpError(
+      thrownBy(() => parseJsonRpcBody(text)),
+      { status: 400, code: -32600, message: `Invalid Request: ${problem}`, id },
+    );
+  });
+});
+
+describe('message kinds', () => {
+  const request: JsonRpcMessage = { jsonrpc: '2.0', id: 1, method: 'tools/call' };
+  const initialize: JsonRpcMessage = { jsonrpc: '2.0', id: 0, method: 'initialize', params: {} };
+  const notification: JsonRpcMessage = { jsonrpc: '2.0', method: 'notifications/initialized' };
+  const initializeNotification: JsonRpcMessage = { jsonrpc: '2.0', method: 'initialize' };
+  const response: JsonRpcMessage = { jsonrpc: '2.0', id: 1, result: {} };
+  const errorResponse: JsonRpcMessage = { jsonrpc: '2.0', id: null, error: { code: -1, message: 'm' } };
+
+  it.each([
+    { name: 'a request', message: request, kinds: [true, false, false, false] },
+    { name: 'an initialize request', message: initialize, kinds: [true, false, false, true] },
+    { name: 'a notification', message: notification, kinds: [false, true, false, false] },
+    { name: 'an initialize notification (not an initialize request)', message: initializeNotification, kinds: [false, true, false, false] },
+    { name: 'a result response', message: response, kinds: [false, false, true, false] },
+    { name: 'an error response', message: errorResponse, kinds: [false, false, true, false] },
+  ])('classifies $name as [request, notification, response, initialize] = $kinds', ({ message, kinds }) => {
+    expect([isRequest(message), isNotification(message), isResponse(message), isInitializeRequest(message)]).toEqual(kinds);
+  });
+});
+
+describe('idKey', () => {
+  it.each<{ name: string; id: JsonRpcId; key: string }>([
+    { name: 'the number 1', id: 1, key: '1' },
+    { name: 'the string "1"', id: '1', key: '"1"' },
+    { name: 'the number 0', id: 0, key: '0' },
+    { name: 'the empty string', id: '', key: '""' },
+    { name: 'a string with a quote', id: 'a"b', key: '"a\\"b"' },
+    { name: 'a negative fraction', id: -1.5, key: '-1.5' },
+  ])('of $name is $key', ({ id, key }) => {
+    expect(idKey(id)).toBe(key);
+  });
+
+  it.each<{ name: string; a: JsonRpcId; b: JsonRpcId }>([
+    { name: '1 and "1"', a: 1, b: '1' },
+    { name: '0 and "0"', a: 0, b: '0' },
+    { name: '"a" and "\\"a\\""', a: 'a', b: '"a"' },
+  ])('keeps $name distinct', ({ a, b }) => {
+    expect(idKey(a)).not.toBe(idKey(b));
+  });
+});

@@ -1,0 +1,245 @@
+/**
+ * Reconnecting with GET + Last-Event-ID: a gap-free continuation of exactly the stream the
+ * cursor names, or a typed refusal — one test per row of the decision table.
+ */
+import { describe, expect, it } from 'vitest';
+import { errorOf, messages, openSession, toolCall, type Session } from '../support/mcp-http.ts';
+import { ENDED, SseReader, TIMED_OUT, type ReadEvent } from '../support/sse-reader.ts';
+
+const countdown = (from: number, interval_ms: number) =>
+  toolCall('countdown', { from, interval_ms }, { progressToken: 'p' });
+
+/** Starts a call and returns its reader plus the stream number. */
+async function start(session: Session, id: number | string, params: Record<string, unknown>) {
+  const response = await session.post({ jsonrpc: '2.0', id, method: 'tools/call', params });
+  expect(response.status).toBe(200);
+  return { reader: new SseReader(response), stream: Number(response.headers.get('Mcp-Stream-Id')) };
+}
+
+const seqOf = (event: ReadEvent) => Number(event.id!.split('-')[2]);
+
+describe('resuming a request stream', () => {
+  it('after the server closed the connection mid-call (SEP-1699 polling), the result arrives on the resumed stream', async () => {
+    const session = await openSession();
+    const { reader, stream } = await start(session, 1, toolCall('test_reconnection', {}));
+    const first = await reader.all();
+    expect(first.map((e) => e.id)).toEqual([`1-${stream}-0`]);
+
+    const resumed = await session.get(first.at(-1)!.id);
+    expect(resumed.status).toBe(200);
+    expect(resumed.headers.get('Mcp-Stream-Id')).toBe(String(stream));
+    expect(resumed.headers.get('Mcp-Stream-Resumed')).toBe('true');
+    const rest = await new SseReader(resumed).all();
+    expect(rest[0]).toMatchObject({ id: `1-${stream}-0`, data: '' }); // priming repeats the cursor
+    expect(messages(rest)).toEqual([
+      { jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'Reconnection test completed successfully' }] } },
+    ]);
+  });
+
+  it('after the client dropped mid-call, the tool keeps running and the resume is gap-free', async () => {
+    const session = await openSession();
+    const { reader, stream } = await start(session, 2, countdown(30, 10));
+    const seen = await reader.take(6); // priming + 5 progress
+    await reader.cancel();
+
+    const resumed = new SseReader(await session.get(seen.at(-1)!.id));
+    const rest = await resumed.all();
+    const seqs = [...seen, ...rest.slice(1)].map(seqOf);
+    expect(seqs).toEqual(Array.from({ length: 32 }, (_, i) => i));
+    const progress = [...messages(seen), ...messages(rest)].filter((m: any) => m.method).map((m: any) => m.params.progress);
+    expect(progress).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+    expect(messages(rest).at(-1)).toMatchObject({ id: 2, result: { content: [{ text: 'liftoff after 30' }] } });
+  });
+
+  it('a newer attachment fences the older one: it ends, and later events reach only the newer', async () => {
+    const session = await openSession();
+    const { reader: original, stream } = await start(session, 3, countdown(20, 20));
+    const seen = await original.take(3);
+    const newer = new SseReader(await session.get(seen.at(-1)!.id));
+    try {
+      const leftover = [];
+      for (;;) {
+        const event = await original.next(2_000);
+        if (event === ENDED) break;
+        if (event === TIMED_OUT) throw new Error('the fenced connection did not end');
+        leftover.push(event);
+      }
+      const rest = await newer.all();
+      const fencedSeqs = leftover.map(seqOf);
+      const newerSeqs = rest.slice(1).map(seqOf);
+      // Nothing the newer connection received was also sent to the fenced one after the switch.
+      expect(newerSeqs[0]).toBe(seqOf(seen.at(-1)!) + 1);
+      expect(fencedSeqs.every((s) => s < newerSeqs[0]!)).toBe(true);
+      expect(rest.every((e) => e.id?.startsWith(`1-${stream}-`))).toBe(true);
+    } finally {
+      await original.cancel();
+      await newer.cancel();
+    }
+  });
+
+  it('a finished stream resumed before its final event replays the rest, including the result, then closes', async () => {
+    const session = await openSession();
+    const events = await session.call('tools/call', countdown(3, 0), 4);
+    const stream = events[0]!.id!.split('-')[1];
+    const resumed = await session.get(`1-${stream}-1`);
+    expect(resumed.headers.get('Mcp-Stream-Resumed')).toBe('true');
+    const replay = await new SseReader(resumed).all();
+    expect(replay.map((e) => e.id)).toEqual([`1-${stream}-1`, `1-${stream}-2`, `1-${stream}-3`, `1-${stream}-4`]);
+    expect(messages(replay).at(-1)).toMatchObject({ id: 4, result: {} });
+  });
+
+  it('a cursor at the final event of a finished stream replays nothing and opens a new standalone stream', async () => {
+    const session = await openSession();
+    const events = await session.call('tools/call', toolCall('tally', { key: 'final' }), 5);
+    const last = events.at(-1)!.id!;
+    const response = await session.get(last);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('Mcp-Stream-Resumed')).toBe('false');
+    const stream = Number(response.headers.get('Mcp-Stream-Id'));
+    expect(stream).toBeGreaterThan(Number(last.split('-')[1]));
+    const reader = new SseReader(response);
+    try {
+      const [priming] = await reader.take(1);
+      expect(priming).toMatchObject({ id: `1-${stream}-0`, data: '' });
+      expect(await reader.next(200)).toBe(TIMED_OUT);
+    } finally {
+      await reader.cancel();
+    }
+    const [again] = messages(await session.call('tools/call', toolCall('tally', { key: 'final' })));
+    expect(again).toMatchObject({ result: { content: [{ text: '2' }] } }); // ran once per call, never replayed
+  });
+});
+
+describe('refusals', () => {
+  it.each([
+    ['a stream that does not exist', (s: number) => `1-${s + 100}-0`, 409, 'unknown_stream'],
+    ['a stream named with the wrong epoch', (s: number) => `2-${s}-0`, 409, 'unknown_stream'],
+    ['an event beyond the last one', (s: number) => `1-${s}-99`, 409, 'cursor_ahead'],
+  ] as const)('a cursor naming %s is refused', async (_name, cursor, status, reason) => {
+    const session = await openSession();
+    const events = await session.call('tools/call', countdown(2, 0));
+    const stream = Number(events[0]!.id!.split('-')[1]);
+    expect(await errorOf(await session.get(cursor(stream)))).toMatchObject({ status, code: -32000, reason });
+  });
+
+  it('a new standalone stream supersedes the old one: its connection ends and resuming it is refused', async () => {
+    const session = await openSession();
+    const firstResponse = await session.get();
+    const first = new SseReader(firstResponse);
+    const firstStream = firstResponse.headers.get('Mcp-Stream-Id');
+    try {
+      const [priming] = await first.take(1);
+      const second = await session.get();
+      expect(second.headers.get('Mcp-Stream-Resumed')).toBe('false');
+      expect(second.headers.get('Mcp-Stream-Id')).not.toBe(firstStream);
+      await second.body?.cancel();
+      expect(await first.next(2_000)).toBe(ENDED);
+      expect(await errorOf(await session.get(priming!.id))).toMatchObject({ status: 409, reason: 'stream_superseded' });
+    } finally {
+      await first.cancel();
+    }
+  });
+
+  it('a reconnect is never locked out: resuming the live standalone stream takes it over', async () => {
+    const session = await openSession();
+    const response = await session.get();
+    const first = new SseReader(response);
+    try {
+      const [priming] = await first.take(1);
+      const again = await session.get(priming!.id);
+      expect(again.status).toBe(200);
+      expect(again.headers.get('Mcp-Stream-Resumed')).toBe('true');
+      expect(again.headers.get('Mcp-Stream-Id')).toBe(response.headers.get('Mcp-Stream-Id'));
+      await again.body?.cancel();
+      expect(await first.next(2_000)).toBe(ENDED);
+    } finally {
+      await first.cancel();
+    }
+  });
+});
+
+describe('request ids', () => {
+  it('a re-sent request id is refused with its stream cursor, and the tool does not run again', async () => {
+    const session = await openSession();
+    const first = messages(await session.call('tools/call', toolCall('tally', { key: 'once' }), 'req-1'));
+    expect(first).toEqual([{ jsonrpc: '2.0', id: 'req-1', result: { content: [{ type: 'text', text: '1' }] } }]);
+
+    const refused = await errorOf(await session.post({ jsonrpc: '2.0', id: 'req-1', method: 'tools/call', params: toolCall('tally', { key: 'once' }) }));
+    expect(refused).toMatchObject({ status: 409, reason: 'duplicate_request_id', body: { id: 'req-1' } });
+    const cursor = refused.body.error.data.cursor as string;
+    expect(cursor).toMatch(/^1-\d+-0$/);
+
+    // The cursor recovers the original answer, executed once.
+    const recovered = messages(await new SseReader(await session.get(cursor)).all());
+    expect(recovered).toEqual(first);
+    const [next] = messages(await session.call('tools/call', toolCall('tally', { key: 'once' })));
+    expect(next).toMatchObject({ result: { content: [{ text: '2' }] } });
+  });
+
+  it('ids 1 and "1" are different requests', async () => {
+    const session = await openSession();
+    await session.call('ping', {}, 1);
+    expect(messages(await session.call('ping', {}, '1'))).toEqual([{ jsonrpc: '2.0', id: '1', result: {} }]);
+  });
+});
+
+describe('cancellation and server requests', () => {
+  it('notifications/cancelled stops the tool and releases its stream', async () => {
+    const session = await openSession();
+    const { reader, stream } = await start(session, 7, countdown(1_000, 20));
+    try {
+      await reader.take(3);
+      const cancel = await session.post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7 } });
+      expect(cancel.status).toBe(202);
+      const tail = [];
+      for (;;) {
+        const event = await reader.next(2_000);
+        if (event === ENDED) break;
+        if (event === TIMED_OUT) throw new Error('cancelled stream did not close');
+        tail.push(event);
+      }
+      expect(messages(tail).some((m: any) => m.id === 7)).toBe(false);
+      // The stream is finished: resuming at its last event starts something new.
+      const last = tail.at(-1)?.id ?? `1-${stream}-2`;
+      const after = await session.get(last);
+      expect(after.headers.get('Mcp-Stream-Resumed')).toBe('false');
+      await after.body?.cancel();
+    } finally {
+      await reader.cancel();
+    }
+  });
+
+  it('an elicitation goes out on the calling request’s stream and the answer is routed back', async () => {
+    const session = await openSession('2025-11-25', { elicitation: {} });
+    const { reader } = await start(session, 8, toolCall('test_elicitation', { message: 'who?' }));
+    try {
+      const [, request] = await reader.take(2);
+      const ask = JSON.parse(request!.data);
+      expect(ask).toMatchObject({ method: 'elicitation/create', params: { message: 'who?' } });
+      expect(ask.id).toMatch(/^[0-9a-f]{8}\.\d+$/); // tagged with the serving instance
+
+      const answer = await session.post({ jsonrpc: '2.0', id: ask.id, result: { action: 'accept', content: { username: 'ada', email: 'ada@example.com' } } });
+      expect(answer.status).toBe(202);
+      const rest = await reader.all();
+      expect(messages(rest).at(-1)).toMatchObject({ id: 8, result: { content: [{ text: expect.stringContaining('"username":"ada"') }] } });
+    } finally {
+      await reader.cancel();
+    }
+  });
+
+  it('an answer to a server request of another instance is dropped, not misrouted', async () => {
+    const session = await openSession('2025-11-25', { elicitation: {} });
+    const { reader } = await start(session, 9, toolCall('test_elicitation', { message: 'who?' }));
+    try {
+      const [, request] = await reader.take(2);
+      const ask = JSON.parse(request!.data);
+      const stale = `deadbeef.${ask.id.split('.')[1]}`;
+      expect((await session.post({ jsonrpc: '2.0', id: stale, result: { action: 'decline' } })).status).toBe(202);
+      expect(await reader.next(300)).toBe(TIMED_OUT); // still waiting for the real answer
+      await session.post({ jsonrpc: '2.0', id: ask.id, result: { action: 'decline' } });
+      expect(messages(await reader.all()).at(-1)).toMatchObject({ id: 9, result: { content: [{ text: expect.stringContaining('action=decline') }] } });
+    } finally {
+      await reader.cancel();
+    }
+  });
+});
