@@ -14,8 +14,12 @@ export const SESSION_ID_HEADER = 'Mcp-Session-Id';
 export const PROTOCOL_VERSION_HEADER = 'MCP-Protocol-Version';
 export const LAST_EVENT_ID_HEADER = 'Last-Event-ID';
 
-export function checkHostAndOrigin(headers: Headers, hosts: Allowlist, origins: Allowlist): void {
-  const host = headers.get('Host');
+/**
+ * `urlHost` stands in when there is no Host header: a request made in-process (a service
+ * binding, a test) has none, and its URL is then the only statement of where it was sent.
+ */
+export function checkHostAndOrigin(headers: Headers, hosts: Allowlist, origins: Allowlist, urlHost: string | null = null): void {
+  const host = headers.get('Host') ?? urlHost;
   if (!isHostAllowed(hosts, host)) throw httpErrors.forbidden(`host ${JSON.stringify(host)} is not allowed`);
   const origin = headers.get('Origin');
   if (!isOriginAllowed(origins, origin)) throw httpErrors.forbidden(`origin ${JSON.stringify(origin)} is not allowed`);

@@ -203,7 +203,7 @@ describe('errorResponse', () => {
     );
   });
 
-  it.each([
+  it.each<{ name: string; error: McpHttpError; headers: HeadersInit; expected: [string, string][] }>([
     {
       name: 'keeps caller headers alongside the JSON Content-Type',
       error: httpErrors.sessionNotFound(),
@@ -240,7 +240,7 @@ describe('errorResponse', () => {
     {
       name: 'accepts caller headers as an array of pairs',
       error: httpErrors.internal(),
-      headers: [['X-Trace', 'abc']] as [string, string][],
+      headers: [['X-Trace', 'abc']],
       expected: [
         ['content-type', 'application/json'],
         ['x-trace', 'abc'],

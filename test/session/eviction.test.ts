@@ -1,0 +1,112 @@
+/**
+ * The object is evicted or aborted (deploy, crash, idle eviction): the session survives,
+ * a fresh McpServer serves it as the client negotiated it, and calls that were running are
+ * finished with an explicit error instead of being silently continued or lost.
+ */
+import { abortAllDurableObjects } from 'cloudflare:test';
+import { describe, expect, it } from 'vitest';
+import { messages, openSession, toolCall } from '../support/mcp-http.ts';
+import { SseReader } from '../support/sse-reader.ts';
+
+const logMessages = (events: Parameters<typeof messages>[0]) =>
+  messages(events).filter((m: any) => m.method === 'notifications/message');
+
+describe('after the object is aborted', () => {
+  it('the session is served again, with the same epoch when nothing was running', async () => {
+    const session = await openSession();
+    await session.call('tools/call', toolCall('tally', { key: 'k' }));
+    await abortAllDurableObjects();
+    const response = await session.post({ jsonrpc: '2.0', id: 'after', method: 'tools/call', params: toolCall('tally', { key: 'k' }) });
+    expect(response.headers.get('Mcp-Session-Epoch')).toBe('1');
+    expect(messages(await new SseReader(response).all())).toEqual([
+      { jsonrpc: '2.0', id: 'after', result: { content: [{ type: 'text', text: '2' }] } },
+    ]);
+  });
+
+  it('the client’s capabilities are restored: elicitation still works', async () => {
+    const session = await openSession('2025-11-25', { elicitation: {} });
+    await abortAllDurableObjects();
+    const response = await session.post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: toolCall('test_elicitation', { message: 'still there?' }) });
+    const reader = new SseReader(response);
+    try {
+      const [, ask] = await reader.take(2);
+      const request = JSON.parse(ask!.data);
+      expect(request).toMatchObject({ method: 'elicitation/create', params: { message: 'still there?' } });
+      await session.post({ jsonrpc: '2.0', id: request.id, result: { action: 'decline' } });
+      expect(messages(await reader.all()).at(-1)).toMatchObject({ id: 1, result: { content: [{ text: expect.stringContaining('action=decline') }] } });
+    } finally {
+      await reader.cancel();
+    }
+  });
+
+  it('the logging level the client set is restored', async () => {
+    const session = await openSession();
+    expect(logMessages(await session.call('tools/call', toolCall('test_tool_with_logging', {})))).toHaveLength(3);
+    await session.call('logging/setLevel', { level: 'error' });
+    expect(logMessages(await session.call('tools/call', toolCall('test_tool_with_logging', {})))).toHaveLength(0);
+    await abortAllDurableObjects();
+    expect(logMessages(await session.call('tools/call', toolCall('test_tool_with_logging', {})))).toHaveLength(0);
+  });
+
+  it('the protocol version is restored: a 2025-03-26 session still gets no priming event', async () => {
+    const session = await openSession('2025-03-26');
+    await abortAllDurableObjects();
+    const events = await session.call('ping', {}, 'p');
+    expect(events.map((e) => e.data === '')).toEqual([false]);
+  });
+
+  it('a call that was running is finished with an interrupted error after a gap-free replay, and the epoch advances', async () => {
+    const session = await openSession();
+    const response = await session.post({
+      jsonrpc: '2.0',
+      id: 'long',
+      method: 'tools/call',
+      params: toolCall('countdown', { from: 1_000, interval_ms: 20 }, { progressToken: 't' }),
+    });
+    const stream = response.headers.get('Mcp-Stream-Id');
+    const reader = new SseReader(response);
+    const seen = await reader.take(4).finally(() => reader.cancel());
+    await abortAllDurableObjects();
+
+    const resumed = await session.get(seen[1]!.id);
+    expect(resumed.status).toBe(200);
+    expect(resumed.headers.get('Mcp-Session-Epoch')).toBe('2');
+    expect(resumed.headers.get('Mcp-Stream-Resumed')).toBe('true');
+    const replay = await new SseReader(resumed).all();
+    const ids = replay.map((e) => e.id!);
+    // Same stream identity (its opening epoch), contiguous seqs from the cursor on.
+    expect(ids.every((id) => id.startsWith(`1-${stream}-`))).toBe(true);
+    const seqs = ids.map((id) => Number(id.split('-')[2]));
+    expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => i + 1));
+    const final = messages(replay).at(-1) as any;
+    expect(final).toMatchObject({ id: 'long', error: { code: -32603, data: { reason: 'request_interrupted', epoch: 2 } } });
+    // Nothing after the error: no handler re-created with default state continues the stream.
+    // Each progress event is the one its seq says (progress n at seq n), so none was skipped or repeated.
+    for (const event of replay.filter((e) => e.data.includes('notifications/progress'))) {
+      expect(JSON.parse(event.data).params.progress).toBe(Number(event.id!.split('-')[2]));
+    }
+  });
+
+  it('streams opened after the restart carry the new epoch', async () => {
+    const session = await openSession();
+    const response = await session.post({ jsonrpc: '2.0', id: 'slow', method: 'tools/call', params: toolCall('countdown', { from: 100, interval_ms: 50 }) });
+    await response.body?.cancel();
+    await abortAllDurableObjects();
+    const events = await session.call('ping', {}, 'next');
+    expect(events[0]!.id).toMatch(/^2-\d+-0$/);
+  });
+
+  it('the standalone stream continues across instances', async () => {
+    const session = await openSession();
+    const response = await session.get();
+    const reader = new SseReader(response);
+    const [priming] = await reader.take(1).finally(() => reader.cancel());
+    await abortAllDurableObjects();
+    const resumed = await session.get(priming!.id);
+    if (resumed.status !== 200) console.log('DEBUG', priming, await resumed.clone().text());
+    expect(resumed.status).toBe(200);
+    expect(resumed.headers.get('Mcp-Stream-Resumed')).toBe('true');
+    expect(resumed.headers.get('Mcp-Stream-Id')).toBe(response.headers.get('Mcp-Stream-Id'));
+    await resumed.body?.cancel();
+  });
+});
