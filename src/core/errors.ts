@@ -91,7 +91,7 @@ export function errorBody(error: McpHttpError): string {
 /** The one path from a typed error to the wire. */
 export function errorResponse(error: McpHttpError, headers: HeadersInit = {}): Response {
   const merged = new Headers(headers);
-  
+  merged.set('Content-Type', 'application/json');
   for (const [name, value] of Object.entries(error.headers)) merged.set(name, value);
   return new Response(errorBody(error), { status: error.status, headers: merged });
 }

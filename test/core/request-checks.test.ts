@@ -51,7 +51,7 @@ describe('checkHostAndOrigin', () => {
   it.each([
     { name: 'an evil Host', host: 'evil.example', origin: undefined, message: 'Forbidden: host "evil.example" is not allowed' },
     { name: 'an evil Host on an allowed port', host: 'evil.example:8787', origin: undefined, message: 'Forbidden: host "evil.example:8787" is not allowed' },
-    { name: 'a missing Host', host: undefined, origin: undefined, message: 'Forbidden: host null is not allowed' },
+    { name: 'a missing Host with no URL host', host: undefined, origin: undefined, message: 'Forbidden: host null is not allowed' },
     { name: 'an evil Origin', host: 'localhost', origin: 'http://evil.example', message: 'Forbidden: origin "http://evil.example" is not allowed' },
     { name: 'an https Origin for an http-only entry', host: 'localhost', origin: 'https://localhost', message: 'Forbidden: origin "https://localhost" is not allowed' },
     { name: 'the opaque Origin "null"', host: 'localhost', origin: 'null', message: 'Forbidden: origin "null" is not allowed' },
@@ -61,6 +61,17 @@ describe('checkHostAndOrigin', () => {
       thrownBy(() => checkHostAndOrigin(headersWith({ Host: host, Origin: origin }), hosts, origins)),
       { status: 403, code: -32000, message },
     );
+  });
+
+  it.each([
+    { name: 'a missing Host header falls back to an allowed URL host', host: undefined, urlHost: 'localhost:8787', refused: undefined },
+    { name: 'a missing Host header falls back to an evil URL host, refused', host: undefined, urlHost: 'evil.example', refused: 'evil.example' },
+    { name: 'a present Host header wins over an allowed URL host, refused', host: 'evil.example', urlHost: 'localhost', refused: 'evil.example' },
+    { name: 'a present allowed Host header wins over an evil URL host', host: 'localhost', urlHost: 'evil.example', refused: undefined },
+  ])('$name', ({ host, urlHost, refused }) => {
+    const check = () => checkHostAndOrigin(headersWith({ Host: host }), hosts, origins, urlHost);
+    if (refused === undefined) expect(check).not.toThrow();
+    else expectHttpError(thrownBy(check), { status: 403, code: -32000, message: `Forbidden: host ${JSON.stringify(refused)} is not allowed` });
   });
 
   it('lets any Host and Origin through when both lists are *', () => {

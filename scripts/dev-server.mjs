@@ -1,0 +1,50 @@
+// Starts `wrangler dev` on loopback for a bounded time, hands its URL to a callback, and
+// always stops it (the whole process group) afterwards.
+import { spawn } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+const READY_TIMEOUT_MS = 90_000;
+
+export async function withDevServer(port, callback) {
+  const url = `http://localhost:${port}/mcp`;
+  const log = [];
+  const dev = spawn('npx', ['wrangler', 'dev', '--ip', '127.0.0.1', '--port', String(port)], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  dev.stdout.on('data', (chunk) => log.push(String(chunk)));
+  dev.stderr.on('data', (chunk) => log.push(String(chunk)));
+  const stop = () => {
+    try {
+      process.kill(-dev.pid, 'SIGTERM');
+    } catch {
+      // already gone
+    }
+  };
+  process.on('exit', stop);
+  try {
+    await waitUntilReady(url, dev);
+    return await callback(url);
+  } catch (error) {
+    console.error(log.join('').split('\n').slice(-40).join('\n'));
+    throw error;
+  } finally {
+    stop();
+  }
+}
+
+async function waitUntilReady(url, dev) {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (dev.exitCode !== null) throw new Error(`wrangler dev exited with ${dev.exitCode}`);
+    try {
+      // A 400 (no session id) proves the Worker is up without starting a session.
+      const response = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }, body: '{}' });
+      if (response.status < 500) return;
+    } catch {
+      // not listening yet
+    }
+    await sleep(500);
+  }
+  throw new Error(`wrangler dev was not ready within ${READY_TIMEOUT_MS} ms`);
+}
