@@ -34,8 +34,8 @@ export const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
 function nonNegativeInteger(name: string, text: string | undefined, fallback: number): number {
   if (text === undefined || text.trim() === '') return fallback;
-  const value = Number(text);
-  if (!Number.isSafeInteger(value) || value < 0) {
+  const value = /^[0-9]+$/.test(text.trim()) ? Number(text.trim()) : Number.NaN;
+  if (!Number.isSafeInteger(value)) {
     throw new Error(`configuration: ${name} must be a non-negative integer, got ${JSON.stringify(text)}`);
   }
   return value;

@@ -21,19 +21,38 @@ function splitHostPort(host: string): { name: string; port?: string } | undefine
   return plain[2] === undefined ? { name: plain[1]!.toLowerCase() } : { name: plain[1]!.toLowerCase(), port: plain[2] };
 }
 
+/** Browsers omit the scheme's default port from Origin; an entry may still spell it out. */
+const DEFAULT_PORTS: Readonly<Record<string, string>> = { http: '80', https: '443' };
+
 /** For origins, the "name" is `scheme://host`. */
 function splitOrigin(origin: string): { name: string; port?: string } | undefined {
   const match = /^([a-z][a-z0-9+.-]*):\/\/(.+)$/i.exec(origin.trim());
   if (match === null) return undefined;
   const host = splitHostPort(match[2]!);
   if (host === undefined) return undefined;
-  const name = `${match[1]!.toLowerCase()}://${host.name}`;
+  const scheme = match[1]!.toLowerCase();
+  const name = `${scheme}://${host.name}`;
   return host.port === undefined ? { name } : { name, port: host.port };
 }
 
+/** An Origin header value, with the scheme's default port made explicit. */
+function originOfRequest(origin: string): { name: string; port?: string } | undefined {
+  const parsed = splitOrigin(origin);
+  if (parsed === undefined || parsed.port !== undefined) return parsed;
+  const port = DEFAULT_PORTS[parsed.name.slice(0, parsed.name.indexOf(':'))];
+  return port === undefined ? parsed : { ...parsed, port };
+}
+
+/** Parses a comma-separated list; an entry that does not parse is a configuration error. */
 function parseList(text: string | undefined, split: (entry: string) => { name: string; port?: string } | undefined): Allowlist {
   const raw = (text ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
-  const entries = raw.filter((entry) => entry !== '*').map(split).filter((entry) => entry !== undefined);
+  const entries = raw
+    .filter((entry) => entry !== '*')
+    .map((entry) => {
+      const parsed = split(entry);
+      if (parsed === undefined) throw new Error(`configuration: allowlist entry ${JSON.stringify(entry)} is not valid`);
+      return parsed;
+    });
   return { any: raw.includes('*'), entries };
 }
 
@@ -54,5 +73,5 @@ export function isHostAllowed(list: Allowlist, host: string | null): boolean {
 
 /** An absent Origin is a non-browser client, which DNS rebinding cannot drive. */
 export function isOriginAllowed(list: Allowlist, origin: string | null): boolean {
-  return origin === null || matches(list, splitOrigin(origin));
+  return origin === null || matches(list, originOfRequest(origin));
 }

@@ -64,7 +64,7 @@ export const httpErrors = {
   notAcceptable: (message: string) =>
     new McpHttpError(406, JsonRpcCode.ServerError, `Not Acceptable: ${message}`),
   conflict: (reason: RefusalReason, message: string, extra: Omit<ErrorData, 'reason'> = {}, id: JsonRpcId | null = null) =>
-    new McpHttpError(409, JsonRpcCode.ServerError, message, { reason, ...extra }, id),
+    new McpHttpError(409, JsonRpcCode.ServerError, message, { ...extra, reason }, id),
   gone: (reason: RefusalReason, message: string) =>
     new McpHttpError(410, JsonRpcCode.ServerError, message, { reason }),
   payloadTooLarge: (limit: number) =>

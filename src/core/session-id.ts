@@ -5,7 +5,9 @@
  * The format is checked before any Durable Object is woken: an id this server could not
  * have issued is a client error (400), never a lookup.
  */
-const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;
+// 256 bits are 42 full base64 characters plus 4 bits, so the last character is one of the 16
+// whose low 2 bits are zero: anything else could not have come from newSessionId().
+const SESSION_ID = /^[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$/;
 
 export function newSessionId(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(32));

@@ -13,7 +13,10 @@ export interface SseEvent {
 export function encodeEvent({ id, data, retry }: SseEvent): string {
   if (/[\r\n]/.test(id)) throw new TypeError('an SSE event id cannot contain a line break');
   let frame = `id: ${id}\n`;
-  if (retry !== undefined) frame += `retry: ${Math.max(0, Math.trunc(retry))}\n`;
+  if (retry !== undefined) {
+    if (!Number.isSafeInteger(retry) || retry < 0) throw new RangeError(`retry must be a non-negative integer, got ${retry}`);
+    frame += `retry: ${retry}\n`;
+  }
   // A data line cannot contain a line break; each line of the payload gets its own field.
   for (const line of data.split(/\r\n|\r|\n/)) frame += `data: ${line}\n`;
   return `${frame}\n`;

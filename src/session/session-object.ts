@@ -319,7 +319,9 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
     } else {
       connection.close();
     }
-    return new Response(connection.body, { headers: this.#streamHeaders(stream, resumed, extraHeaders) });
+    return new Response(connection.body, {
+      headers: this.#streamHeaders(stream, resumed, { ...STREAM_HEADERS.sse, ...extraHeaders }),
+    });
   }
 
   /**
@@ -428,7 +430,6 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
 
   #streamHeaders(stream: StreamRecord, resumed: boolean, extra: Record<string, string> = {}): Headers {
     return this.#epochHeader({
-      ...STREAM_HEADERS.sse,
       [STREAM_HEADERS.streamId]: String(stream.stream),
       [STREAM_HEADERS.resumed]: String(resumed),
       ...extra,

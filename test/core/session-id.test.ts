@@ -38,10 +38,10 @@ describe('isWellFormedSessionId', () => {
   const base = 'A'.repeat(42);
   it.each([
     { name: '43 upper-case letters', value: 'A'.repeat(43) },
-    { name: '43 lower-case letters', value: 'z'.repeat(43) },
+    { name: '42 lower-case letters and a final g', value: `${'z'.repeat(42)}g` },
     { name: '43 digits', value: '0'.repeat(43) },
-    { name: 'dashes and underscores', value: `${'-_'.repeat(21)}a` },
-    { name: 'a mix of every base64url class', value: `aZ09-_${'x'.repeat(37)}` },
+    { name: 'dashes and underscores', value: `${'-_'.repeat(21)}w` },
+    { name: 'a mix of every base64url class', value: `aZ09-_${'x'.repeat(36)}Q` },
   ])('accepts $name', ({ value }) => {
     expect(value).toHaveLength(43);
     expect(isWellFormedSessionId(value)).toBe(true);
@@ -63,5 +63,14 @@ describe('isWellFormedSessionId', () => {
     { name: 'a UUID', value: '123e4567-e89b-12d3-a456-426614174000' },
   ])('rejects $name', ({ value }) => {
     expect(isWellFormedSessionId(value)).toBe(false);
+  });
+});
+
+describe('the last character of a session id', () => {
+  // 256 bits leave 4 bits for the 43rd character, so only 16 characters can end an id.
+  const possible = new Set('AEIMQUYcgkosw048');
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+  it.each([...alphabet].map((c) => [c, possible.has(c)] as const))('%j is accepted: %s', (last, accepted) => {
+    expect(isWellFormedSessionId(`${'A'.repeat(42)}${last}`)).toBe(accepted);
   });
 });

@@ -37,8 +37,6 @@ describe('encodeEvent', () => {
     { name: 'writes a priming event with empty data as one empty data line', event: { id: '1-2-0', data: '' }, frame: 'id: 1-2-0\ndata: \n\n' },
     { name: 'writes the retry field between id and data', event: { id: '1-2-0', data: '', retry: 1000 }, frame: 'id: 1-2-0\nretry: 1000\ndata: \n\n' },
     { name: 'writes a zero retry', event: { id: '1-2-0', data: '', retry: 0 }, frame: 'id: 1-2-0\nretry: 0\ndata: \n\n' },
-    { name: 'truncates a fractional retry', event: { id: '1-2-0', data: '', retry: 1500.9 }, frame: 'id: 1-2-0\nretry: 1500\ndata: \n\n' },
-    { name: 'clamps a negative retry to zero', event: { id: '1-2-0', data: '', retry: -5 }, frame: 'id: 1-2-0\nretry: 0\ndata: \n\n' },
     { name: 'splits LF-separated data into one data line per line', event: { id: '1-2-3', data: 'a\nb' }, frame: 'id: 1-2-3\ndata: a\ndata: b\n\n' },
     { name: 'splits CRLF-separated data, treating CRLF as one break', event: { id: '1-2-3', data: 'a\r\nb' }, frame: 'id: 1-2-3\ndata: a\ndata: b\n\n' },
     { name: 'splits CR-separated data', event: { id: '1-2-3', data: 'a\rb' }, frame: 'id: 1-2-3\ndata: a\ndata: b\n\n' },
@@ -116,5 +114,11 @@ describe('encodeComment', () => {
 
   it.each([{ text: 'keepalive' }, { text: 'data: injected\n\nid: 9-9-9' }])('is ignored by an SSE client: $text', ({ text }) => {
     expect(parseSse(encodeComment(text))).toEqual({ events: [], lastEventId: '' });
+  });
+});
+
+describe('encodeEvent refuses a retry that is not a non-negative integer', () => {
+  it.each([1500.9, -5, Number.NaN, Number.POSITIVE_INFINITY])('%s', (retry) => {
+    expect(() => encodeEvent({ id: '1-2-0', data: '', retry })).toThrow(RangeError);
   });
 });

@@ -1,0 +1,56 @@
+/**
+ * RESPONSE_MODE = "json": a POST carrying requests is answered with one JSON body; the
+ * events are still stored, so a re-sent id is recognised. GET streams stay SSE, with
+ * heartbeats (HEARTBEAT_MS = 50 in this project).
+ */
+import { describe, expect, it } from 'vitest';
+import { errorOf, initializeRequest, openSession, postRaw, toolCall } from '../support/mcp-http.ts';
+import { SseReader } from '../support/sse-reader.ts';
+
+describe('JSON response mode', () => {
+  it('initialize is answered with a JSON body and a session id', async () => {
+    const response = await postRaw(initializeRequest());
+    expect(response.status).toBe(200);
+    expect(response.headers.get('Content-Type')).toMatch(/^application\/json/);
+    expect(response.headers.get('Mcp-Session-Id')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(await response.json()).toMatchObject({ jsonrpc: '2.0', id: 0, result: { protocolVersion: '2025-11-25' } });
+  });
+
+  it('a tool call is answered with its result as JSON', async () => {
+    const session = await openSession();
+    const response = await session.post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: toolCall('countdown', { from: 3, interval_ms: 0 }, { progressToken: 1 }) });
+    expect(response.headers.get('Content-Type')).toMatch(/^application\/json/);
+    expect(await response.json()).toEqual({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'liftoff after 3' }] } });
+  });
+
+  it('a 2025-03-26 batch is answered with an array of responses', async () => {
+    const session = await openSession('2025-03-26');
+    const response = await session.post([
+      { jsonrpc: '2.0', id: 'a', method: 'ping' },
+      { jsonrpc: '2.0', id: 'b', method: 'ping' },
+    ]);
+    const body = (await response.json()) as { id: string }[];
+    expect(body.map((m) => m.id).sort()).toEqual(['a', 'b']);
+  });
+
+  it('a re-sent request id is still refused: the log recorded it', async () => {
+    const session = await openSession();
+    await (await session.post({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: toolCall('tally', { key: 'j' }) })).json();
+    expect(await errorOf(await session.post({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: toolCall('tally', { key: 'j' }) }))).toMatchObject({
+      status: 409,
+      reason: 'duplicate_request_id',
+    });
+  });
+
+  it('an open SSE connection carries comment heartbeats', async () => {
+    const session = await openSession();
+    const reader = new SseReader(await session.get());
+    try {
+      await reader.take(1);
+      expect(await reader.next(300)).toBeTypeOf('symbol'); // no events, only comments
+      expect(reader.raw).toMatch(/(^|\n): keepalive\n\n/);
+    } finally {
+      await reader.cancel();
+    }
+  });
+});
