@@ -4,12 +4,12 @@
  * stream: closing it leaves the stream, its log and its producer untouched.
  */
 import { encodeComment, encodeEvent } from '../core/sse.ts';
-import type { JsonRpcMessage } from '../core/jsonrpc.ts';
+import { idKey, isResponse, type JsonRpcMessage } from '../core/jsonrpc.ts';
 
+/** One event of a stream: its id and the serialized JSON-RPC message, exactly as stored. */
 export interface Delivery {
   readonly id: string;
   readonly data: string;
-  readonly message: JsonRpcMessage;
 }
 
 export interface Connection {
@@ -107,9 +107,10 @@ export class JsonCollector implements Connection {
     return this.#done;
   }
 
-  deliver({ message }: Delivery): void {
-    if (!('id' in message) || 'method' in message) return;
-    this.#pending.delete(JSON.stringify(message.id));
+  deliver({ data }: Delivery): void {
+    const message = JSON.parse(data) as JsonRpcMessage;
+    if (!isResponse(message) || message.id === null) return;
+    this.#pending.delete(idKey(message.id));
     this.#responses.push(message);
     if (this.#pending.size === 0) this.close();
   }

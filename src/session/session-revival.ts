@@ -1,0 +1,64 @@
+/**
+ * Reviving a session in a fresh object instance (after eviction, a crash or a deploy).
+ */
+import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/server';
+import type { DurableTransport } from './durable-transport.ts';
+import type { EventLog } from './event-log.ts';
+import type { PendingAnswers } from './pending-answers.ts';
+import type { SessionRecord, SessionStore } from './session-store.ts';
+
+/** JSON-RPC "internal error": the request did not complete, through no fault of the client. */
+export const INTERRUPTED_CODE = -32603;
+
+/**
+ * Request streams left open by a previous instance have lost their handlers. Advance the
+ * epoch and finish each with an explicit error response, so a resuming client gets a
+ * gap-free replay followed by that error — never events from a handler re-created with
+ * default state. Call before serving anything else.
+ */
+export function interruptOrphanedStreams(
+  storage: DurableObjectStorage,
+  sessions: SessionStore,
+  log: EventLog,
+  record: SessionRecord,
+): SessionRecord {
+  const orphaned = log.openRequestStreams();
+  if (orphaned.length === 0) return record;
+  const now = Date.now();
+  return storage.transactionSync(() => {
+    const epoch = sessions.advanceEpoch();
+    for (const { stream } of orphaned) {
+      for (const key of log.unansweredRequests(stream)) {
+        const error = {
+          jsonrpc: '2.0',
+          id: JSON.parse(key) as RequestId,
+          error: {
+            code: INTERRUPTED_CODE,
+            message: 'Request interrupted: the server instance running it stopped; it may have partly run',
+            data: { reason: 'request_interrupted', epoch },
+          },
+        };
+        log.append(stream, JSON.stringify(error));
+        log.markAnswered(key, stream);
+      }
+      log.end(stream, 'finished', now);
+    }
+    return { ...record, epoch };
+  });
+}
+
+/**
+ * Replays the handshake into a fresh McpServer: from `initialize` the SDK restores the
+ * client's capabilities, info and protocol version; from `logging/setLevel` the threshold.
+ * The answers are taken by `pending` and never delivered.
+ */
+export async function replayHandshake(transport: DurableTransport, pending: PendingAnswers, record: SessionRecord): Promise<void> {
+  const replay = async (method: string, params: Record<string, unknown>) => {
+    const id = `revive:${method}`;
+    const answer = pending.expect(id);
+    transport.receive({ jsonrpc: '2.0', id, method, params } as JSONRPCMessage);
+    await answer;
+  };
+  await replay('initialize', record.initializeParams);
+  if (record.logLevel !== null) await replay('logging/setLevel', { level: record.logLevel });
+}
