@@ -17,6 +17,15 @@ export interface TransportConfig {
   readonly heartbeatMs: number;
   /** The `retry:` sent with every priming event: how long clients wait before reconnecting. */
   readonly retryMs: number;
+  /** SEP-1699 polling: the server ends a connection (not its stream) after this long; 0 = never. */
+  readonly maxConnectionAgeMs: number;
+  /** A session with no request for this long, and nothing running, expires (404 afterwards). */
+  readonly sessionTtlMs: number;
+  /** How long the events of a finished or superseded stream stay resumable. */
+  readonly retentionMs: number;
+  /** Per-session bounds on stored events; the oldest events are pruned beyond them. */
+  readonly maxSessionEvents: number;
+  readonly maxSessionBytes: number;
   readonly maxBodyBytes: number;
 }
 
@@ -26,6 +35,11 @@ export interface ConfigVars {
   readonly RESPONSE_MODE?: string;
   readonly HEARTBEAT_MS?: string;
   readonly RETRY_MS?: string;
+  readonly MAX_CONNECTION_AGE_MS?: string;
+  readonly SESSION_TTL_MS?: string;
+  readonly RETENTION_MS?: string;
+  readonly MAX_SESSION_EVENTS?: string;
+  readonly MAX_SESSION_BYTES?: string;
 }
 
 export const DEFAULT_ALLOWED_HOSTS = 'localhost,127.0.0.1,[::1]';
@@ -41,6 +55,12 @@ function nonNegativeInteger(name: string, text: string | undefined, fallback: nu
   return value;
 }
 
+function positiveInteger(name: string, text: string | undefined, fallback: number): number {
+  const value = nonNegativeInteger(name, text, fallback);
+  if (value === 0) throw new Error(`configuration: ${name} must be positive`);
+  return value;
+}
+
 export function readConfig(vars: ConfigVars): TransportConfig {
   const mode = (vars.RESPONSE_MODE ?? 'sse').trim();
   if (mode !== 'sse' && mode !== 'json') {
@@ -52,6 +72,11 @@ export function readConfig(vars: ConfigVars): TransportConfig {
     responseMode: mode,
     heartbeatMs: nonNegativeInteger('HEARTBEAT_MS', vars.HEARTBEAT_MS, 15_000),
     retryMs: nonNegativeInteger('RETRY_MS', vars.RETRY_MS, 1_000),
+    maxConnectionAgeMs: nonNegativeInteger('MAX_CONNECTION_AGE_MS', vars.MAX_CONNECTION_AGE_MS, 0),
+    sessionTtlMs: positiveInteger('SESSION_TTL_MS', vars.SESSION_TTL_MS, 60 * 60_000),
+    retentionMs: nonNegativeInteger('RETENTION_MS', vars.RETENTION_MS, 10 * 60_000),
+    maxSessionEvents: positiveInteger('MAX_SESSION_EVENTS', vars.MAX_SESSION_EVENTS, 100_000),
+    maxSessionBytes: positiveInteger('MAX_SESSION_BYTES', vars.MAX_SESSION_BYTES, 64 * 1024 * 1024),
     maxBodyBytes: MAX_BODY_BYTES,
   };
 }

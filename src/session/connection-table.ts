@@ -34,7 +34,7 @@ export class ConnectionTable {
     for (const stream of [...this.#byStream.keys()]) this.close(stream);
   }
 
-  has(stream: number): boolean {
-    return this.#byStream.has(stream);
+  get size(): number {
+    return this.#byStream.size;
   }
 }

@@ -20,6 +20,8 @@ export interface Connection {
 
 export interface SseConnectionOptions {
   readonly heartbeatMs: number;
+  /** Ends the connection after this long (SEP-1699 polling); 0 = never. */
+  readonly maxAgeMs?: number;
   /** Called once when the connection ends, whoever ended it. */
   readonly onClosed: () => void;
 }
@@ -31,9 +33,10 @@ export class SseConnection implements Connection {
   #controller!: ReadableStreamDefaultController<Uint8Array>;
   #closed = false;
   #heartbeat: number | undefined;
+  #expiry: number | undefined;
   readonly #onClosed: () => void;
 
-  constructor({ heartbeatMs, onClosed }: SseConnectionOptions) {
+  constructor({ heartbeatMs, maxAgeMs = 0, onClosed }: SseConnectionOptions) {
     this.#onClosed = onClosed;
     this.body = new ReadableStream<Uint8Array>({
       start: (controller) => {
@@ -43,6 +46,8 @@ export class SseConnection implements Connection {
       cancel: () => this.#end(false),
     });
     if (heartbeatMs > 0) this.#heartbeat = setInterval(() => this.#write(encodeComment('keepalive')), heartbeatMs);
+    // The client was told `retry:` by the priming event and resumes with its last event id.
+    if (maxAgeMs > 0) this.#expiry = setTimeout(() => this.close(), maxAgeMs);
   }
 
   get closed(): boolean {
@@ -75,6 +80,7 @@ export class SseConnection implements Connection {
     if (this.#closed) return;
     this.#closed = true;
     if (this.#heartbeat !== undefined) clearInterval(this.#heartbeat);
+    if (this.#expiry !== undefined) clearTimeout(this.#expiry);
     if (closeBody) {
       try {
         this.#controller.close();

@@ -103,6 +103,78 @@ export class EventLog {
     return { othersPending: pending > 0 };
   }
 
+  /** Number and total size (characters) of the stored events. */
+  totals(): { readonly events: number; readonly bytes: number } {
+    return this.sql
+      .exec<{ events: number; bytes: number }>(`SELECT count(*) AS events, coalesce(sum(length(message)), 0) AS bytes FROM events`)
+      .one();
+  }
+
+  /**
+   * Drops the events of streams that ended at or before `endedBy`. The stream rows stay, so a
+   * cursor into them is answered `events_pruned`, not `unknown_stream`.
+   * Returns what was removed.
+   */
+  pruneEnded(endedBy: number): { readonly events: number; readonly bytes: number } {
+    const streams = this.sql
+      .exec<{ stream: number }>(
+        `SELECT stream FROM streams WHERE state != 'open' AND ended_at <= ? AND pruned_through < last_seq`,
+        endedBy,
+      )
+      .toArray();
+    let events = 0;
+    let bytes = 0;
+    for (const { stream } of streams) {
+      const removed = this.sql
+        .exec<{ events: number; bytes: number }>(
+          `SELECT count(*) AS events, coalesce(sum(length(message)), 0) AS bytes FROM events WHERE stream = ?`,
+          stream,
+        )
+        .one();
+      this.sql.exec(`DELETE FROM events WHERE stream = ?`, stream);
+      this.sql.exec(`UPDATE streams SET pruned_through = last_seq WHERE stream = ?`, stream);
+      events += removed.events;
+      bytes += removed.bytes;
+    }
+    return { events, bytes };
+  }
+
+  /**
+   * Drops the `count` oldest events — ended streams first, then open ones — and records how
+   * far each affected stream is pruned. Returns the size of what was removed.
+   */
+  pruneOldest(count: number): { readonly events: number; readonly bytes: number } {
+    const victims = this.sql
+      .exec<{ stream: number; seq: number; size: number }>(
+        `SELECT e.stream AS stream, e.seq AS seq, length(e.message) AS size
+           FROM events e JOIN streams s ON s.stream = e.stream
+          ORDER BY s.state = 'open', e.stream, e.seq
+          LIMIT ?`,
+        count,
+      )
+      .toArray();
+    const through = new Map<number, number>();
+    let bytes = 0;
+    for (const { stream, seq, size } of victims) {
+      this.sql.exec(`DELETE FROM events WHERE stream = ? AND seq = ?`, stream, seq);
+      through.set(stream, Math.max(through.get(stream) ?? 0, seq));
+      bytes += size;
+    }
+    for (const [stream, seq] of through) {
+      this.sql.exec(`UPDATE streams SET pruned_through = max(pruned_through, ?) WHERE stream = ?`, seq, stream);
+    }
+    return { events: victims.length, bytes };
+  }
+
+  /** When the oldest unpruned ended stream ended, if any. */
+  oldestUnprunedEnd(): number | undefined {
+    return (
+      this.sql
+        .exec<{ at: number | null }>(`SELECT min(ended_at) AS at FROM streams WHERE state != 'open' AND pruned_through < last_seq`)
+        .one().at ?? undefined
+    );
+  }
+
   unansweredRequests(stream: number): string[] {
     return this.sql
       .exec<{ request_key: string }>(`SELECT request_key FROM requests WHERE stream = ? AND answered = 0`, stream)

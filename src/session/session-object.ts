@@ -63,13 +63,20 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
   readonly #sessions: SessionStore;
   readonly #streams: SessionStreams;
   readonly #pending = new PendingAnswers();
+  /** Server→client requests awaiting an answer: wire id → the stream that carried them. */
+  readonly #outstanding = new Map<string, number>();
   #live: Promise<LiveSession> | undefined;
+  /** The scheduled alarm (ms), null for none, undefined until read from storage. */
+  #alarmAt: number | null | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#config = readConfig(env);
     this.#sessions = new SessionStore(ctx.storage.sql);
-    this.#streams = new SessionStreams(ctx.storage, this.#sessions, this.#config);
+    this.#streams = new SessionStreams(ctx.storage, this.#sessions, {
+      ...this.#config,
+      onStreamEnded: (at) => this.#armAlarm(at + this.#config.retentionMs),
+    });
   }
 
   override async fetch(request: Request): Promise<Response> {
@@ -77,6 +84,7 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
       const sessionId = request.headers.get(SESSION_ID_HEADER) ?? '';
       if (new URL(request.url).pathname === OBJECT_ROUTES.create) return await this.#create(sessionId, request);
       const live = await this.#open(sessionId);
+      this.#sessions.touch(Date.now());
       switch (request.method) {
         case 'POST':
           return await this.#post(live, request);
@@ -115,6 +123,7 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
       return this.#streams.openRequestStream(live.record.epoch, [idKey(init.id)]);
     });
     this.#streams.emit(stream.stream, JSON.stringify(response), idKey(init.id));
+    this.#armAlarm(Date.now() + this.#config.sessionTtlMs);
     const headers = { [SESSION_ID_HEADER]: sessionId };
     if (this.#config.responseMode === 'json') return Response.json(response, { headers: this.#epochHeader(headers) });
     return this.#sse(live, stream, 0, false, request, headers);
@@ -169,18 +178,15 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
   }
 
   async #delete(live: LiveSession): Promise<Response> {
-    // Forget the instance first: anything its handlers still emit finds no session to write to.
-    this.#live = undefined;
-    this.#streams.closeAll();
-    await live.server.close().catch(() => undefined);
-    await this.ctx.storage.deleteAlarm();
-    await this.ctx.storage.deleteAll();
+    await this.#destroy(live);
     return new Response(null, { status: 204 });
   }
 
   #openStandalone(live: LiveSession, request: Request): Response {
-    const stream = this.#streams.openStandalone(live.record.epoch, live.record.standaloneStream);
+    const previous = live.record.standaloneStream;
+    const stream = this.#streams.openStandalone(live.record.epoch, previous);
     live.record = { ...live.record, standaloneStream: stream.stream };
+    if (previous !== null) this.#failOutstanding(live, previous, 'the stream it was sent on was superseded');
     return this.#sse(live, stream, 0, false, request);
   }
 
@@ -221,10 +227,58 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
     const stored = this.#sessions.load();
     if (stored === undefined) throw httpErrors.sessionNotFound();
     const record = interruptOrphanedStreams(this.ctx.storage, this.#sessions, this.#streams.log, stored);
+    if (record.epoch !== stored.epoch) this.#armAlarm(Date.now() + this.#config.retentionMs);
     const live = await this.#startServer(sessionId);
     live.record = record;
     await replayHandshake(live.transport, this.#pending, record);
     return live;
+  }
+
+  /** Ends the session: connections, handlers, and every byte it stored, in one step. */
+  async #destroy(live: LiveSession | undefined): Promise<void> {
+    // Forget the instance first: anything its handlers still emit finds no session to write to.
+    this.#live = undefined;
+    this.#outstanding.clear();
+    this.#streams.closeAll();
+    await live?.server.close().catch(() => undefined);
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    this.#alarmAt = null;
+  }
+
+  /**
+   * The object's one alarm serves both clocks: idle expiry and event retention. An idle
+   * session — no request for SESSION_TTL_MS, no client attached, no call running here —
+   * is deleted whole, so it answers 404 from then on and is never re-created.
+   */
+  override async alarm(): Promise<void> {
+    this.#alarmAt = null;
+    const record = this.#sessions.load();
+    if (record === undefined) return;
+    const now = Date.now();
+    const { sessionTtlMs, retentionMs } = this.#config;
+    const running = this.#live !== undefined && this.#streams.log.openRequestStreams().length > 0;
+    const busy = running || this.#streams.hasConnections;
+    if (!busy && now >= record.lastActiveAt + sessionTtlMs) {
+      console.log(JSON.stringify({ msg: 'mcp.session.expired', idle_ms: now - record.lastActiveAt }));
+      await this.#destroy(await this.#live?.catch(() => undefined));
+      return;
+    }
+    this.#streams.pruneEnded(now - retentionMs);
+    const nextExpiry = busy ? now + sessionTtlMs : record.lastActiveAt + sessionTtlMs;
+    const oldestEnd = this.#streams.log.oldestUnprunedEnd();
+    this.#armAlarm(Math.min(nextExpiry, oldestEnd === undefined ? Infinity : oldestEnd + retentionMs));
+  }
+
+  /** Moves the alarm earlier if `at` is sooner than what is scheduled. */
+  #armAlarm(at: number): void {
+    const arm = async () => {
+      this.#alarmAt ??= await this.ctx.storage.getAlarm();
+      if (this.#alarmAt !== null && this.#alarmAt <= at) return;
+      this.#alarmAt = at;
+      await this.ctx.storage.setAlarm(at);
+    };
+    arm().catch((error: unknown) => console.error(JSON.stringify({ msg: 'mcp.session.alarm_error', error: String(error) })));
   }
 
   // ---- Messages ----------------------------------------------------------------------------
@@ -241,15 +295,28 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
     const key = answers ?? (related !== undefined ? idKey(related) : undefined);
     const stream = key !== undefined ? this.#streams.log.streamOfRequest(key) : (live.record.standaloneStream ?? undefined);
     const delivered = stream !== undefined && this.#streams.emit(stream, JSON.stringify(m), answers);
-    if (!delivered && isRequest(m)) {
+    if (!isRequest(m)) return;
+    if (delivered) {
+      this.#outstanding.set(String(m.id), stream);
+    } else {
       // Nowhere to send a server→client request: fail it back to the waiting handler now
       // rather than let it wait for an answer that cannot come.
-      live.transport.receive({
-        jsonrpc: '2.0',
-        id: m.id,
-        error: { code: -32000, message: 'No open stream to deliver the request on; the client cannot answer it' },
-      } as JSONRPCMessage);
+      this.#failBack(live, m.id, 'there is no open stream to send it on');
     }
+  }
+
+  /** Server→client requests sent on `stream` can no longer be answered: fail them back. */
+  #failOutstanding(live: LiveSession, stream: number, why: string): void {
+    for (const [id, on] of this.#outstanding) if (on === stream) this.#failBack(live, id, why);
+  }
+
+  #failBack(live: LiveSession, wireId: RequestId, why: string): void {
+    this.#outstanding.delete(String(wireId));
+    live.transport.receive({
+      jsonrpc: '2.0',
+      id: wireId,
+      error: { code: -32000, message: `The client cannot answer this request: ${why}` },
+    } as JSONRPCMessage);
   }
 
   /** What the SDK hands a handler about its HTTP request, including SEP-1699 polling hooks. */
@@ -271,6 +338,7 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
 
   /** Client messages the transport itself acts on before the SDK sees them. */
   #observe(live: LiveSession, message: JsonRpcMessage): void {
+    if (isResponse(message) && message.id !== null) this.#outstanding.delete(String(message.id));
     if (isRequest(message) && message.method === 'logging/setLevel' && typeof message.params?.level === 'string') {
       // Persisted so a revived server filters logs as the client asked.
       this.#sessions.setLogLevel(message.params.level);

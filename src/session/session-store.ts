@@ -11,6 +11,8 @@ export interface SessionRecord {
   readonly logLevel: string | null;
   readonly epoch: number;
   readonly standaloneStream: number | null;
+  /** When the session last received a request (ms since epoch). */
+  readonly lastActiveAt: number;
 }
 
 type Row = {
@@ -19,6 +21,7 @@ type Row = {
   log_level: string | null;
   epoch: number;
   standalone_stream: number | null;
+  last_active_at: number;
 };
 
 export class SessionStore {
@@ -35,6 +38,7 @@ export class SessionStore {
       logLevel: row.log_level,
       epoch: row.epoch,
       standaloneStream: row.standalone_stream,
+      lastActiveAt: row.last_active_at,
     };
   }
 
@@ -47,7 +51,7 @@ export class SessionStore {
       now,
       now,
     );
-    return { protocolVersion, initializeParams, logLevel: null, epoch: 1, standaloneStream: null };
+    return { protocolVersion, initializeParams, logLevel: null, epoch: 1, standaloneStream: null, lastActiveAt: now };
   }
 
   advanceEpoch(): number {

@@ -16,6 +16,11 @@ import type { SessionStore } from './session-store.ts';
 export interface StreamOptions {
   readonly heartbeatMs: number;
   readonly retryMs: number;
+  readonly maxConnectionAgeMs: number;
+  readonly maxSessionEvents: number;
+  readonly maxSessionBytes: number;
+  /** Told the time whenever a stream ends, so its events' retention can be scheduled. */
+  readonly onStreamEnded: (at: number) => void;
 }
 
 export class SessionStreams {
@@ -23,6 +28,8 @@ export class SessionStreams {
   readonly #connections = new ConnectionTable();
   /** A stream's epoch never changes, so the hot path need not read it back. */
   readonly #epochs = new Map<number, number>();
+  /** Stored events and their size, loaded on first use, then kept in step with every write. */
+  #totals: { events: number; bytes: number } | undefined;
 
   constructor(
     private readonly storage: DurableObjectStorage,
@@ -45,13 +52,17 @@ export class SessionStreams {
    * is refused, so a session never has two live standalone streams.
    */
   openStandalone(epoch: number, previous: number | null): StreamRecord {
+    const now = Date.now();
     const stream = this.storage.transactionSync(() => {
-      if (previous !== null) this.log.end(previous, 'superseded', Date.now());
+      if (previous !== null) this.log.end(previous, 'superseded', now);
       const opened = this.log.openStream('standalone', epoch);
       this.sessions.setStandaloneStream(opened.stream);
       return opened;
     });
-    if (previous !== null) this.#connections.close(previous);
+    if (previous !== null) {
+      this.#connections.close(previous);
+      this.options.onStreamEnded(now);
+    }
     return stream;
   }
 
@@ -63,6 +74,7 @@ export class SessionStreams {
   attach(stream: StreamRecord, afterSeq: number, primes: boolean, signal: AbortSignal): SseConnection {
     const connection: SseConnection = new SseConnection({
       heartbeatMs: this.options.heartbeatMs,
+      maxAgeMs: this.options.maxConnectionAgeMs,
       onClosed: () => this.#connections.release(stream.stream, connection),
     });
     this.#epochs.set(stream.stream, stream.epoch);
@@ -95,14 +107,17 @@ export class SessionStreams {
    * Returns false, storing nothing, when the stream is no longer open.
    */
   emit(stream: number, data: string, answers?: string): boolean {
+    const now = Date.now();
     const outcome = this.storage.transactionSync(() => {
       if (this.log.stream(stream)?.state !== 'open') return undefined;
       const seq = this.log.append(stream, data);
+      this.#account(1, data.length);
       const finished = answers !== undefined && !this.log.markAnswered(answers, stream).othersPending;
-      if (finished) this.log.end(stream, 'finished', Date.now());
+      if (finished) this.log.end(stream, 'finished', now);
       return { seq, finished };
     });
     if (outcome === undefined) return false;
+    if (outcome.finished) this.options.onStreamEnded(now);
     const epoch = this.#epochs.get(stream) ?? this.log.stream(stream)!.epoch;
     this.#connections.deliver(stream, { id: formatEventId({ epoch, stream, seq: outcome.seq }), data });
     if (outcome.finished) this.#connections.close(stream);
@@ -113,13 +128,47 @@ export class SessionStreams {
   abandon(requestKey: string): void {
     const stream = this.log.streamOfRequest(requestKey);
     if (stream === undefined) return;
+    const now = Date.now();
     const finished = this.storage.transactionSync(() => {
       if (this.log.stream(stream)?.state !== 'open') return false;
       const { othersPending } = this.log.markAnswered(requestKey, stream);
-      if (!othersPending) this.log.end(stream, 'finished', Date.now());
+      if (!othersPending) this.log.end(stream, 'finished', now);
       return !othersPending;
     });
-    if (finished) this.#connections.close(stream);
+    if (finished) {
+      this.#connections.close(stream);
+      this.options.onStreamEnded(now);
+    }
+  }
+
+  /** Drops the events of streams that ended at or before `endedBy` (retention). */
+  pruneEnded(endedBy: number): void {
+    const removed = this.storage.transactionSync(() => this.log.pruneEnded(endedBy));
+    this.#account(-removed.events, -removed.bytes);
+  }
+
+  /** Whether any connection is attached: a client is listening, so the session is in use. */
+  get hasConnections(): boolean {
+    return this.#connections.size > 0;
+  }
+
+  /**
+   * Keeps the stored events within the session's bounds: past either bound, the oldest are
+   * pruned (a tenth of the event bound at a time, so pruning is not paid on every append).
+   * Cursors into pruned events are then refused with 410 `events_pruned`.
+   */
+  #account(events: number, bytes: number): void {
+    const totals = (this.#totals ??= { ...this.log.totals() });
+    totals.events += events;
+    totals.bytes += bytes;
+    const { maxSessionEvents, maxSessionBytes } = this.options;
+    while (totals.events > 1 && (totals.events > maxSessionEvents || totals.bytes > maxSessionBytes)) {
+      const excess = Math.max(totals.events - maxSessionEvents, 1);
+      const removed = this.log.pruneOldest(Math.min(totals.events - 1, Math.max(excess, Math.ceil(maxSessionEvents / 10))));
+      totals.events -= removed.events;
+      totals.bytes -= removed.bytes;
+      if (removed.events === 0) break;
+    }
   }
 
   /** Ends the stream's live connection, if any; the stream and its producer go on. */
@@ -130,5 +179,6 @@ export class SessionStreams {
   closeAll(): void {
     this.#connections.closeAll();
     this.#epochs.clear();
+    this.#totals = undefined;
   }
 }

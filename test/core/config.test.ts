@@ -9,8 +9,28 @@ describe('readConfig defaults', () => {
       responseMode: 'sse',
       heartbeatMs: 15_000,
       retryMs: 1_000,
+      maxConnectionAgeMs: 0,
+      sessionTtlMs: 3_600_000,
+      retentionMs: 600_000,
+      maxSessionEvents: 100_000,
+      maxSessionBytes: 67_108_864,
       maxBodyBytes: 4_194_304,
     });
+  });
+
+  it.each([
+    { key: 'MAX_CONNECTION_AGE_MS', value: '30000', field: 'maxConnectionAgeMs', expected: 30_000 },
+    { key: 'MAX_CONNECTION_AGE_MS', value: '0', field: 'maxConnectionAgeMs', expected: 0 },
+    { key: 'SESSION_TTL_MS', value: '1000', field: 'sessionTtlMs', expected: 1_000 },
+    { key: 'RETENTION_MS', value: '0', field: 'retentionMs', expected: 0 },
+    { key: 'MAX_SESSION_EVENTS', value: '50', field: 'maxSessionEvents', expected: 50 },
+    { key: 'MAX_SESSION_BYTES', value: '1024', field: 'maxSessionBytes', expected: 1_024 },
+  ] as const)('reads $key=$value', ({ key, value, field, expected }) => {
+    expect(readConfig({ [key]: value })[field]).toBe(expected);
+  });
+
+  it.each(['SESSION_TTL_MS', 'MAX_SESSION_EVENTS', 'MAX_SESSION_BYTES'] as const)('refuses %s = 0', (key) => {
+    expect(() => readConfig({ [key]: '0' })).toThrow(`configuration: ${key} must be positive`);
   });
 
   it.each([
