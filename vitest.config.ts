@@ -20,12 +20,23 @@ export default defineConfig({
     projects: [
       {
         plugins: [worker()],
-        test: { ...shared, name: 'default', include: ['test/**/*.test.ts'], exclude: ['test/json-mode/**'] },
+        test: { ...shared, name: 'default', include: ['test/**/*.test.ts'], exclude: ['test/configured/**', 'test/bounds/**'] },
       },
       {
-        // The same Worker configured for JSON responses and fast heartbeats.
-        plugins: [worker({ RESPONSE_MODE: 'json', HEARTBEAT_MS: '50' })],
-        test: { ...shared, name: 'json-mode', include: ['test/json-mode/**/*.test.ts'] },
+        // The optional behaviours switched on: JSON responses, fast heartbeats, connection age.
+        plugins: [worker({ RESPONSE_MODE: 'json', HEARTBEAT_MS: '50', MAX_CONNECTION_AGE_MS: '400' })],
+        test: { ...shared, name: 'configured', include: ['test/configured/**/*.test.ts'] },
+      },
+      {
+        // Tight bounds, so expiry, retention, pruning and connection age happen within a test.
+        plugins: [
+          worker({
+            SESSION_TTL_MS: '1000',
+            RETENTION_MS: '0',
+            MAX_SESSION_EVENTS: '50',
+          }),
+        ],
+        test: { ...shared, name: 'bounds', include: ['test/bounds/**/*.test.ts'] },
       },
     ],
   },

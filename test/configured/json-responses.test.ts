@@ -1,5 +1,5 @@
 /**
- * RESPONSE_MODE = "json": a POST carrying requests is answered with one JSON body; the
+ * RESPONSE_MODE = "json" (with HEARTBEAT_MS = 50 and MAX_CONNECTION_AGE_MS = 400): a POST carrying requests is answered with one JSON body; the
  * events are still stored, so a re-sent id is recognised. GET streams stay SSE, with
  * heartbeats (HEARTBEAT_MS = 50 in this project).
  */

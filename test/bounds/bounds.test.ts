@@ -1,0 +1,127 @@
+/**
+ * Bounded and expiring sessions, with the project's tight settings:
+ * SESSION_TTL_MS=1000, RETENTION_MS=0 (ended streams are pruned at once), MAX_SESSION_EVENTS=50.
+ * Alarms are run on demand with runDurableObjectAlarm.
+ */
+import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import { describe, expect, it } from 'vitest';
+import { errorOf, messages, openSession, toolCall, type Session } from '../support/mcp-http.ts';
+import { SseReader } from '../support/sse-reader.ts';
+
+const stubOf = (session: Session) => env.MCP_SESSION.get(env.MCP_SESSION.idFromName(session.id));
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const streamOf = (id: string) => id.split('-')[1];
+
+describe('retention', () => {
+  it('once a finished stream’s retention passes, a cursor into it is refused with 410 events_pruned', async () => {
+    const session = await openSession();
+    const events = await session.call('tools/call', toolCall('countdown', { from: 3, interval_ms: 0 }, { progressToken: 1 }));
+    const stream = streamOf(events[0]!.id!);
+
+    await runDurableObjectAlarm(stubOf(session));
+
+    expect(await errorOf(await session.get(`1-${stream}-1`))).toMatchObject({ status: 410, code: -32000, reason: 'events_pruned' });
+  });
+
+  it('the final event of a pruned stream is still a valid point: no replay, a new standalone stream', async () => {
+    const session = await openSession();
+    const events = await session.call('tools/call', toolCall('tally', { key: 'r' }));
+    await runDurableObjectAlarm(stubOf(session));
+    const response = await session.get(events.at(-1)!.id!);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('Mcp-Stream-Resumed')).toBe('false');
+    await response.body?.cancel();
+  });
+
+  it('a superseded standalone stream is pruned too, and still answers stream_superseded', async () => {
+    const session = await openSession();
+    const first = await session.get();
+    const [priming] = await new SseReader(first).take(1);
+    await (await session.get()).body?.cancel();
+    await runDurableObjectAlarm(stubOf(session));
+    expect(await errorOf(await session.get(priming!.id))).toMatchObject({ status: 409, reason: 'stream_superseded' });
+  });
+});
+
+describe('per-session bounds', () => {
+  it('beyond MAX_SESSION_EVENTS the oldest events are pruned; early cursors get 410, late ones resume', async () => {
+    const session = await openSession();
+    const response = await session.post({
+      jsonrpc: '2.0',
+      id: 'big',
+      method: 'tools/call',
+      params: toolCall('countdown', { from: 120, interval_ms: 5 }, { progressToken: 1 }),
+    });
+    const stream = response.headers.get('Mcp-Stream-Id');
+    const live = new SseReader(response);
+    try {
+      const seen = await live.take(81); // priming + 80 progress: the call is still running
+      expect(seen.at(-1)!.id).toBe(`1-${stream}-80`);
+      const stored = await runInDurableObject(stubOf(session), (_i, state) =>
+        state.storage.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM events`).one().n,
+      );
+      expect(stored).toBeLessThanOrEqual(50);
+
+      expect(await errorOf(await session.get(`1-${stream}-1`))).toMatchObject({ status: 410, reason: 'events_pruned' });
+      // A recent cursor resumes (and fences the first connection) with nothing missing.
+      const resumed = new SseReader(await session.get(`1-${stream}-78`));
+      const rest = await resumed.all();
+      const seqs = rest.map((e) => Number(e.id!.split('-')[2]));
+      expect(seqs).toEqual(Array.from({ length: 121 - 78 + 1 }, (_, i) => 78 + i));
+      expect(messages(rest).at(-1)).toMatchObject({ id: 'big', result: { content: [{ text: 'liftoff after 120' }] } });
+    } finally {
+      await live.cancel();
+    }
+  });
+});
+
+describe('idle expiry', () => {
+  it('an idle session expires on its alarm: 404 afterwards, all storage gone, never re-created', async () => {
+    const session = await openSession();
+    await sleep(1_100);
+    await runDurableObjectAlarm(stubOf(session));
+
+    expect(await errorOf(await session.post({ jsonrpc: '2.0', id: 1, method: 'ping' }))).toMatchObject({ status: 404, code: -32001 });
+    expect(await errorOf(await session.get())).toMatchObject({ status: 404 });
+    const tables = await runInDurableObject(stubOf(session), (_i, state) =>
+      state.storage.sql.exec(`SELECT name FROM sqlite_master WHERE type = 'table'`).toArray(),
+    );
+    expect(tables).toEqual([]);
+  });
+
+  it('a session used within its TTL does not expire', async () => {
+    const session = await openSession();
+    await sleep(600);
+    await session.call('ping', {});
+    await sleep(600);
+    await runDurableObjectAlarm(stubOf(session));
+    expect(messages(await session.call('ping', {}))).toHaveLength(1);
+  });
+
+  it('a session with a client attached does not expire while it listens', async () => {
+    const session = await openSession();
+    const reader = new SseReader(await session.get());
+    try {
+      await reader.take(1);
+      await sleep(1_100);
+      await runDurableObjectAlarm(stubOf(session));
+      expect(messages(await session.call('ping', {}))).toHaveLength(1);
+    } finally {
+      await reader.cancel();
+    }
+  });
+
+  it('a session with a call still running does not expire, even with no client attached', async () => {
+    const session = await openSession();
+    const response = await session.post({ jsonrpc: '2.0', id: 'run', method: 'tools/call', params: toolCall('countdown', { from: 40, interval_ms: 40 }) });
+    const first = new SseReader(response);
+    const [priming] = await first.take(1).finally(() => first.cancel());
+    await sleep(1_100);
+    await runDurableObjectAlarm(stubOf(session));
+    // Still running (40 × 40 ms): the stream is open, so the result arrives on the resumed connection.
+    expect(messages(await new SseReader(await session.get(priming!.id)).all())).toEqual([
+      { jsonrpc: '2.0', id: 'run', result: { content: [{ type: 'text', text: 'liftoff after 40' }] } },
+    ]);
+  });
+});
