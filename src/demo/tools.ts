@@ -38,6 +38,28 @@ export function registerDemoTools(server: McpServer, session: SessionContext): v
   );
 
   server.registerTool(
+    'ask_later',
+    {
+      description:
+        "Starts a background task that, after `delay_ms`, asks the client for its roots (roots/list) on the session's " +
+        'standalone stream, then logs the answer or the error. Shows a server request that outlives the call.',
+      inputSchema: z.object({ delay_ms: z.number().int().min(0).max(60_000) }),
+    },
+    async ({ delay_ms }) => {
+      const task = (async () => {
+        await sleep(delay_ms, AbortSignal.timeout(delay_ms + 60_000));
+        const outcome = await server.server.listRoots().then(
+          (result) => ({ roots: result.roots }),
+          (error: unknown) => ({ error: error instanceof Error ? error.message : String(error) }),
+        );
+        await server.sendLoggingMessage({ level: 'info', logger: 'ask_later', data: outcome });
+      })();
+      session.waitUntil(task);
+      return { content: [{ type: 'text', text: `asking in ${delay_ms} ms` }] };
+    },
+  );
+
+  server.registerTool(
     'countdown',
     {
       description: 'Counts down, one progress notification per step, then reports liftoff.',

@@ -12,13 +12,18 @@
  * send without a `relatedRequestId`, yet a server→client request made while handling a client
  * request belongs on that request's stream (the client may have no standalone stream at all).
  * The transport knows which request's handler is running from the async context it
- * dispatched it in.
+ * dispatched it in, and passes it along as the message's `origin`.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { JSONRPCMessage, MessageExtraInfo, RequestId, Transport, TransportSendOptions } from '@modelcontextprotocol/server';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../core/protocol-version.ts';
 
-export type OutboundRoute = (message: JSONRPCMessage, relatedRequestId: RequestId | undefined) => void;
+/**
+ * `related`: the request the SDK says the message belongs to. `origin`: for a server→client
+ * request the SDK did not relate, the client request whose handler (or whose spawned task)
+ * made it.
+ */
+export type OutboundRoute = (message: JSONRPCMessage, related: RequestId | undefined, origin?: RequestId) => void;
 
 export class DurableTransport implements Transport {
   onclose?: () => void;
@@ -37,8 +42,8 @@ export class DurableTransport implements Transport {
 
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
     if ('method' in message && 'id' in message) {
-      const related = options?.relatedRequestId ?? this.#handling.getStore();
-      this.route({ ...message, id: this.wireId(message.id) }, related);
+      const related = options?.relatedRequestId;
+      this.route({ ...message, id: this.wireId(message.id) }, related, related ?? this.#handling.getStore());
     } else {
       this.route(message, options?.relatedRequestId);
     }

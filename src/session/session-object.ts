@@ -206,7 +206,7 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
     });
     const live: LiveSession = {
       server,
-      transport: new DurableTransport(sessionId, (message, related) => this.#route(live, message, related)),
+      transport: new DurableTransport(sessionId, (message, related, origin) => this.#route(live, message, related, origin)),
       record: undefined as unknown as SessionRecord, // set once the session is created or loaded
     };
     await server.connect(live.transport);
@@ -284,16 +284,25 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
   // ---- Messages ----------------------------------------------------------------------------
 
   /**
-   * Where an outgoing message goes: a response to its request's stream, a message related
-   * to a request to that request's stream, anything else to the standalone stream.
+   * Where an outgoing message goes: a response to its request's stream; a message related
+   * to a request to that request's stream; a server→client request to the stream of the
+   * request it originates from while that stream is open; anything else to the standalone
+   * stream.
    */
-  #route(live: LiveSession, message: JSONRPCMessage, related: RequestId | undefined): void {
+  #route(live: LiveSession, message: JSONRPCMessage, related: RequestId | undefined, origin?: RequestId): void {
     if (this.#pending.take(message)) return;
     if (this.#live === undefined) return; // the session was deleted under a running handler
     const m = message as JsonRpcMessage;
+    const { log } = this.#streams;
     const answers = isResponse(m) && m.id !== null ? idKey(m.id) : undefined;
     const key = answers ?? (related !== undefined ? idKey(related) : undefined);
-    const stream = key !== undefined ? this.#streams.log.streamOfRequest(key) : (live.record.standaloneStream ?? undefined);
+    const originStream = origin !== undefined ? log.streamOfRequest(idKey(origin)) : undefined;
+    const stream =
+      key !== undefined
+        ? log.streamOfRequest(key)
+        : originStream !== undefined && log.stream(originStream)?.state === 'open'
+          ? originStream
+          : (live.record.standaloneStream ?? undefined);
     const delivered = stream !== undefined && this.#streams.emit(stream, JSON.stringify(m), answers);
     if (!isRequest(m)) return;
     if (delivered) {
