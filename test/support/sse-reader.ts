@@ -35,8 +35,9 @@ export class SseReader {
         if (frame.split('\n').every((line) => line.startsWith(':'))) continue;
         return parseFrame(frame);
       }
-      const remaining = deadline - Date.now();
-      if (remaining <= 0) return TIMED_OUT;
+      // Even with no time left, what is already queued is read: a 0 ms timer fires only
+      // after the read's microtasks have run.
+      const remaining = Math.max(0, deadline - Date.now());
       this.#pendingRead ??= this.#reader.read();
       let timer: number | undefined;
       const result = await Promise.race([
