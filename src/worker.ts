@@ -22,9 +22,15 @@ import {
 import { newSessionId } from './core/session-id.ts';
 import { EXPOSED_HEADERS, OBJECT_ROUTES, STREAM_HEADERS } from './session/wire.ts';
 
+/** All the Worker needs of the session namespace: name → object, and a way to fetch it. */
+export interface SessionNamespace {
+  idFromName(name: string): DurableObjectId;
+  get(id: DurableObjectId): { fetch(request: Request): Promise<Response> };
+}
+
 export interface McpWorkerOptions<E> {
-  /** The Durable Object namespace holding sessions. */
-  readonly sessions: (env: E) => DurableObjectNamespace;
+  /** The Durable Object namespace whose class extends McpSessionObject. */
+  readonly sessions: (env: E) => SessionNamespace;
   /** The endpoint path. Default `/mcp`. */
   readonly path?: string;
 }

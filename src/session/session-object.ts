@@ -303,6 +303,11 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
         : originStream !== undefined && log.stream(originStream)?.state === 'open'
           ? originStream
           : (live.record.standaloneStream ?? undefined);
+    if (isRequest(m) && this.#config.responseMode === 'json' && stream !== undefined && stream !== live.record.standaloneStream) {
+      // A JSON response carries responses only: the client would never see this request.
+      this.#failBack(live, m.id, 'in JSON response mode a POST response cannot carry requests');
+      return;
+    }
     const delivered = stream !== undefined && this.#streams.emit(stream, JSON.stringify(m), answers);
     if (!isRequest(m)) return;
     if (delivered) {

@@ -42,6 +42,15 @@ describe('JSON response mode', () => {
     });
   });
 
+  it('a tool that asks the client something fails at once instead of leaving the POST unanswered', async () => {
+    const session = await openSession('2025-11-25', { elicitation: {} });
+    const response = await session.post({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: toolCall('test_elicitation', { message: 'who?' }) });
+    expect(await response.json()).toMatchObject({
+      id: 9,
+      result: { isError: true, content: [{ text: expect.stringContaining('JSON response mode') }] },
+    });
+  });
+
   it('an open SSE connection carries comment heartbeats', async () => {
     const session = await openSession();
     const reader = new SseReader(await session.get());
