@@ -1,12 +1,14 @@
-// Runs the MCP conformance suite (the independent judge of protocol behaviour) and the
-// official Node client against `wrangler dev` on loopback. Fails on any FAILURE or WARNING
-// check — the suite's summary line hides warnings, so every checks.json is read.
+// Runs the MCP conformance suite (the independent judge of protocol behaviour), the official
+// Node client and a raw-HTTP walk of the resume decision table against `wrangler dev` on
+// loopback. Fails on any FAILURE or WARNING check — the suite's summary line hides warnings,
+// so every checks.json is read.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { withDevServer } from './dev-server.mjs';
 import { checkWithSdkClient } from './sdk-client-check.mjs';
+import { walkResumeTable } from './walk-resume-table.mjs';
 
 const port = Number(process.env.CONFORMANCE_PORT ?? 8797);
 const MUST_SUCCEED = ['server-sse-priming-event', 'server-sse-retry-field', 'server-sse-disconnect-resume'];
@@ -44,4 +46,5 @@ await withDevServer(port, async (url) => {
   if (problems.length > 0 || run.status !== 0) process.exit(1);
 
   await checkWithSdkClient(url);
+  if (!(await walkResumeTable(url))) process.exit(1);
 });

@@ -1,0 +1,138 @@
+// Walks every row of the GET + Last-Event-ID decision table (README, "Wire contract") against
+// a running server with raw fetch, as any HTTP client would, and prints what each row answered.
+// Exits non-zero if an answer differs from the table.
+// Usage: node scripts/walk-resume-table.mjs [url]   (default http://localhost:8787/mcp)
+// Bounded: every read has a deadline; the pruning row makes at most 12 calls.
+
+const JSON_HEADERS = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
+
+/** Reads SSE events until the stream ends, `count` events arrived, or `ms` passed. */
+async function readEvents(response, { count = Infinity, ms = 5_000 } = {}) {
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  const events = [];
+  let buffer = '';
+  const deadline = Date.now() + ms;
+  try {
+    while (events.length < count && Date.now() < deadline) {
+      const chunk = await Promise.race([reader.read(), new Promise((r) => setTimeout(() => r('timeout'), deadline - Date.now()))]);
+      if (chunk === 'timeout' || chunk.done) break;
+      buffer += decoder.decode(chunk.value, { stream: true });
+      let end;
+      while ((end = buffer.indexOf('\n\n')) >= 0 && events.length < count) {
+        const frame = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const id = /^id: (.*)$/m.exec(frame)?.[1];
+        const data = [...frame.matchAll(/^data: ?(.*)$/gm)].map((m) => m[1]).join('\n');
+        if (id !== undefined) events.push({ id, data });
+      }
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+  return events;
+}
+
+async function session(url) {
+  const init = await fetch(url, {
+    method: 'POST',
+    headers: JSON_HEADERS,
+    body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'walk', version: '1' } } }),
+  });
+  const id = init.headers.get('mcp-session-id');
+  await init.body?.cancel();
+  const headers = { 'Mcp-Session-Id': id, 'MCP-Protocol-Version': '2025-11-25' };
+  let next = 1;
+  const s = {
+    id,
+    post: (body) => fetch(url, { method: 'POST', headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(body) }),
+    get: (cursor) => fetch(url, { headers: { Accept: 'text/event-stream', ...headers, ...(cursor !== undefined && { 'Last-Event-ID': cursor }) } }),
+    /** Starts a tools/call and returns the response (its stream is in the headers). */
+    start: (name, args, id = next++) =>
+      s.post({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, _meta: { progressToken: `p${id}` } } }),
+    /** A whole call; returns its events and stream number. */
+    async call(name, args) {
+      const response = await s.start(name, args);
+      return { stream: response.headers.get('mcp-stream-id'), events: await readEvents(response, { ms: 30_000 }) };
+    },
+  };
+  await s.post({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  return s;
+}
+
+async function answer(response) {
+  const resumed = response.headers.get('mcp-stream-resumed');
+  const stream = response.headers.get('mcp-stream-id');
+  if (response.headers.get('content-type')?.startsWith('application/json')) {
+    const body = await response.json();
+    return { status: response.status, reason: body.error?.data?.reason, cursor: body.error?.data?.cursor };
+  }
+  return { status: response.status, resumed, stream, events: await readEvents(response, { ms: 2_000 }) };
+}
+
+const rows = [];
+function row(name, cursor, got, expected, note = '') {
+  const ok = Object.entries(expected).every(([key, value]) => got[key] === value);
+  const shown = [got.status, got.reason, got.resumed !== undefined && got.resumed !== null ? `resumed=${got.resumed}` : undefined].filter(Boolean).join(' ');
+  rows.push({ ok, line: `${ok ? 'ok  ' : 'FAIL'} ${name.padEnd(46)} ${String(cursor).padEnd(12)} → ${shown}${note ? `  (${note})` : ''}` });
+}
+
+export async function walkResumeTable(url) {
+  const s = await session(url);
+
+  row('not three decimal integers', 'x-1', await answer(await s.get('x-1')), { status: 400, reason: 'malformed_cursor' });
+
+  const unknown = await fetch(url, { headers: { Accept: 'text/event-stream', 'Mcp-Session-Id': 'A'.repeat(43), 'Last-Event-ID': '1-1-0' } });
+  row('session unknown, ended or expired', '1-1-0', await answer(unknown), { status: 404 });
+
+  const done = await s.call('countdown', { from: 3, interval_ms: 0 });
+  const S = done.stream;
+  const last = done.events.at(-1).id;
+  row('stream not in this session', '1-9999-0', await answer(await s.get('1-9999-0')), { status: 409, reason: 'unknown_stream' });
+  row("E is not the stream's epoch", `2-${S}-0`, await answer(await s.get(`2-${S}-0`)), { status: 409, reason: 'unknown_stream' });
+  row("N beyond the stream's last event", `1-${S}-99`, await answer(await s.get(`1-${S}-99`)), { status: 409, reason: 'cursor_ahead' });
+
+  const firstStandalone = await s.get();
+  const [priming] = await readEvents(firstStandalone, { count: 1 });
+  await (await s.get()).body.cancel(); // supersedes it
+  row('a superseded standalone stream', priming.id, await answer(await s.get(priming.id)), { status: 409, reason: 'stream_superseded' });
+
+  const running = await s.start('countdown', { from: 20, interval_ms: 200 });
+  const seen = await readEvents(running, { count: 2 });
+  const live = await answer(await s.get(seen.at(-1).id));
+  row('stream open', seen.at(-1).id, live, { status: 200, resumed: 'true' }, `${live.events.length} events in 2 s, live`);
+
+  const before = await answer(await s.get(`1-${S}-1`));
+  const replayedResult = before.events.some((e) => e.data.includes('"result"'));
+  row('finished, N before its final event', `1-${S}-1`, { ...before, replayedResult }, { status: 200, resumed: 'true', replayedResult: true }, `replayed ${before.events.length - 1} incl. the result, closed`);
+
+  const atFinal = await answer(await s.get(last));
+  row('finished, N is its final event', last, atFinal, { status: 200, resumed: 'false' }, `new standalone stream ${atFinal.stream}, nothing replayed`);
+
+  const fresh = await answer(await s.get());
+  row('no Last-Event-ID', '—', fresh, { status: 200, resumed: 'false' }, `stream ${fresh.stream}, supersedes the previous`);
+
+  const duplicate = await answer(await s.start('tally', { key: 'walk' }, 1));
+  row('POST reusing a request id', 'id 1', duplicate, { status: 409, reason: 'duplicate_request_id' }, `cursor ${duplicate.cursor}`);
+
+  // events_pruned: push the session past MAX_SESSION_EVENTS (or wait out RETENTION_MS), which
+  // prunes the oldest finished stream first.
+  let pruned;
+  for (let calls = 0; calls < 12; calls++) {
+    pruned = await answer(await s.get(`1-${S}-1`));
+    if (pruned.status !== 200) break;
+    await s.call('countdown', { from: 10_000, interval_ms: 0 });
+  }
+  row('events after N no longer retained', `1-${S}-1`, pruned, { status: 410, reason: 'events_pruned' });
+
+  await fetch(url, { method: 'DELETE', headers: { 'Mcp-Session-Id': s.id } });
+  for (const { line } of rows) console.log(line);
+  const failed = rows.filter((r) => !r.ok).length;
+  console.log(`decision table: ${rows.length - failed} rows as documented, ${failed} not`);
+  return failed === 0;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const ok = await walkResumeTable(process.argv[2] ?? 'http://localhost:8787/mcp');
+  process.exit(ok ? 0 : 1);
+}
