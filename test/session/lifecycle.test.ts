@@ -65,6 +65,14 @@ describe('session lifecycle', () => {
     expect((await errorOf(await session.delete())).status).toBe(404);
   });
 
+  it('a deleted session id is never re-minted, not even by an initialize that names it', async () => {
+    const session = await openSession();
+    await session.delete();
+    const again = await postRaw(initializeRequest(), { 'Mcp-Session-Id': session.id });
+    expect(await errorOf(again)).toMatchObject({ status: 404, code: -32001 });
+    expect(await tablesOf(session.id)).toEqual([]);
+  });
+
   it('DELETE removes all of the session storage in one step', async () => {
     const session = await openSession();
     await session.call('tools/call', { name: 'tally', arguments: { key: 'k' } });
