@@ -97,6 +97,8 @@ export function createMcpWorker<E extends ConfigVars>({ sessions, path = '/mcp' 
   });
 
   app.get(path, (c) => {
+    // Hono routes HEAD to GET handlers; HEAD is not part of the transport.
+    if (c.req.method === 'HEAD') throw httpErrors.methodNotAllowed(ALLOWED_METHODS);
     const { headers } = c.req.raw;
     checkGetAccept(headers);
     readProtocolVersion(headers);

@@ -1,6 +1,6 @@
 /**
  * The SDK's `Transport`, as seen by one McpServer living inside the session object.
- * It carries no state of its own: inbound messages come from the object's HTTP handlers,
+ * It holds no session state: inbound messages come from the object's HTTP handlers,
  * outbound ones go to `route`, which persists them before any byte is written.
  *
  * One wire concern lives here: ids of server→client requests (elicitation, sampling, …).
@@ -58,7 +58,7 @@ export class DurableTransport implements Transport {
   receive(message: JSONRPCMessage, extra?: MessageExtraInfo): boolean {
     if (!('method' in message)) {
       const [tag, n] = typeof message.id === 'string' ? message.id.split('.') : [];
-      if (tag !== this.#tag || n === undefined || !/^[0-9]+$/.test(n)) return false;
+      if (tag !== this.#tag || n === undefined || !/^(0|[1-9][0-9]{0,15})$/.test(n)) return false;
       message = { ...message, id: Number(n) };
     }
     if ('method' in message && 'id' in message) {

@@ -103,10 +103,10 @@ export class EventLog {
     return { othersPending: pending > 0 };
   }
 
-  /** Number and total size (characters) of the stored events. */
+  /** Number and total size (UTF-8 bytes) of the stored events. */
   totals(): { readonly events: number; readonly bytes: number } {
     return this.sql
-      .exec<{ events: number; bytes: number }>(`SELECT count(*) AS events, coalesce(sum(length(message)), 0) AS bytes FROM events`)
+      .exec<{ events: number; bytes: number }>(`SELECT count(*) AS events, coalesce(sum(length(CAST(message AS BLOB))), 0) AS bytes FROM events`)
       .one();
   }
 
@@ -127,7 +127,7 @@ export class EventLog {
     for (const { stream } of streams) {
       const removed = this.sql
         .exec<{ events: number; bytes: number }>(
-          `SELECT count(*) AS events, coalesce(sum(length(message)), 0) AS bytes FROM events WHERE stream = ?`,
+          `SELECT count(*) AS events, coalesce(sum(length(CAST(message AS BLOB))), 0) AS bytes FROM events WHERE stream = ?`,
           stream,
         )
         .one();
@@ -146,7 +146,7 @@ export class EventLog {
   pruneOldest(count: number): { readonly events: number; readonly bytes: number } {
     const victims = this.sql
       .exec<{ stream: number; seq: number; size: number }>(
-        `SELECT e.stream AS stream, e.seq AS seq, length(e.message) AS size
+        `SELECT e.stream AS stream, e.seq AS seq, length(CAST(e.message AS BLOB)) AS size
            FROM events e JOIN streams s ON s.stream = e.stream
           ORDER BY s.state = 'open', e.stream, e.seq
           LIMIT ?`,

@@ -16,7 +16,7 @@
 import { DurableObject } from 'cloudflare:workers';
 import type { JSONRPCMessage, McpServer, MessageExtraInfo, RequestId } from '@modelcontextprotocol/server';
 import { readConfig, type ConfigVars, type TransportConfig } from '../config.ts';
-import { asHttpError, errorResponse, httpErrors } from '../core/errors.ts';
+import { asHttpError, errorResponse, httpErrors, JsonRpcCode, McpHttpError } from '../core/errors.ts';
 import { formatEventId } from '../core/event-id.ts';
 import {
   idKey,
@@ -44,9 +44,19 @@ export interface SessionContext {
   readonly sessionId: string;
   /** The session's own durable storage; deleted with the session. */
   readonly storage: DurableObjectStorage;
-  /** Keeps the object alive until `task` settles (work that outlives the call that started it). */
+  /**
+   * Registers work that outlives the call that started it. On runtimes with pending-I/O
+   * keep-alive (compatibility date 2026-10-01 or later) this keeps the object resident until
+   * `task` settles; on the pinned 2026-04-20 runtime it does not, and such a task lives only
+   * as long as the object does.
+   */
   readonly waitUntil: (task: Promise<unknown>) => void;
 }
+
+/** RFC 5424 severities, as MCP's `logging/setLevel` takes them. */
+const LOGGING_LEVELS = new Set(['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency']);
+
+const ALLOWED_METHODS = ['GET', 'POST', 'DELETE', 'OPTIONS'];
 
 /** The session as served by this instance. */
 interface LiveSession {
@@ -68,6 +78,7 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
   #live: Promise<LiveSession> | undefined;
   /** The scheduled alarm (ms), null for none, undefined until read from storage. */
   #alarmAt: number | null | undefined;
+  #arming: Promise<void> = Promise.resolve();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -82,18 +93,23 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
   override async fetch(request: Request): Promise<Response> {
     try {
       const sessionId = request.headers.get(SESSION_ID_HEADER) ?? '';
-      if (new URL(request.url).pathname === OBJECT_ROUTES.create) return await this.#create(sessionId, request);
-      const live = await this.#open(sessionId);
+      // The body is read before the session is looked at: from here to the end of the handler
+      // nothing awaits I/O, so a concurrent DELETE cannot remove the session mid-request.
+      const body = request.method === 'POST' ? await request.text() : '';
+      if (new URL(request.url).pathname === OBJECT_ROUTES.create) return await this.#create(sessionId, body, request);
+      const opened = this.#open(sessionId);
+      const live = await opened;
+      if (this.#live !== opened) throw httpErrors.sessionNotFound(); // deleted while reviving
       this.#sessions.touch(Date.now());
       switch (request.method) {
         case 'POST':
-          return await this.#post(live, request);
+          return await this.#post(live, body, request);
         case 'GET':
           return this.#get(live, request);
         case 'DELETE':
           return await this.#delete(live);
         default:
-          throw httpErrors.methodNotAllowed(['GET', 'POST', 'DELETE']);
+          throw httpErrors.methodNotAllowed(ALLOWED_METHODS);
       }
     } catch (error) {
       const failure = asHttpError(error);
@@ -105,17 +121,20 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
   // ---- HTTP ------------------------------------------------------------------------------
 
   /** A new session: nothing is stored unless the SDK accepts the handshake. */
-  async #create(sessionId: string, request: Request): Promise<Response> {
+  async #create(sessionId: string, body: string, request: Request): Promise<Response> {
     if (this.#sessions.load() !== undefined) throw httpErrors.internal(); // 256-bit ids do not collide
-    const init = parseJsonRpcBody(await request.text()).messages[0] as JsonRpcRequest;
+    const init = parseJsonRpcBody(body).messages[0] as JsonRpcRequest;
     const live = await this.#startServer(sessionId);
+    this.#live = Promise.resolve(live);
     const answer = this.#pending.expect(init.id);
     live.transport.receive(init as JSONRPCMessage, { request });
     const response = (await answer) as JsonRpcMessage;
     const version = 'result' in response ? (response.result as { protocolVersion?: unknown }).protocolVersion : undefined;
     if (typeof version !== 'string' || !isSupportedProtocolVersion(version)) {
+      // The SDK refused the handshake: nothing is stored, and no session id is issued.
       this.#live = undefined;
-      return Response.json(response, { status: 400 });
+      const error = 'error' in response ? response.error : undefined;
+      throw new McpHttpError(400, error?.code ?? JsonRpcCode.InvalidRequest, error?.message ?? 'initialize failed', undefined, init.id);
     }
     const stream = this.ctx.storage.transactionSync(() => {
       migrate(this.ctx.storage.sql);
@@ -125,33 +144,37 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
     this.#streams.emit(stream.stream, JSON.stringify(response), idKey(init.id));
     this.#armAlarm(Date.now() + this.#config.sessionTtlMs);
     const headers = { [SESSION_ID_HEADER]: sessionId };
-    if (this.#config.responseMode === 'json') return Response.json(response, { headers: this.#epochHeader(headers) });
+    if (this.#config.responseMode === 'json') return Response.json(response, { headers: this.#streamHeaders(stream, false, headers) });
     return this.#sse(live, stream, 0, false, request, headers);
   }
 
-  async #post(live: LiveSession, request: Request): Promise<Response> {
-    const { messages, batch } = parseJsonRpcBody(await request.text());
+  async #post(live: LiveSession, body: string, request: Request): Promise<Response> {
+    const { messages, batch } = parseJsonRpcBody(body);
     if (batch && !acceptsBatches(live.record.protocolVersion)) {
       throw httpErrors.invalidRequest(`JSON-RPC batches are not part of protocol ${live.record.protocolVersion}`);
     }
     if (messages.some(isInitializeRequest)) throw httpErrors.badRequest('the session is already initialized');
     const requests = messages.filter(isRequest);
     this.#refuseReusedIds(live, requests);
+    const keys = requests.map((r) => idKey(r.id));
+    // Registered before anything is observed: a 2025-03-26 batch may cancel its own request.
+    const stream = keys.length > 0 ? this.#streams.openRequestStream(live.record.epoch, keys) : undefined;
     for (const message of messages) this.#observe(live, message);
     const dispatch = () => {
       for (const message of messages) live.transport.receive(message as JSONRPCMessage, this.#extra(live, message, request));
     };
 
-    if (requests.length === 0) {
+    if (stream === undefined) {
       dispatch();
       return new Response(null, { status: 202, headers: this.#epochHeader() });
     }
-    const keys = requests.map((r) => idKey(r.id));
-    const stream = this.#streams.openRequestStream(live.record.epoch, keys);
     if (this.#config.responseMode === 'json') {
       const collector = this.#streams.collect(stream, keys);
       dispatch();
       const responses = await collector.responses;
+      // Responses can be missing: the call was cancelled, its stream resumed elsewhere, or the
+      // session ended. Nothing is owed on this POST then; never an empty or invented body.
+      if (responses.length === 0) return new Response(null, { status: 202, headers: this.#streamHeaders(stream, false) });
       return Response.json(batch ? responses : responses[0], { headers: this.#streamHeaders(stream, false) });
     }
     // Attach before dispatching, so the first message the handler sends has a connection.
@@ -210,7 +233,6 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
       record: undefined as unknown as SessionRecord, // set once the session is created or loaded
     };
     await server.connect(live.transport);
-    this.#live = Promise.resolve(live);
     return live;
   }
 
@@ -226,7 +248,7 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
   async #revive(sessionId: string): Promise<LiveSession> {
     const stored = this.#sessions.load();
     if (stored === undefined) throw httpErrors.sessionNotFound();
-    const record = interruptOrphanedStreams(this.ctx.storage, this.#sessions, this.#streams.log, stored);
+    const record = interruptOrphanedStreams(this.ctx.storage, this.#sessions, this.#streams, stored);
     if (record.epoch !== stored.epoch) this.#armAlarm(Date.now() + this.#config.retentionMs);
     const live = await this.#startServer(sessionId);
     live.record = record;
@@ -260,9 +282,14 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
     const running = this.#live !== undefined && this.#streams.log.openRequestStreams().length > 0;
     const busy = running || this.#streams.hasConnections;
     if (!busy && now >= record.lastActiveAt + sessionTtlMs) {
-      console.log(JSON.stringify({ msg: 'mcp.session.expired', idle_ms: now - record.lastActiveAt }));
-      await this.#destroy(await this.#live?.catch(() => undefined));
-      return;
+      const live = await this.#live?.catch(() => undefined);
+      // Nothing but the revival can have run meanwhile; a request that arrived during it
+      // touched the session, and then it is not idle any more.
+      if ((this.#sessions.load()?.lastActiveAt ?? 0) === record.lastActiveAt) {
+        console.log(JSON.stringify({ msg: 'mcp.session.expired', idle_ms: now - record.lastActiveAt }));
+        await this.#destroy(live);
+        return;
+      }
     }
     this.#streams.pruneEnded(now - retentionMs);
     const nextExpiry = busy ? now + sessionTtlMs : record.lastActiveAt + sessionTtlMs;
@@ -270,15 +297,19 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
     this.#armAlarm(Math.min(nextExpiry, oldestEnd === undefined ? Infinity : oldestEnd + retentionMs));
   }
 
-  /** Moves the alarm earlier if `at` is sooner than what is scheduled. */
+  /**
+   * Moves the alarm earlier if `at` is sooner than what is scheduled. Calls are chained, so
+   * two of them can never interleave between reading and setting the alarm.
+   */
   #armAlarm(at: number): void {
-    const arm = async () => {
-      this.#alarmAt ??= await this.ctx.storage.getAlarm();
-      if (this.#alarmAt !== null && this.#alarmAt <= at) return;
-      this.#alarmAt = at;
-      await this.ctx.storage.setAlarm(at);
-    };
-    arm().catch((error: unknown) => console.error(JSON.stringify({ msg: 'mcp.session.alarm_error', error: String(error) })));
+    this.#arming = this.#arming
+      .then(async () => {
+        if (this.#alarmAt === undefined) this.#alarmAt = await this.ctx.storage.getAlarm();
+        if (this.#alarmAt !== null && this.#alarmAt <= at) return;
+        this.#alarmAt = at;
+        await this.ctx.storage.setAlarm(at);
+      })
+      .catch((error: unknown) => console.error(JSON.stringify({ msg: 'mcp.session.alarm_error', error: String(error) })));
   }
 
   // ---- Messages ----------------------------------------------------------------------------
@@ -336,9 +367,11 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
   /** What the SDK hands a handler about its HTTP request, including SEP-1699 polling hooks. */
   #extra(live: LiveSession, message: JsonRpcMessage, request: Request): MessageExtraInfo {
     const streamOf = (id: RequestId) => this.#streams.log.streamOfRequest(idKey(id));
+    const sse = this.#config.responseMode === 'sse';
     return {
       request,
-      ...(isRequest(message) && {
+      // SEP-1699 polling is an SSE feature; in JSON mode there is no stream to close.
+      ...(isRequest(message) && sse && {
         closeSSEStream: () => {
           const stream = streamOf(message.id);
           if (stream !== undefined) this.#streams.closeConnection(stream);
@@ -353,10 +386,11 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
   /** Client messages the transport itself acts on before the SDK sees them. */
   #observe(live: LiveSession, message: JsonRpcMessage): void {
     if (isResponse(message) && message.id !== null) this.#outstanding.delete(String(message.id));
-    if (isRequest(message) && message.method === 'logging/setLevel' && typeof message.params?.level === 'string') {
+    if (isRequest(message) && message.method === 'logging/setLevel' && LOGGING_LEVELS.has(message.params?.level as string)) {
       // Persisted so a revived server filters logs as the client asked.
-      this.#sessions.setLogLevel(message.params.level);
-      live.record = { ...live.record, logLevel: message.params.level };
+      const level = message.params?.level as string;
+      this.#sessions.setLogLevel(level);
+      live.record = { ...live.record, logLevel: level };
     }
     if (isNotification(message) && message.method === 'notifications/cancelled') {
       const requestId = message.params?.requestId;
@@ -393,7 +427,7 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
 
   #epochHeader(extra: HeadersInit = {}): Headers {
     const headers = new Headers(extra);
-    const epoch = this.#sessions.load()?.epoch;
+    const epoch = this.#sessions.epoch();
     if (epoch !== undefined) headers.set(STREAM_HEADERS.epoch, String(epoch));
     return headers;
   }

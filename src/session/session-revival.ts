@@ -3,9 +3,9 @@
  */
 import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/server';
 import type { DurableTransport } from './durable-transport.ts';
-import type { EventLog } from './event-log.ts';
 import type { PendingAnswers } from './pending-answers.ts';
 import type { SessionRecord, SessionStore } from './session-store.ts';
+import type { SessionStreams } from './session-streams.ts';
 
 /** JSON-RPC "internal error": the request did not complete, through no fault of the client. */
 export const INTERRUPTED_CODE = -32603;
@@ -19,16 +19,15 @@ export const INTERRUPTED_CODE = -32603;
 export function interruptOrphanedStreams(
   storage: DurableObjectStorage,
   sessions: SessionStore,
-  log: EventLog,
+  streams: SessionStreams,
   record: SessionRecord,
 ): SessionRecord {
-  const orphaned = log.openRequestStreams();
+  const orphaned = streams.log.openRequestStreams();
   if (orphaned.length === 0) return record;
-  const now = Date.now();
   return storage.transactionSync(() => {
     const epoch = sessions.advanceEpoch();
     for (const { stream } of orphaned) {
-      for (const key of log.unansweredRequests(stream)) {
+      for (const key of streams.log.unansweredRequests(stream)) {
         const error = {
           jsonrpc: '2.0',
           id: JSON.parse(key) as RequestId,
@@ -38,10 +37,10 @@ export function interruptOrphanedStreams(
             data: { reason: 'request_interrupted', epoch },
           },
         };
-        log.append(stream, JSON.stringify(error));
-        log.markAnswered(key, stream);
+        // The last answer finishes the stream, as any response does.
+        streams.emit(stream, JSON.stringify(error), key);
       }
-      log.end(stream, 'finished', now);
+      streams.log.end(stream, 'finished', Date.now()); // no-op unless it had nothing unanswered
     }
     return { ...record, epoch };
   });
@@ -57,7 +56,9 @@ export async function replayHandshake(transport: DurableTransport, pending: Pend
     const id = `revive:${method}`;
     const answer = pending.expect(id);
     transport.receive({ jsonrpc: '2.0', id, method, params } as JSONRPCMessage);
-    await answer;
+    // A server that refuses its own stored handshake (say, after an SDK upgrade) must not go
+    // on serving the session uninitialized.
+    if ('error' in (await answer)) throw new Error(`the McpServer refused the replayed ${method}`);
   };
   await replay('initialize', record.initializeParams);
   if (record.logLevel !== null) await replay('logging/setLevel', { level: record.logLevel });

@@ -42,6 +42,12 @@ export class SessionStore {
     };
   }
 
+  /** The current epoch, or undefined when there is no session (reads without writing). */
+  epoch(): number | undefined {
+    if (!schemaExists(this.sql)) return undefined;
+    return this.sql.exec<{ epoch: number }>(`SELECT epoch FROM session`).toArray()[0]?.epoch;
+  }
+
   create(protocolVersion: ProtocolVersion, initializeParams: Record<string, unknown>, now: number): SessionRecord {
     this.sql.exec(
       `INSERT INTO session (singleton, protocol_version, initialize_params, epoch, created_at, last_active_at)

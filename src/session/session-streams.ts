@@ -28,8 +28,11 @@ export class SessionStreams {
   readonly #connections = new ConnectionTable();
   /** A stream's epoch never changes, so the hot path need not read it back. */
   readonly #epochs = new Map<number, number>();
-  /** Stored events and their size, loaded on first use, then kept in step with every write. */
-  #totals: { events: number; bytes: number } | undefined;
+  /**
+   * Stored events and their size in UTF-8 bytes, read from storage before the first write of
+   * this instance, then kept in step with every write.
+   */
+  #storedTotals: { events: number; bytes: number } | undefined;
 
   constructor(
     private readonly storage: DurableObjectStorage,
@@ -108,10 +111,11 @@ export class SessionStreams {
    */
   emit(stream: number, data: string, answers?: string): boolean {
     const now = Date.now();
+    const totals = this.#totals();
     const outcome = this.storage.transactionSync(() => {
       if (this.log.stream(stream)?.state !== 'open') return undefined;
       const seq = this.log.append(stream, data);
-      this.#account(1, data.length);
+      this.#account(totals, 1, utf8Length(data));
       const finished = answers !== undefined && !this.log.markAnswered(answers, stream).othersPending;
       if (finished) this.log.end(stream, 'finished', now);
       return { seq, finished };
@@ -143,8 +147,9 @@ export class SessionStreams {
 
   /** Drops the events of streams that ended at or before `endedBy` (retention). */
   pruneEnded(endedBy: number): void {
+    const totals = this.#totals();
     const removed = this.storage.transactionSync(() => this.log.pruneEnded(endedBy));
-    this.#account(-removed.events, -removed.bytes);
+    this.#account(totals, -removed.events, -removed.bytes);
   }
 
   /** Whether any connection is attached: a client is listening, so the session is in use. */
@@ -153,22 +158,27 @@ export class SessionStreams {
   }
 
   /**
-   * Keeps the stored events within the session's bounds: past either bound, the oldest are
-   * pruned (a tenth of the event bound at a time, so pruning is not paid on every append).
-   * Cursors into pruned events are then refused with 410 `events_pruned`.
+   * Keeps the stored events within the session's bounds: past either bound, exactly the
+   * oldest events needed to get back within it are pruned (whole ended streams first, then
+   * the oldest events of open ones). The newest event always stays. Cursors into pruned
+   * events are then refused with 410 `events_pruned`.
    */
-  #account(events: number, bytes: number): void {
-    const totals = (this.#totals ??= { ...this.log.totals() });
+  #account(totals: { events: number; bytes: number }, events: number, bytes: number): void {
     totals.events += events;
     totals.bytes += bytes;
     const { maxSessionEvents, maxSessionBytes } = this.options;
     while (totals.events > 1 && (totals.events > maxSessionEvents || totals.bytes > maxSessionBytes)) {
-      const excess = Math.max(totals.events - maxSessionEvents, 1);
-      const removed = this.log.pruneOldest(Math.min(totals.events - 1, Math.max(excess, Math.ceil(maxSessionEvents / 10))));
+      const excess = totals.events > maxSessionEvents ? totals.events - maxSessionEvents : 1;
+      const removed = this.log.pruneOldest(Math.min(excess, totals.events - 1));
+      if (removed.events === 0) break;
       totals.events -= removed.events;
       totals.bytes -= removed.bytes;
-      if (removed.events === 0) break;
     }
+  }
+
+  /** Stored totals, read from storage before this instance's first write. */
+  #totals(): { events: number; bytes: number } {
+    return (this.#storedTotals ??= { ...this.log.totals() });
   }
 
   /** Ends the stream's live connection, if any; the stream and its producer go on. */
@@ -179,6 +189,24 @@ export class SessionStreams {
   closeAll(): void {
     this.#connections.closeAll();
     this.#epochs.clear();
-    this.#totals = undefined;
+    this.#storedTotals = undefined;
   }
+}
+
+/** The UTF-8 size of a string, as SQLite counts `length(CAST(message AS BLOB))`. */
+function utf8Length(text: string): number {
+  let bytes = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x80) continue;
+    if (code < 0x800) {
+      bytes += 1;
+    } else if (code >= 0xd800 && code <= 0xdbff) {
+      bytes += 2; // a surrogate pair: 2 UTF-16 units, 4 UTF-8 bytes
+      i++;
+    } else {
+      bytes += 2;
+    }
+  }
+  return bytes;
 }

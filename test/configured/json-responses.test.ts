@@ -16,6 +16,29 @@ describe('JSON response mode', () => {
     expect(await response.json()).toMatchObject({ jsonrpc: '2.0', id: 0, result: { protocolVersion: '2025-11-25' } });
   });
 
+  it('initialize answers carry the stream headers too', async () => {
+    const response = await postRaw(initializeRequest());
+    expect(response.headers.get('Mcp-Stream-Id')).toBe('1');
+    expect(response.headers.get('Mcp-Stream-Resumed')).toBe('false');
+    await response.body?.cancel();
+  });
+
+  it('a tool that closes its SSE stream (SEP-1699) still gets its JSON answer: there is no stream to close', async () => {
+    const session = await openSession();
+    const response = await session.post({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: toolCall('test_reconnection', {}) });
+    expect(await response.json()).toMatchObject({ id: 3, result: { content: [{ text: 'Reconnection test completed successfully' }] } });
+  });
+
+  it('a cancelled call is answered 202 with no body, never an invented one', async () => {
+    const session = await openSession();
+    const pending = session.post({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: toolCall('countdown', { from: 100, interval_ms: 20 }) });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await session.post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 4 } });
+    const response = await pending;
+    expect(response.status).toBe(202);
+    expect(await response.text()).toBe('');
+  });
+
   it('a tool call is answered with its result as JSON', async () => {
     const session = await openSession();
     const response = await session.post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: toolCall('countdown', { from: 3, interval_ms: 0 }, { progressToken: 1 }) });

@@ -57,6 +57,28 @@ describe('session lifecycle', () => {
     expect(streams).toEqual(['2', '3', '4']);
   });
 
+  it('a new session schedules its alarm at the earliest deadline (the initialize stream’s retention)', async () => {
+    const before = Date.now();
+    const session = await openSession();
+    const alarm = await runInDurableObject(env.MCP_SESSION.get(env.MCP_SESSION.idFromName(session.id)), (_i, state) => state.storage.getAlarm());
+    expect(alarm).toBeGreaterThanOrEqual(before + 10 * 60_000);
+    expect(alarm).toBeLessThan(before + 10 * 60_000 + 30_000);
+  });
+
+  it('a 2025-03-26 batch holding a request and its own cancellation leaves no stream open', async () => {
+    const session = await openSession('2025-03-26');
+    const response = await session.post([
+      { jsonrpc: '2.0', id: 'c', method: 'tools/call', params: { name: 'countdown', arguments: { from: 50, interval_ms: 20 } } },
+      { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'c' } },
+    ]);
+    expect(response.status).toBe(200);
+    expect(messages(await new SseReader(response).all(3_000))).toEqual([]);
+    const open = await runInDurableObject(env.MCP_SESSION.get(env.MCP_SESSION.idFromName(session.id)), (_i, state) =>
+      state.storage.sql.exec(`SELECT stream FROM streams WHERE state = 'open'`).toArray(),
+    );
+    expect(open).toEqual([]);
+  });
+
   it('DELETE ends the session: 204, then every request is 404', async () => {
     const session = await openSession();
     expect((await session.delete()).status).toBe(204);

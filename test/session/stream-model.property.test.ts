@@ -276,7 +276,7 @@ class Restart implements Command {
     world.system = world.newSystem();
     const before = world.sessions.load()!;
     const orphaned = world.streams.filter((s) => s.kind === 'request' && s.state === 'open');
-    const after = interruptOrphanedStreams(world.storage, world.sessions, world.system.log, before);
+    const after = interruptOrphanedStreams(world.storage, world.sessions, world.system, before);
     if (orphaned.length > 0) {
       world.epoch++;
       expect(after.epoch, 'the epoch advances when calls were interrupted').toBe(world.epoch);

@@ -41,6 +41,12 @@ describe('requests refused at the edge', () => {
     expect(response.headers.get('Content-Type')).toBe('application/json');
   });
 
+  it('HEAD is not a GET: 405, and no session object is asked', async () => {
+    const response = await fetchWorker({ method: 'HEAD', headers: { ...BASE_HEADERS, Accept: 'text/event-stream', 'Mcp-Session-Id': wellFormedUnknownId } });
+    expect(response.status).toBe(405);
+    expect(response.headers.get('Allow')).toBe('GET, POST, DELETE, OPTIONS');
+  });
+
   it('a 405 names the allowed methods', async () => {
     const response = await fetchWorker({ method: 'PUT', headers: { ...BASE_HEADERS } });
     expect(response.headers.get('Allow')).toBe('GET, POST, DELETE, OPTIONS');
