@@ -3,9 +3,9 @@
  * every client request id with the stream that answers it.
  *
  * Storage layout:
- * - `streams(stream, epoch, kind, state, last_seq, pruned_through)` — one row per stream;
- *   `last_seq` is the seq of the newest event (0 = only the priming event, which is never
- *   stored because it carries no message);
+ * - `streams(stream, epoch, kind, state, pruned_through)` — one row per stream; its last
+ *   seq is derived: the highest stored seq, or `pruned_through` once everything was pruned
+ *   (0 = only the priming event, which is never stored because it carries no message);
  * - `events(stream, seq, message)` — the serialized JSON-RPC message, keyed for range scans;
  * - `requests(request_key, stream, answered)` — a stream finishes when all its requests are
  *   answered (one request, or every request of a 2025-03-26 batch).
@@ -23,6 +23,13 @@ type StreamRow = {
   last_seq: number;
   pruned_through: number;
 };
+
+/** A stream row with its derived last seq. */
+const SELECT_STREAM = `SELECT s.*, max(s.pruned_through, coalesce((SELECT max(seq) FROM events e WHERE e.stream = s.stream), 0)) AS last_seq
+                         FROM streams s`;
+
+/** Streams that still have stored events. */
+const HAS_EVENTS = `EXISTS (SELECT 1 FROM events e WHERE e.stream = s.stream)`;
 
 const toRecord = (row: StreamRow): StreamRecord => ({
   stream: row.stream,
@@ -43,27 +50,22 @@ export class EventLog {
 
   openStream(kind: StreamKind, epoch: number): StreamRecord {
     const row = this.sql
-      .exec<StreamRow>(`INSERT INTO streams (epoch, kind, state) VALUES (?, ?, 'open') RETURNING *`, epoch, kind)
+      .exec<StreamRow>(`INSERT INTO streams (epoch, kind, state) VALUES (?, ?, 'open') RETURNING *, 0 AS last_seq`, epoch, kind)
       .one();
     return toRecord(row);
   }
 
   stream(stream: number): StreamRecord | undefined {
-    const row = this.sql.exec<StreamRow>(`SELECT * FROM streams WHERE stream = ?`, stream).toArray()[0];
+    const row = this.sql.exec<StreamRow>(`${SELECT_STREAM} WHERE s.stream = ?`, stream).toArray()[0];
     return row === undefined ? undefined : toRecord(row);
   }
 
-  /** Appends a message to an open stream and returns its seq. */
-  append(stream: number, message: string): number {
-    const seq = this.sql
-      .exec<{ last_seq: number }>(
-        `UPDATE streams SET last_seq = last_seq + 1 WHERE stream = ? AND state = 'open' RETURNING last_seq`,
-        stream,
-      )
-      .toArray()[0]?.last_seq;
-    if (seq === undefined) throw new Error(`stream ${stream} is not open`);
+  /**
+   * Stores event `seq` of a stream. The caller knows the stream is open and that `seq` is one
+   * past its last (the primary key refuses a seq twice).
+   */
+  append(stream: number, seq: number, message: string): void {
     this.sql.exec(`INSERT INTO events (stream, seq, message) VALUES (?, ?, ?)`, stream, seq, message);
-    return seq;
   }
 
   /** Events after `afterSeq`, in order. */
@@ -80,7 +82,7 @@ export class EventLog {
   /** Request streams whose producer was alive when the last instance stopped. */
   openRequestStreams(): StreamRecord[] {
     return this.sql
-      .exec<StreamRow>(`SELECT * FROM streams WHERE kind = 'request' AND state = 'open' ORDER BY stream`)
+      .exec<StreamRow>(`${SELECT_STREAM} WHERE s.kind = 'request' AND s.state = 'open' ORDER BY s.stream`)
       .toArray()
       .map(toRecord);
   }
@@ -118,7 +120,7 @@ export class EventLog {
   pruneEnded(endedBy: number): { readonly events: number; readonly bytes: number } {
     const streams = this.sql
       .exec<{ stream: number }>(
-        `SELECT stream FROM streams WHERE state != 'open' AND ended_at <= ? AND pruned_through < last_seq`,
+        `SELECT stream FROM streams s WHERE state != 'open' AND ended_at <= ? AND ${HAS_EVENTS}`,
         endedBy,
       )
       .toArray();
@@ -131,8 +133,8 @@ export class EventLog {
           stream,
         )
         .one();
+      this.sql.exec(`UPDATE streams SET pruned_through = (SELECT max(seq) FROM events WHERE stream = ?) WHERE stream = ?`, stream, stream);
       this.sql.exec(`DELETE FROM events WHERE stream = ?`, stream);
-      this.sql.exec(`UPDATE streams SET pruned_through = last_seq WHERE stream = ?`, stream);
       events += removed.events;
       bytes += removed.bytes;
     }
@@ -170,7 +172,7 @@ export class EventLog {
   oldestUnprunedEnd(): number | undefined {
     return (
       this.sql
-        .exec<{ at: number | null }>(`SELECT min(ended_at) AS at FROM streams WHERE state != 'open' AND pruned_through < last_seq`)
+        .exec<{ at: number | null }>(`SELECT min(ended_at) AS at FROM streams s WHERE state != 'open' AND ${HAS_EVENTS}`)
         .one().at ?? undefined
     );
   }

@@ -29,7 +29,8 @@ export const MIGRATIONS: readonly Migration[] = [
          epoch           INTEGER NOT NULL,
          kind            TEXT    NOT NULL CHECK (kind IN ('request', 'standalone')),
          state           TEXT    NOT NULL CHECK (state IN ('open', 'finished', 'superseded')),
-         last_seq        INTEGER NOT NULL DEFAULT 0,
+         -- Events with seq <= pruned_through were deleted; the last seq is derived from
+         -- events, so appending an event is one INSERT.
          pruned_through  INTEGER NOT NULL DEFAULT 0,
          ended_at        INTEGER
        )`,

@@ -324,14 +324,14 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
     if (this.#pending.take(message)) return;
     if (this.#live === undefined) return; // the session was deleted under a running handler
     const m = message as JsonRpcMessage;
-    const { log } = this.#streams;
+    const streams = this.#streams;
     const answers = isResponse(m) && m.id !== null ? idKey(m.id) : undefined;
     const key = answers ?? (related !== undefined ? idKey(related) : undefined);
-    const originStream = origin !== undefined ? log.streamOfRequest(idKey(origin)) : undefined;
+    const originStream = origin !== undefined ? streams.streamOfRequest(idKey(origin)) : undefined;
     const stream =
       key !== undefined
-        ? log.streamOfRequest(key)
-        : originStream !== undefined && log.stream(originStream)?.state === 'open'
+        ? streams.streamOfRequest(key)
+        : originStream !== undefined && streams.isOpen(originStream)
           ? originStream
           : (live.record.standaloneStream ?? undefined);
     if (isRequest(m) && this.#config.responseMode === 'json' && stream !== undefined && stream !== live.record.standaloneStream) {
@@ -366,7 +366,7 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
 
   /** What the SDK hands a handler about its HTTP request, including SEP-1699 polling hooks. */
   #extra(live: LiveSession, message: JsonRpcMessage, request: Request): MessageExtraInfo {
-    const streamOf = (id: RequestId) => this.#streams.log.streamOfRequest(idKey(id));
+    const streamOf = (id: RequestId) => this.#streams.streamOfRequest(idKey(id));
     const sse = this.#config.responseMode === 'sse';
     return {
       request,
@@ -405,7 +405,7 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
    */
   #refuseReusedIds(live: LiveSession, requests: readonly JsonRpcRequest[]): void {
     for (const r of requests) {
-      const stream = this.#streams.log.streamOfRequest(idKey(r.id));
+      const stream = this.#streams.streamOfRequest(idKey(r.id));
       if (stream === undefined) continue;
       const epoch = this.#streams.log.stream(stream)?.epoch ?? live.record.epoch;
       throw httpErrors.conflict(

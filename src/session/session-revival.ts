@@ -40,7 +40,7 @@ export function interruptOrphanedStreams(
         // The last answer finishes the stream, as any response does.
         streams.emit(stream, JSON.stringify(error), key);
       }
-      streams.log.end(stream, 'finished', Date.now()); // no-op unless it had nothing unanswered
+      streams.finish(stream); // a no-op unless it had nothing unanswered
     }
     return { ...record, epoch };
   });

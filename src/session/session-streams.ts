@@ -26,8 +26,14 @@ export interface StreamOptions {
 export class SessionStreams {
   readonly log: EventLog;
   readonly #connections = new ConnectionTable();
-  /** A stream's epoch never changes, so the hot path need not read it back. */
-  readonly #epochs = new Map<number, number>();
+  /**
+   * What this instance knows of the streams it touched. Every change to a stream's state or
+   * events goes through this class, so the cache cannot go stale; the hot path (one event)
+   * is then a single INSERT.
+   */
+  readonly #known = new Map<number, { readonly epoch: number; open: boolean; lastSeq: number }>();
+  /** Request key → stream; a request's stream never changes. */
+  readonly #requestStreams = new Map<string, number>();
   /**
    * Stored events and their size in UTF-8 bytes, read from storage before the first write of
    * this instance, then kept in step with every write.
@@ -43,11 +49,53 @@ export class SessionStreams {
   }
 
   openRequestStream(epoch: number, requestKeys: readonly string[]): StreamRecord {
-    return this.storage.transactionSync(() => {
-      const stream = this.log.openStream('request', epoch);
-      for (const key of requestKeys) this.log.registerRequest(key, stream.stream);
-      return stream;
+    const stream = this.storage.transactionSync(() => {
+      const opened = this.log.openStream('request', epoch);
+      for (const key of requestKeys) this.log.registerRequest(key, opened.stream);
+      return opened;
     });
+    for (const key of requestKeys) this.#requestStreams.set(key, stream.stream);
+    return stream;
+  }
+
+  /** The stream that answers a request, if the request id was ever used in the session. */
+  streamOfRequest(requestKey: string): number | undefined {
+    const cached = this.#requestStreams.get(requestKey);
+    if (cached !== undefined) return cached;
+    const stream = this.log.streamOfRequest(requestKey);
+    if (stream !== undefined) this.#requestStreams.set(requestKey, stream);
+    return stream;
+  }
+
+  /** Whether the stream exists and is open. */
+  isOpen(stream: number): boolean {
+    return this.#know(stream)?.open === true;
+  }
+
+  #know(stream: number): { readonly epoch: number; open: boolean; lastSeq: number } | undefined {
+    let known = this.#known.get(stream);
+    if (known === undefined) {
+      const record = this.log.stream(stream);
+      if (record === undefined) return undefined;
+      known = { epoch: record.epoch, open: record.state === 'open', lastSeq: record.lastSeq };
+      this.#known.set(stream, known);
+    }
+    return known;
+  }
+
+  #end(stream: number, state: 'finished' | 'superseded', now: number): void {
+    this.log.end(stream, state, now);
+    const known = this.#known.get(stream);
+    if (known !== undefined) known.open = false;
+  }
+
+  /** Finishes a stream that is still open (revival: its producer died with nothing unanswered). */
+  finish(stream: number): void {
+    if (!this.isOpen(stream)) return;
+    const now = Date.now();
+    this.#end(stream, 'finished', now);
+    this.#connections.close(stream);
+    this.options.onStreamEnded(now);
   }
 
   /**
@@ -57,7 +105,7 @@ export class SessionStreams {
   openStandalone(epoch: number, previous: number | null): StreamRecord {
     const now = Date.now();
     const stream = this.storage.transactionSync(() => {
-      if (previous !== null) this.log.end(previous, 'superseded', now);
+      if (previous !== null) this.#end(previous, 'superseded', now);
       const opened = this.log.openStream('standalone', epoch);
       this.sessions.setStandaloneStream(opened.stream);
       return opened;
@@ -80,7 +128,6 @@ export class SessionStreams {
       maxAgeMs: this.options.maxConnectionAgeMs,
       onClosed: () => this.#connections.release(stream.stream, connection),
     });
-    this.#epochs.set(stream.stream, stream.epoch);
     const id = (seq: number) => formatEventId({ epoch: stream.epoch, stream: stream.stream, seq });
     // On a resumed connection the priming id is the cursor itself: it never moves the
     // client's position backwards.
@@ -88,7 +135,7 @@ export class SessionStreams {
     for (const event of this.log.eventsAfter(stream.stream, afterSeq)) {
       connection.deliver({ id: id(event.seq), data: event.message });
     }
-    if (this.log.stream(stream.stream)?.state === 'open') {
+    if (this.isOpen(stream.stream)) {
       this.#connections.attach(stream.stream, connection);
       signal.addEventListener('abort', () => connection.close(), { once: true });
     } else {
@@ -110,33 +157,35 @@ export class SessionStreams {
    * Returns false, storing nothing, when the stream is no longer open.
    */
   emit(stream: number, data: string, answers?: string): boolean {
-    const now = Date.now();
+    const known = this.#know(stream);
+    if (known === undefined || !known.open) return false;
     const totals = this.#totals();
-    const outcome = this.storage.transactionSync(() => {
-      if (this.log.stream(stream)?.state !== 'open') return undefined;
-      const seq = this.log.append(stream, data);
+    const seq = known.lastSeq + 1;
+    const now = Date.now();
+    const finished = this.storage.transactionSync(() => {
+      this.log.append(stream, seq, data);
+      known.lastSeq = seq;
       this.#account(totals, 1, utf8Length(data));
-      const finished = answers !== undefined && !this.log.markAnswered(answers, stream).othersPending;
-      if (finished) this.log.end(stream, 'finished', now);
-      return { seq, finished };
+      const done = answers !== undefined && !this.log.markAnswered(answers, stream).othersPending;
+      if (done) this.#end(stream, 'finished', now);
+      return done;
     });
-    if (outcome === undefined) return false;
-    if (outcome.finished) this.options.onStreamEnded(now);
-    const epoch = this.#epochs.get(stream) ?? this.log.stream(stream)!.epoch;
-    this.#connections.deliver(stream, { id: formatEventId({ epoch, stream, seq: outcome.seq }), data });
-    if (outcome.finished) this.#connections.close(stream);
+    this.#connections.deliver(stream, { id: formatEventId({ epoch: known.epoch, stream, seq }), data });
+    if (finished) {
+      this.#connections.close(stream);
+      this.options.onStreamEnded(now);
+    }
     return true;
   }
 
   /** A cancelled request is never answered (the spec forbids it), so it stops holding its stream open. */
   abandon(requestKey: string): void {
-    const stream = this.log.streamOfRequest(requestKey);
-    if (stream === undefined) return;
+    const stream = this.streamOfRequest(requestKey);
+    if (stream === undefined || !this.isOpen(stream)) return;
     const now = Date.now();
     const finished = this.storage.transactionSync(() => {
-      if (this.log.stream(stream)?.state !== 'open') return false;
       const { othersPending } = this.log.markAnswered(requestKey, stream);
-      if (!othersPending) this.log.end(stream, 'finished', now);
+      if (!othersPending) this.#end(stream, 'finished', now);
       return !othersPending;
     });
     if (finished) {
@@ -188,7 +237,8 @@ export class SessionStreams {
 
   closeAll(): void {
     this.#connections.closeAll();
-    this.#epochs.clear();
+    this.#known.clear();
+    this.#requestStreams.clear();
     this.#storedTotals = undefined;
   }
 }
