@@ -25,8 +25,9 @@ type StreamRow = {
 };
 
 /** A stream row with its derived last seq. */
-const SELECT_STREAM = `SELECT s.*, max(s.pruned_through, coalesce((SELECT max(seq) FROM events e WHERE e.stream = s.stream), 0)) AS last_seq
-                         FROM streams s`;
+const SELECT_STREAM = `SELECT s.stream, s.epoch, s.kind, s.state, s.pruned_through,
+                                max(s.pruned_through, coalesce((SELECT max(seq) FROM events e WHERE e.stream = s.stream), 0)) AS last_seq
+                           FROM streams s`;
 
 /** Streams that still have stored events. */
 const HAS_EVENTS = `EXISTS (SELECT 1 FROM events e WHERE e.stream = s.stream)`;
@@ -50,7 +51,7 @@ export class EventLog {
 
   openStream(kind: StreamKind, epoch: number): StreamRecord {
     const row = this.sql
-      .exec<StreamRow>(`INSERT INTO streams (epoch, kind, state) VALUES (?, ?, 'open') RETURNING *, 0 AS last_seq`, epoch, kind)
+      .exec<StreamRow>(`INSERT INTO streams (epoch, kind, state) VALUES (?, ?, 'open') RETURNING stream, epoch, kind, state, pruned_through, 0 AS last_seq`, epoch, kind)
       .one();
     return toRecord(row);
   }
