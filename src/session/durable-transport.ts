@@ -23,6 +23,8 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from '../core/protocol-version.ts';
  * request the SDK did not relate, the client request whose handler (or whose spawned task)
  * made it.
  */
+const YIELD_EVERY = 32;
+
 export type OutboundRoute = (message: JSONRPCMessage, related: RequestId | undefined, origin?: RequestId) => void;
 
 export class DurableTransport implements Transport {
@@ -30,6 +32,7 @@ export class DurableTransport implements Transport {
   onerror?: (error: Error) => void;
   onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
   readonly #tag = crypto.randomUUID().slice(0, 8);
+  #sentSinceYield = 0;
   /** The id of the client request whose handler is running (async-context scoped). */
   readonly #handling = new AsyncLocalStorage<RequestId>();
 
@@ -46,6 +49,13 @@ export class DurableTransport implements Transport {
       this.route({ ...message, id: this.wireId(message.id) }, related, related ?? this.#handling.getStore());
     } else {
       this.route(message, options?.relatedRequestId);
+    }
+    // A handler that sends in a tight loop never returns to the event loop, so nothing it
+    // stored can commit, and the output gate lets nothing reach the client until it stops.
+    // Every YIELD_EVERY messages the sender waits one macrotask: storage commits, bytes flow.
+    if (++this.#sentSinceYield >= YIELD_EVERY) {
+      this.#sentSinceYield = 0;
+      await new Promise((resolve) => setTimeout(resolve, 0));
     }
   }
 

@@ -97,9 +97,13 @@ export class EventLog {
       ?.stream;
   }
 
+  setAnswered(requestKey: string): void {
+    this.sql.exec(`UPDATE requests SET answered = 1 WHERE request_key = ?`, requestKey);
+  }
+
   /** Marks a request answered; returns whether its stream still awaits other answers. */
   markAnswered(requestKey: string, stream: number): { readonly othersPending: boolean } {
-    this.sql.exec(`UPDATE requests SET answered = 1 WHERE request_key = ?`, requestKey);
+    this.setAnswered(requestKey);
     const pending = this.sql
       .exec<{ n: number }>(`SELECT count(*) AS n FROM requests WHERE stream = ? AND answered = 0`, stream)
       .one().n;

@@ -76,6 +76,10 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
   /** Server→client requests awaiting an answer: wire id → the stream that carried them. */
   readonly #outstanding = new Map<string, number>();
   #live: Promise<LiveSession> | undefined;
+  /** The live session once it is served here (its epoch goes on every response). */
+  #current: LiveSession | undefined;
+  /** When this instance last wrote the session's activity time. */
+  #touchedAt = 0;
   /** The scheduled alarm (ms), null for none, undefined until read from storage. */
   #alarmAt: number | null | undefined;
   #arming: Promise<void> = Promise.resolve();
@@ -100,7 +104,8 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
       const opened = this.#open(sessionId);
       const live = await opened;
       if (this.#live !== opened) throw httpErrors.sessionNotFound(); // deleted while reviving
-      this.#sessions.touch(Date.now());
+      this.#current = live;
+      this.#touch();
       switch (request.method) {
         case 'POST':
           return await this.#post(live, body, request);
@@ -126,6 +131,7 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
     const init = parseJsonRpcBody(body).messages[0] as JsonRpcRequest;
     const live = await this.#startServer(sessionId);
     this.#live = Promise.resolve(live);
+    this.#current = live;
     const answer = this.#pending.expect(init.id);
     live.transport.receive(init as JSONRPCMessage, { request });
     const response = (await answer) as JsonRpcMessage;
@@ -133,6 +139,7 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
     if (typeof version !== 'string' || !isSupportedProtocolVersion(version)) {
       // The SDK refused the handshake: nothing is stored, and no session id is issued.
       this.#live = undefined;
+      this.#current = undefined;
       const error = 'error' in response ? response.error : undefined;
       throw new McpHttpError(400, error?.code ?? JsonRpcCode.InvalidRequest, error?.message ?? 'initialize failed', undefined, init.id);
     }
@@ -260,6 +267,7 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
   async #destroy(live: LiveSession | undefined): Promise<void> {
     // Forget the instance first: anything its handlers still emit finds no session to write to.
     this.#live = undefined;
+    this.#current = undefined;
     this.#outstanding.clear();
     this.#streams.closeAll();
     await live?.server.close().catch(() => undefined);
@@ -425,9 +433,20 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
     });
   }
 
+  /**
+   * Records activity for idle expiry, at most once per hundredth of the TTL (and per second):
+   * a staleness the expiry cannot notice, for one write less on nearly every request.
+   */
+  #touch(): void {
+    const now = Date.now();
+    if (now - this.#touchedAt < Math.min(1_000, this.#config.sessionTtlMs / 100)) return;
+    this.#touchedAt = now;
+    this.#sessions.touch(now);
+  }
+
   #epochHeader(extra: HeadersInit = {}): Headers {
     const headers = new Headers(extra);
-    const epoch = this.#sessions.epoch();
+    const epoch = this.#current?.record.epoch ?? this.#sessions.epoch();
     if (epoch !== undefined) headers.set(STREAM_HEADERS.epoch, String(epoch));
     return headers;
   }

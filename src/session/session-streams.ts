@@ -34,6 +34,8 @@ export class SessionStreams {
   readonly #known = new Map<number, { readonly epoch: number; open: boolean; lastSeq: number }>();
   /** Request key → stream; a request's stream never changes. */
   readonly #requestStreams = new Map<string, number>();
+  /** Unanswered request keys of the streams this instance opened (others are asked of SQL). */
+  readonly #unanswered = new Map<number, Set<string>>();
   /**
    * Stored events and their size in UTF-8 bytes, read from storage before the first write of
    * this instance, then kept in step with every write.
@@ -55,7 +57,19 @@ export class SessionStreams {
       return opened;
     });
     for (const key of requestKeys) this.#requestStreams.set(key, stream.stream);
+    this.#unanswered.set(stream.stream, new Set(requestKeys));
     return stream;
+  }
+
+  /** Records that `requestKey` needs no answer any more; returns whether others still do. */
+  #answer(requestKey: string, stream: number): boolean {
+    const pending = this.#unanswered.get(stream);
+    if (pending === undefined) return this.log.markAnswered(requestKey, stream).othersPending;
+    this.log.setAnswered(requestKey);
+    pending.delete(requestKey);
+    if (pending.size > 0) return true;
+    this.#unanswered.delete(stream);
+    return false;
   }
 
   /** The stream that answers a request, if the request id was ever used in the session. */
@@ -132,8 +146,11 @@ export class SessionStreams {
     // On a resumed connection the priming id is the cursor itself: it never moves the
     // client's position backwards.
     if (primes) connection.prime(id(afterSeq), this.options.retryMs);
-    for (const event of this.log.eventsAfter(stream.stream, afterSeq)) {
-      connection.deliver({ id: id(event.seq), data: event.message });
+    const known = this.#know(stream.stream);
+    if (known !== undefined && known.lastSeq > afterSeq) {
+      for (const event of this.log.eventsAfter(stream.stream, afterSeq)) {
+        connection.deliver({ id: id(event.seq), data: event.message });
+      }
     }
     if (this.isOpen(stream.stream)) {
       this.#connections.attach(stream.stream, connection);
@@ -166,7 +183,7 @@ export class SessionStreams {
       this.log.append(stream, seq, data);
       known.lastSeq = seq;
       this.#account(totals, 1, utf8Length(data));
-      const done = answers !== undefined && !this.log.markAnswered(answers, stream).othersPending;
+      const done = answers !== undefined && !this.#answer(answers, stream);
       if (done) this.#end(stream, 'finished', now);
       return done;
     });
@@ -184,7 +201,7 @@ export class SessionStreams {
     if (stream === undefined || !this.isOpen(stream)) return;
     const now = Date.now();
     const finished = this.storage.transactionSync(() => {
-      const { othersPending } = this.log.markAnswered(requestKey, stream);
+      const othersPending = this.#answer(requestKey, stream);
       if (!othersPending) this.#end(stream, 'finished', now);
       return !othersPending;
     });
@@ -239,6 +256,7 @@ export class SessionStreams {
     this.#connections.closeAll();
     this.#known.clear();
     this.#requestStreams.clear();
+    this.#unanswered.clear();
     this.#storedTotals = undefined;
   }
 }
