@@ -1,0 +1,327 @@
+// The one MCP Streamable HTTP client the benchmark uses for every peer: raw fetch, the streaming
+// SSE parser beside it, nothing peer-specific. Every request carries a timeout (AbortSignal), so
+// every read below ends: by the answer, by end of stream, by an abort we ask for, or by the timeout.
+import { performance } from 'node:perf_hooks';
+import { SseParser } from './sse.mjs';
+
+export const PROTOCOL_VERSION = '2025-11-25';
+const POST_ACCEPT = 'application/json, text/event-stream';
+const DEFAULT_TIMEOUT_MS = 30_000;
+/** After a call's answer, how long to wait for the server to end the stream before cutting it. */
+const DRAIN_MS = 1_000;
+
+export const now = () => performance.now();
+
+/**
+ * An AbortController that also aborts itself after `ms`, by a plain timer. Not
+ * AbortSignal.any([…, AbortSignal.timeout(ms)]): in Node 20 the composed timeout signal can be
+ * garbage-collected before it fires, and a read that should time out then waits forever.
+ */
+function deadline(ms) {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new DOMException(`no end within ${ms} ms`, 'TimeoutError')), ms);
+  return { signal: controller.signal, abort: () => controller.abort(), clear: () => clearTimeout(timer) };
+}
+
+/** Runs `fn(signal)` under deadline(ms), always clearing the timer. */
+async function withDeadline(ms, fn) {
+  const request = deadline(ms);
+  try {
+    return await fn(request.signal);
+  } finally {
+    request.abort(); // cuts whatever is still open
+    request.clear();
+  }
+}
+
+const abortedOrError = (error) => (error?.name === 'AbortError' || error?.name === 'TimeoutError' ? 'aborted' : 'error');
+
+/** A JSON-RPC error or an HTTP answer we cannot use, kept apart from timeouts and aborts. */
+export class HttpError extends Error {
+  constructor(what, status, body) {
+    super(`${what}: HTTP ${status}${body ? ` ${body.slice(0, 300)}` : ''}`);
+    this.status = status;
+    this.body = body;
+  }
+}
+
+function isSse(response) {
+  return (response.headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase() === 'text/event-stream';
+}
+
+function isJson(response) {
+  return (response.headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase() === 'application/json';
+}
+
+function parseMessage(data) {
+  if (data === '') return undefined;
+  try {
+    return JSON.parse(data);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The JSON-RPC response to `requestId` among one message or a batch, if there. */
+export function responseTo(message, requestId) {
+  if (Array.isArray(message)) return message.find((m) => m && m.id === requestId && !('method' in m));
+  return message && message.id === requestId && !('method' in message) ? message : undefined;
+}
+
+/**
+ * Reads an SSE body event by event. `onEvent(event)` returns 'stop' to end reading (the caller
+ * then decides whether to abort the connection). Returns how reading ended:
+ * 'stopped' | 'eof' | 'aborted' (our abort or the timeout) | 'error'.
+ */
+export async function readSse(response, onEvent) {
+  const parser = new SseParser();
+  const reader = response.body.getReader();
+  try {
+    for (;;) {
+      let chunk;
+      try {
+        chunk = await reader.read();
+      } catch (error) {
+        return abortedOrError(error);
+      }
+      const t = now();
+      const events = chunk.done ? parser.end() : parser.push(chunk.value);
+      for (const event of events) {
+        event.t = t;
+        event.message = event.hasData ? parseMessage(event.data) : undefined;
+        if (onEvent(event) === 'stop') return 'stopped';
+      }
+      if (chunk.done) return 'eof';
+    }
+  } finally {
+    reader.releaseLock();
+  }
+}
+
+/** Starts a session: initialize, then notifications/initialized. Not part of any timing. */
+export async function initialize(url, { timeoutMs = 10_000, name = 'mcp-bench' } = {}) {
+  const request = {
+    jsonrpc: '2.0',
+    id: 0,
+    method: 'initialize',
+    params: { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name, version: '1.0.0' } },
+  };
+  const { response, answer } = await withDeadline(timeoutMs, async (signal) => {
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: POST_ACCEPT, 'MCP-Protocol-Version': PROTOCOL_VERSION },
+      body: JSON.stringify(request),
+      signal,
+    });
+    if (response.status !== 200) throw new HttpError('initialize', response.status, await response.text().catch(() => ''));
+    let answer;
+    if (isSse(response)) await readSse(response, (event) => ((answer = responseTo(event.message, 0)) ? 'stop' : undefined));
+    else answer = responseTo(await response.json(), 0);
+    return { response, answer };
+  });
+  if (!answer?.result) throw new Error(`initialize: no result (${JSON.stringify(answer?.error ?? null)})`);
+  const session = new Session(url, response.headers.get('mcp-session-id') ?? undefined, answer.result.protocolVersion ?? PROTOCOL_VERSION);
+  await session.notify('notifications/initialized');
+  return session;
+}
+
+export class Session {
+  #nextId = 1;
+
+  constructor(url, sessionId, protocolVersion) {
+    this.url = url;
+    this.sessionId = sessionId;
+    this.protocolVersion = protocolVersion;
+  }
+
+  headers(extra = {}) {
+    return {
+      'MCP-Protocol-Version': this.protocolVersion,
+      ...(this.sessionId !== undefined && { 'Mcp-Session-Id': this.sessionId }),
+      ...extra,
+    };
+  }
+
+  /** Sends a notification; expects 202. */
+  async notify(method, params, { timeoutMs = 10_000 } = {}) {
+    await withDeadline(timeoutMs, async (signal) => {
+      const response = await fetch(this.url, {
+        method: 'POST',
+        headers: this.headers({ 'Content-Type': 'application/json', Accept: POST_ACCEPT }),
+        body: JSON.stringify({ jsonrpc: '2.0', method, ...(params !== undefined && { params }) }),
+        signal,
+      });
+      const body = await response.text();
+      if (response.status !== 202 && response.status !== 200) throw new HttpError(method, response.status, body);
+    });
+  }
+
+  /**
+   * Calls a tool with a progress token and collects what arrives, each event with its receive
+   * time (performance.now(), ms). `stopAfter(event, outcome)` may return true to abort the
+   * connection right after that event (nothing later is looked at, even from the same chunk).
+   * The outcome: { requestId, tSent, status, streamed, events, response, tResponse, lastEventId, end }
+   * where end is 'response' | 'stopped' | 'eof' | 'aborted' | 'error'.
+   */
+  async callTool(name, args, { timeoutMs = DEFAULT_TIMEOUT_MS, stopAfter } = {}) {
+    const requestId = this.#nextId++;
+    const message = {
+      jsonrpc: '2.0',
+      id: requestId,
+      method: 'tools/call',
+      params: { name, arguments: args, _meta: { progressToken: `bench-${requestId}` } },
+    };
+    const request = deadline(timeoutMs);
+    const outcome = { requestId, tSent: now(), status: 0, streamed: false, events: [], response: undefined, tResponse: undefined, lastEventId: undefined, end: 'error' };
+    let response;
+    try {
+      response = await fetch(this.url, {
+        method: 'POST',
+        headers: this.headers({ 'Content-Type': 'application/json', Accept: POST_ACCEPT }),
+        body: JSON.stringify(message),
+        signal: request.signal,
+      });
+    } catch (error) {
+      request.clear();
+      outcome.end = abortedOrError(error);
+      outcome.error = String(error?.cause ?? error);
+      return outcome;
+    }
+    outcome.status = response.status;
+    outcome.headers = Object.fromEntries(response.headers);
+    if (isSse(response)) {
+      outcome.streamed = true;
+      const end = await readSse(response, (event) => {
+        outcome.events.push(event);
+        if (event.id !== '') outcome.lastEventId = event.id;
+        const answer = responseTo(event.message, requestId);
+        if (answer) {
+          outcome.response = answer;
+          outcome.tResponse = event.t;
+          return 'stop';
+        }
+        if (stopAfter?.(event, outcome)) {
+          request.abort();
+          return 'stop';
+        }
+        return undefined;
+      });
+      if (outcome.response) {
+        outcome.end = 'response';
+        drain(response, request);
+        return outcome;
+      }
+      outcome.end = end;
+      if (end === 'stopped') await response.body.cancel().catch(() => undefined);
+    } else {
+      const text = await response.text().catch(() => '');
+      const t = now();
+      const parsed = isJson(response) ? parseMessage(text) : undefined;
+      const answer = parsed === undefined ? undefined : responseTo(parsed, requestId);
+      if (answer) {
+        outcome.events.push({ id: '', data: text, hasData: true, message: parsed, t });
+        outcome.response = answer;
+        outcome.tResponse = t;
+        outcome.end = 'response';
+      } else {
+        outcome.error = `HTTP ${response.status} ${text.slice(0, 300)}`;
+      }
+    }
+    request.clear();
+    return outcome;
+  }
+
+  /**
+   * GET + Last-Event-ID. Reads until `until(event)` is true (then cuts the connection), the stream
+   * ends, or the timeout. Returns { status, resumed (the Mcp-Stream-Resumed header, if any),
+   * ok (200 + SSE), tSent, events, end, body (for a refusal) }.
+   */
+  async resume(lastEventId, { timeoutMs = DEFAULT_TIMEOUT_MS, until } = {}) {
+    const request = deadline(timeoutMs);
+    const outcome = { status: 0, ok: false, resumed: undefined, tSent: now(), events: [], end: 'error' };
+    try {
+      let response;
+      try {
+        response = await fetch(this.url, {
+          headers: this.headers({ Accept: 'text/event-stream', 'Last-Event-ID': lastEventId }),
+          signal: request.signal,
+        });
+      } catch (error) {
+        outcome.end = abortedOrError(error);
+        outcome.error = String(error?.cause ?? error);
+        return outcome;
+      }
+      outcome.status = response.status;
+      outcome.resumed = response.headers.get('mcp-stream-resumed') ?? undefined;
+      if (response.status !== 200 || !isSse(response)) {
+        outcome.body = (await response.text().catch(() => '')).slice(0, 300);
+        outcome.end = 'refused';
+        return outcome;
+      }
+      outcome.ok = true;
+      outcome.end = await readSse(response, (event) => {
+        outcome.events.push(event);
+        return until?.(event) ? 'stop' : undefined;
+      });
+      return outcome;
+    } finally {
+      // Cuts the connection if it is still open (a resumed stream may stay open after its result).
+      request.abort();
+      request.clear();
+    }
+  }
+
+  /**
+   * Opens the standalone GET stream and keeps reading it in the background (so the server never
+   * sees back-pressure) until close() or `maxMs`. Resolves once the answer's headers are in.
+   */
+  async openStream({ timeoutMs = 10_000, maxMs = 600_000 } = {}) {
+    const held = deadline(maxMs);
+    const connectTimer = setTimeout(() => held.abort(), timeoutMs);
+    let response;
+    try {
+      response = await fetch(this.url, { headers: this.headers({ Accept: 'text/event-stream' }), signal: held.signal });
+    } catch (error) {
+      held.clear();
+      throw error;
+    } finally {
+      clearTimeout(connectTimer);
+    }
+    const close = () => {
+      held.abort();
+      held.clear();
+    };
+    const stream = { status: response.status, ok: response.status === 200 && isSse(response), close };
+    if (!stream.ok) {
+      await response.text().catch(() => '');
+      close();
+    } else {
+      stream.done = readSse(response, () => undefined).catch(() => 'error');
+    }
+    return stream;
+  }
+
+  /** Ends the session (best effort: not every server allows DELETE). */
+  async close({ timeoutMs = 5_000 } = {}) {
+    if (this.sessionId === undefined) return 0;
+    return withDeadline(timeoutMs, async (signal) => {
+      const response = await fetch(this.url, { method: 'DELETE', headers: this.headers(), signal });
+      await response.text().catch(() => '');
+      return response.status;
+    }).catch(() => 0);
+  }
+}
+
+/**
+ * After a call's answer the server should end the stream; read it to its end in the background
+ * (so the connection can be reused) and cut it if that takes longer than DRAIN_MS.
+ */
+function drain(response, request) {
+  const timer = setTimeout(() => request.abort(), DRAIN_MS);
+  readSse(response, () => undefined)
+    .catch(() => undefined)
+    .finally(() => {
+      clearTimeout(timer);
+      request.clear();
+    });
+}

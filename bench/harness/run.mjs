@@ -1,0 +1,232 @@
+// The benchmark entry (`npm run bench`):
+//   node bench/harness/run.mjs [--quick] [--peers a,b] [--out file] [--rounds n] [--peers-module path]
+// Starts each available peer once on its own loopback port, runs every workload against every
+// peer round by round (in round r each workload runs for every peer before the next workload;
+// the peer order rotates by one each round; W6, memory, runs in round 1 only, on fresh peers), prints medians per peer and the ratios of `ours`
+// against each other peer, and writes every raw sample to JSON. Peers are stopped at the end,
+// on error and on SIGINT/SIGTERM.
+import { mkdir, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { parseArgs } from 'node:util';
+import { formatTable, ratios, summarize } from './report.mjs';
+import { SIZES, WORKLOADS } from './workloads.mjs';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const START_TIMEOUT_MS = 180_000;
+const STOP_TIMEOUT_MS = 15_000;
+const STAGGER_MS = 1_500;
+const WORKLOAD_TIMEOUT_MS = 300_000;
+const RUN_DEADLINE_MS = { quick: 5 * 60_000, full: 90 * 60_000 };
+const ROUNDS = { quick: 1, full: 3 };
+
+const { values: args } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    peers: { type: 'string' },
+    out: { type: 'string' },
+    rounds: { type: 'string' },
+    'peers-module': { type: 'string' },
+  },
+});
+const mode = args.quick ? 'quick' : 'full';
+const sizes = SIZES[mode];
+const rounds = args.rounds ? Number(args.rounds) : ROUNDS[mode];
+if (!Number.isInteger(rounds) || rounds < 1 || rounds > 50) throw new Error(`--rounds must be an integer in 1..50`);
+const outFile = path.resolve(args.out ?? path.join(HERE, '..', 'results', 'latest.json'));
+const peersModule = path.resolve(args['peers-module'] ?? path.join(HERE, '..', 'peers', 'index.mjs'));
+
+const t0 = performance.now();
+const log = (...parts) => console.error(`[bench ${((performance.now() - t0) / 1000).toFixed(1)}s]`, ...parts);
+
+/** Rejects after `ms` (the task itself is bounded by its own request timeouts). */
+function within(ms, what, promise) {
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no end within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** A free loopback port, as the OS hands it out. */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function peerNamesOf(PEERS) {
+  const list = Array.isArray(PEERS) ? PEERS : Object.keys(PEERS ?? {});
+  return list.map((p) => (typeof p === 'string' ? p : p.name));
+}
+
+/** Peers started so far, and starts under way (a peer still starting is stopped once up). */
+const running = [];
+const starting = new Set();
+let stopping;
+let interrupted = false;
+
+async function startOne(peersApi, name) {
+  const port = await freePort();
+  const start = Promise.resolve()
+    .then(() => peersApi.startPeer(name, port))
+    .then((peer) => (running.push(peer), peer));
+  const settled = start.catch(() => undefined);
+  starting.add(settled);
+  settled.finally(() => starting.delete(settled));
+  return within(START_TIMEOUT_MS, `start ${name}`, start);
+}
+
+/**
+ * Starts the peers, staggered by STAGGER_MS (concurrent `wrangler dev` starts race for the same
+ * default inspector port); a peer that fails is retried once, alone. Returns them in `names` order.
+ */
+async function startPeers(peersApi, names, unavailable) {
+  const attempts = await Promise.all(
+    names.map(async (name, i) => {
+      await sleep(i * STAGGER_MS);
+      if (interrupted) return { name, error: new Error('interrupted') };
+      return startOne(peersApi, name).then((peer) => ({ name, peer }), (error) => ({ name, error }));
+    }),
+  );
+  for (const attempt of attempts) {
+    if (!attempt.error || interrupted) continue;
+    log(`peer ${attempt.name} did not start (${attempt.error.message}); retrying alone`);
+    await startOne(peersApi, attempt.name).then((peer) => Object.assign(attempt, { peer, error: undefined }), (error) => Object.assign(attempt, { error }));
+  }
+  for (const { name, peer, error } of attempts) {
+    if (peer) log(`started ${name} at ${peer.url} (pid ${peer.pid})`);
+    else {
+      unavailable[name] = String(error.message ?? error);
+      log(`peer ${name} did not start: ${unavailable[name]}`);
+    }
+  }
+  return attempts.filter((a) => a.peer).map((a) => a.peer);
+}
+
+function stopAll() {
+  stopping ??= (async () => {
+    await within(START_TIMEOUT_MS, 'pending starts', Promise.all([...starting])).catch(() => undefined);
+    await Promise.allSettled(
+      running.map((peer) => within(STOP_TIMEOUT_MS, `stop ${peer.name}`, Promise.resolve().then(() => peer.stop())).catch((e) => log(String(e.message ?? e)))),
+    );
+  })();
+  return stopping;
+}
+
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, async () => {
+    interrupted = true;
+    log(`${signal}: stopping peers`);
+    await stopAll();
+    process.exit(130);
+  });
+}
+
+async function main() {
+  let peersApi;
+  try {
+    peersApi = await import(pathToFileURL(peersModule).href);
+  } catch (error) {
+    throw new Error(`cannot load the peers module ${peersModule}: ${error.message}`);
+  }
+  const available = peerNamesOf(peersApi.PEERS);
+  const wanted = args.peers ? args.peers.split(',').map((s) => s.trim()).filter(Boolean) : available;
+  const unknown = wanted.filter((name) => !available.includes(name));
+  if (unknown.length) throw new Error(`unknown peer(s) ${unknown.join(', ')}; available: ${available.join(', ')}`);
+
+  log(`mode ${mode}, ${rounds} round(s), peers ${wanted.join(', ')}`);
+  const unavailable = {};
+  const peers = await startPeers(peersApi, wanted, unavailable);
+  if (peers.length === 0) throw new Error('no peer started');
+  for (const peer of peers) {
+    if (!/^http:\/\/127\.0\.0\.1:\d+\//.test(peer.url)) throw new Error(`peer ${peer.name} is not on 127.0.0.1: ${peer.url}`);
+  }
+
+  const peerNames = peers.map((p) => p.name);
+  const state = Object.fromEntries(peerNames.map((name) => [name, {}]));
+  const samples = {};
+  const deadline = performance.now() + RUN_DEADLINE_MS[mode];
+  const benchStart = performance.now();
+  for (let round = 1; round <= rounds; round++) {
+    const order = peers.map((_, i) => peers[(i + round - 1) % peers.length]);
+    for (const workload of WORKLOADS) {
+      for (const peer of order) {
+        if (interrupted) return;
+        if (workload.firstRoundOnly && round > 1) continue;
+        const bucket = ((samples[workload.id] ??= {})[peer.name] ??= []);
+        if (performance.now() > deadline) {
+          bucket.push({ round, error: 'skipped: run deadline passed' });
+          continue;
+        }
+        const startedAt = performance.now();
+        try {
+          const sample = await within(WORKLOAD_TIMEOUT_MS, `${workload.id} ${peer.name}`, workload.run({ peer, sizes, state: state[peer.name], memoryRss: peersApi.memoryRss }));
+          bucket.push({ round, ...sample, duration_ms: performance.now() - startedAt });
+          log(`round ${round} ${workload.id} ${peer.name}: ${JSON.stringify(sample.metrics)}${sample.status ? ` (${sample.status})` : ''}`);
+        } catch (error) {
+          bucket.push({ round, error: String(error.message ?? error), duration_ms: performance.now() - startedAt });
+          log(`round ${round} ${workload.id} ${peer.name}: ERROR ${error.message ?? error}`);
+        }
+      }
+    }
+  }
+  const benchMs = performance.now() - benchStart;
+  for (const peer of peers) await WORKLOADS.find((w) => w.id === 'W5').cleanup({ state: state[peer.name] }).catch(() => undefined);
+
+  const rows = summarize([...WORKLOADS].sort((a, b) => a.id.localeCompare(b.id)), peerNames, samples);
+  const ratioList = ratios(rows, peerNames);
+  const table = formatTable(rows, peerNames, ratioList);
+  console.log(`\nMCP benchmark, ${mode} mode, ${rounds} round(s), medians per peer (ratios: ours ÷ peer)\n`);
+  console.log(table);
+  if (Object.keys(unavailable).length) console.log(`\nnot run: ${Object.entries(unavailable).map(([n, e]) => `${n} (${e})`).join('; ')}`);
+
+  const result = {
+    date: new Date().toISOString(),
+    mode,
+    rounds,
+    sizes,
+    node: process.version,
+    machine: {
+      platform: os.platform(),
+      release: os.release(),
+      arch: os.arch(),
+      cpus: os.cpus().length,
+      cpu_model: os.cpus()[0]?.model ?? null,
+      total_memory_bytes: os.totalmem(),
+      loadavg_at_end: os.loadavg(),
+    },
+    workloads: WORKLOADS.map(({ id, title, metrics, firstRoundOnly }) => ({ id, title, metrics, first_round_only: Boolean(firstRoundOnly) })),
+    peers: peers.map((p) => ({ name: p.name, url: p.url, pid: p.pid })),
+    unavailable,
+    duration_ms: { benchmark: benchMs, total: performance.now() - t0 },
+    medians: Object.fromEntries(rows.map((row) => [`${row.workload}.${row.key}`, Object.fromEntries(peerNames.map((p) => [p, row.perPeer[p].median ?? null]))])),
+    ratios_ours_over_peer: ratioList,
+    samples,
+    table,
+  };
+  await mkdir(path.dirname(outFile), { recursive: true });
+  await writeFile(outFile, `${JSON.stringify(result, null, 2)}\n`);
+  log(`wrote ${path.relative(process.cwd(), outFile)}; benchmark ${(benchMs / 1000).toFixed(1)} s, total ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+}
+
+let exitCode = 0;
+try {
+  await main();
+} catch (error) {
+  console.error(`bench failed: ${error.stack ?? error}`);
+  exitCode = 1;
+} finally {
+  await stopAll();
+}
+// Open sockets to stopped peers must not keep the process alive.
+process.exit(exitCode);

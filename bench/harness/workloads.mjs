@@ -1,0 +1,380 @@
+// The workloads, each run identically against every peer through the one client (client.mjs).
+// A workload returns one sample: { metrics: { key: number | null }, status?, raw }. A metric is
+// null when it does not apply (a peer that cannot resume has no "lost" count) and `status` says why.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { initialize, now, responseTo } from './client.mjs';
+import { median, percentile } from './stats.mjs';
+
+export const SIZES = {
+  full: {
+    w1Calls: 300, w1Warmup: 10,
+    w2Sessions: 16, w2Calls: 40,
+    w3N: 5_000,
+    w4N: 2_000, w4AbortAt: 1_000,
+    w4bN: 200, w4bWaitMs: 500,
+    w5BigLog: 100_000, w5SmallLog: 1_000, w5Replay: 1_000, w5FillerCall: 1_000, w5Repeats: 3, w5RebuildAfterMs: 480_000,
+    w6Sessions: 1_000, w6Batch: 50, w6SettleMs: 1_000,
+    /** How long a resumed stream may take to bring the result (W4, W4b, W5). */
+    resumeTimeoutMs: 10_000,
+  },
+  quick: {
+    w1Calls: 50, w1Warmup: 3,
+    w2Sessions: 6, w2Calls: 8,
+    w3N: 1_000,
+    w4N: 2_000, w4AbortAt: 1_000,
+    w4bN: 200, w4bWaitMs: 500,
+    w5BigLog: 4_000, w5SmallLog: 1_000, w5Replay: 1_000, w5FillerCall: 1_000, w5Repeats: 2, w5RebuildAfterMs: 480_000,
+    w6Sessions: 50, w6Batch: 25, w6SettleMs: 300,
+    resumeTimeoutMs: 1_500,
+  },
+};
+
+const CALL_TIMEOUT_MS = 30_000;
+const LONG_CALL_TIMEOUT_MS = 120_000;
+
+const isProgress = (event, token) =>
+  event.message?.method === 'notifications/progress' && (token === undefined || event.message.params?.progressToken === token);
+const tokenOf = (call) => `bench-${call.requestId}`;
+
+/** Fails loudly when a call did not end in a successful tools/call result. */
+function expectResult(call, what) {
+  if (call.response?.result && !call.response.result.isError) return call;
+  const why = call.response?.error ? JSON.stringify(call.response.error) : call.error ?? `ended: ${call.end}, HTTP ${call.status}`;
+  throw new Error(`${what}: no result (${why})`);
+}
+
+/** Runs `fn` on a fresh session and always ends the session afterwards (not timed). */
+async function withSession(url, fn) {
+  const session = await initialize(url);
+  try {
+    return await fn(session);
+  } finally {
+    await session.close();
+  }
+}
+
+/** Runs `task(i)` for i in [0, count) with at most `width` at once. */
+async function inBatches(count, width, task) {
+  const results = [];
+  for (let start = 0; start < count; start += width) {
+    const batch = Array.from({ length: Math.min(width, count - start) }, (_, k) => task(start + k));
+    results.push(...(await Promise.allSettled(batch)));
+  }
+  return results;
+}
+
+const w1 = {
+  id: 'W1',
+  title: `sequential tools/call echo in one session`,
+  metrics: [
+    { key: 'p50_ms', label: 'W1 echo p50 ms', better: 'lower' },
+    { key: 'p99_ms', label: 'W1 echo p99 ms', better: 'lower' },
+  ],
+  async run({ peer, sizes }) {
+    return withSession(peer.url, async (session) => {
+      for (let i = 0; i < sizes.w1Warmup; i++) expectResult(await session.callTool('echo', { text: `warmup ${i}` }), 'W1 warmup');
+      const latencies = [];
+      for (let i = 0; i < sizes.w1Calls; i++) {
+        const call = expectResult(await session.callTool('echo', { text: `hello ${i}` }, { timeoutMs: CALL_TIMEOUT_MS }), 'W1 echo');
+        latencies.push(call.tResponse - call.tSent);
+      }
+      return { metrics: { p50_ms: percentile(latencies, 50), p99_ms: percentile(latencies, 99) }, raw: { latencies_ms: latencies } };
+    });
+  },
+};
+
+const w2 = {
+  id: 'W2',
+  title: 'concurrent sessions, each calling echo sequentially',
+  metrics: [{ key: 'calls_per_s', label: 'W2 echo calls/s', better: 'higher' }],
+  async run({ peer, sizes }) {
+    const sessions = await Promise.all(Array.from({ length: sizes.w2Sessions }, () => initialize(peer.url)));
+    try {
+      const start = now();
+      const perSession = await Promise.all(
+        sessions.map(async (session, s) => {
+          for (let i = 0; i < sizes.w2Calls; i++) {
+            expectResult(await session.callTool('echo', { text: `s${s} c${i}` }, { timeoutMs: CALL_TIMEOUT_MS }), 'W2 echo');
+          }
+          return now() - start;
+        }),
+      );
+      const wallMs = Math.max(...perSession);
+      const calls = sizes.w2Sessions * sizes.w2Calls;
+      return { metrics: { calls_per_s: calls / (wallMs / 1000) }, raw: { calls, wall_ms: wallMs, per_session_ms: perSession } };
+    } finally {
+      await Promise.all(sessions.map((session) => session.close()));
+    }
+  },
+};
+
+const w3 = {
+  id: 'W3',
+  title: 'one call streaming progress notifications',
+  metrics: [
+    { key: 'events_per_s', label: 'W3 progress events/s', better: 'higher' },
+    { key: 'first_event_ms', label: 'W3 first progress ms', better: 'lower' },
+  ],
+  async run({ peer, sizes }) {
+    return withSession(peer.url, async (session) => {
+      const call = expectResult(await session.callTool('progress', { n: sizes.w3N }, { timeoutMs: LONG_CALL_TIMEOUT_MS }), 'W3 progress');
+      const progress = call.events.filter((event) => isProgress(event, tokenOf(call)));
+      if (progress.length !== sizes.w3N) throw new Error(`W3: ${progress.length} of ${sizes.w3N} progress events arrived`);
+      const lastMs = progress.at(-1).t - call.tSent;
+      return {
+        metrics: { events_per_s: progress.length / (lastMs / 1000), first_event_ms: progress[0].t - call.tSent },
+        raw: { events: progress.length, last_event_ms: lastMs, result_ms: call.tResponse - call.tSent, streamed: call.streamed },
+      };
+    });
+  },
+};
+
+/** Why a resume could not be made or was refused, for the report. */
+function cannotResume(resume) {
+  if (resume === undefined) return 'cannot resume: no event id received';
+  if (!resume.ok) return `cannot resume: ${resume.status ? `HTTP ${resume.status}` : resume.error ?? resume.end}${resume.body ? ` ${resume.body.slice(0, 120)}` : ''}`;
+  return undefined;
+}
+
+const w4 = {
+  id: 'W4',
+  title: 'abort mid-stream, resume with Last-Event-ID',
+  metrics: [
+    { key: 'total_ms', label: 'W4 abort+resume total ms', better: 'lower' },
+    { key: 'lost', label: 'W4 lost events', better: 'lower' },
+    { key: 'duplicated', label: 'W4 duplicated events', better: 'lower' },
+  ],
+  async run({ peer, sizes }) {
+    return withSession(peer.url, async (session) => {
+      let seen = 0;
+      const call = await session.callTool('progress', { n: sizes.w4N }, {
+        timeoutMs: LONG_CALL_TIMEOUT_MS,
+        stopAfter: (event, outcome) => isProgress(event, tokenOf(outcome)) && ++seen >= sizes.w4AbortAt,
+      });
+      if (call.end !== 'stopped') throw new Error(`W4: the call was not cut after ${sizes.w4AbortAt} progress events (ended: ${call.end}, ${seen} seen)`);
+      const token = tokenOf(call);
+      const resume = call.lastEventId
+        ? await session.resume(call.lastEventId, { timeoutMs: sizes.resumeTimeoutMs, until: (event) => responseTo(event.message, call.requestId) !== undefined })
+        : undefined;
+      const refused = cannotResume(resume);
+      const raw = { cursor: call.lastEventId ?? null, before_abort: seen, resume_status: resume?.status ?? null, resumed_header: resume?.resumed ?? null };
+      if (refused) return { metrics: { total_ms: null, lost: null, duplicated: null }, status: refused, raw };
+      const counts = new Map();
+      for (const event of [...call.events, ...resume.events]) {
+        if (isProgress(event, token)) counts.set(event.message.params.progress, (counts.get(event.message.params.progress) ?? 0) + 1);
+      }
+      let lost = 0;
+      let duplicated = 0;
+      for (let k = 1; k <= sizes.w4N; k++) {
+        const c = counts.get(k) ?? 0;
+        if (c === 0) lost++;
+        else duplicated += c - 1;
+      }
+      const answer = resume.events.find((event) => responseTo(event.message, call.requestId));
+      raw.after_resume = resume.events.filter((event) => isProgress(event, token)).length;
+      return {
+        metrics: { total_ms: answer ? answer.t - call.tSent : null, lost, duplicated },
+        status: answer ? undefined : `result did not arrive after resume (${resume.end})`,
+        raw,
+      };
+    });
+  },
+};
+
+const w4b = {
+  id: 'W4b',
+  title: 'abort right after the request, resume after the call finished',
+  metrics: [{ key: 'result_arrived', label: 'W4b result after resume', better: 'higher', kind: 'yesno' }],
+  async run({ peer, sizes }) {
+    return withSession(peer.url, async (session) => {
+      // Read nothing but the first SSE event (the priming event where the peer sends one): its id
+      // is the only cursor a client that dropped at once can have.
+      const call = await session.callTool('progress', { n: sizes.w4bN }, { timeoutMs: CALL_TIMEOUT_MS, stopAfter: () => true });
+      const first = call.events[0];
+      const raw = { first_event_id: first?.id ?? null, first_event_was_priming: first ? !first.hasData || first.data === '' : null };
+      if (!call.streamed) return { metrics: { result_arrived: null }, status: `not applicable: answered without a stream (HTTP ${call.status})`, raw };
+      if (call.end === 'response') return { metrics: { result_arrived: null }, status: 'not applicable: the result was the first event', raw };
+      await sleep(sizes.w4bWaitMs);
+      const resume = call.lastEventId
+        ? await session.resume(call.lastEventId, { timeoutMs: sizes.resumeTimeoutMs, until: (event) => responseTo(event.message, call.requestId) !== undefined })
+        : undefined;
+      const refused = cannotResume(resume);
+      raw.resume_status = resume?.status ?? null;
+      raw.resumed_header = resume?.resumed ?? null;
+      if (refused) return { metrics: { result_arrived: 0 }, status: refused, raw };
+      const answer = resume.events.find((event) => responseTo(event.message, call.requestId));
+      raw.progress_after_resume = resume.events.filter((event) => isProgress(event, tokenOf(call))).length;
+      return { metrics: { result_arrived: answer ? 1 : 0 }, status: answer ? undefined : `resumed (${resume.end}) but no result`, raw };
+    });
+  },
+};
+
+/**
+ * W5 log: `fillerEvents` progress events from calls of progress{n: fillerCall}, then one target
+ * call progress{n: replay + 1}. The cursor is the id received with the target's progress #1, so a
+ * resume replays exactly `replay` progress events plus the result, whatever the log before it.
+ */
+async function buildLog(url, logEvents, sizes) {
+  const session = await initialize(url);
+  try {
+    const started = now();
+    for (let left = logEvents - sizes.w5Replay; left > 0; left -= sizes.w5FillerCall) {
+      const n = Math.min(left, sizes.w5FillerCall);
+      expectResult(await session.callTool('progress', { n }, { timeoutMs: LONG_CALL_TIMEOUT_MS }), 'W5 filler');
+    }
+    const target = expectResult(await session.callTool('progress', { n: sizes.w5Replay + 1 }, { timeoutMs: LONG_CALL_TIMEOUT_MS }), 'W5 target');
+    const first = target.events.find((event) => isProgress(event, tokenOf(target)) && event.message.params.progress === 1);
+    return { session, requestId: target.requestId, token: tokenOf(target), cursor: first?.id || undefined, build_ms: now() - started };
+  } catch (error) {
+    await session.close();
+    throw error;
+  }
+}
+
+async function replayMs(log, sizes) {
+  if (!log.cursor) return { ms: null, status: 'cannot resume: no event id received' };
+  const resume = await log.session.resume(log.cursor, { timeoutMs: sizes.resumeTimeoutMs, until: (event) => responseTo(event.message, log.requestId) !== undefined });
+  const refused = cannotResume(resume);
+  if (refused) return { ms: null, status: refused };
+  const answer = resume.events.find((event) => responseTo(event.message, log.requestId));
+  const replayed = resume.events.filter((event) => isProgress(event, log.token)).length;
+  if (!answer) return { ms: null, status: `replay ended (${resume.end}) without the result`, replayed };
+  if (replayed !== sizes.w5Replay) return { ms: answer.t - resume.tSent, status: `replayed ${replayed} progress events, expected ${sizes.w5Replay}`, replayed };
+  return { ms: answer.t - resume.tSent, replayed };
+}
+
+const w5 = {
+  id: 'W5',
+  title: 'replay cost: the last stream of a big log vs a whole small log',
+  metrics: [
+    { key: 'replay_big_ms', label: 'W5 replay 1k of big log ms', better: 'lower' },
+    { key: 'replay_small_ms', label: 'W5 replay 1k of small log ms', better: 'lower' },
+    { key: 'big_over_small', label: 'W5 big/small ratio', better: 'lower' },
+  ],
+  async run({ peer, sizes, state }) {
+    // Logs are built once per peer (not timed) and rebuilt once older than w5RebuildAfterMs,
+    // before a retention policy could prune them (ours keeps finished streams 10 min by default).
+    if (!state.w5 || now() - state.w5.builtAt > sizes.w5RebuildAfterMs) {
+      await w5.cleanup({ state });
+      const small = await buildLog(peer.url, sizes.w5SmallLog, sizes);
+      const big = await buildLog(peer.url, sizes.w5BigLog, sizes).catch(async (error) => {
+        await small.session.close();
+        throw error;
+      });
+      state.w5 = { small, big, builtAt: now() };
+    }
+    // Alternating replays of the same two cursors; the sample is the median of each. A failed
+    // replay ends the repetitions (it would only fail again, each time after a timeout).
+    const { small, big } = state.w5;
+    const smallMs = [];
+    const bigMs = [];
+    const notes = new Set();
+    let failed = false;
+    for (let i = 0; i < sizes.w5Repeats && !failed; i++) {
+      for (const [name, log, into] of [['small', small, smallMs], ['big', big, bigMs]]) {
+        const replay = await replayMs(log, sizes);
+        if (replay.status) notes.add(`${name}: ${replay.status}`);
+        if (replay.ms != null) into.push(replay.ms);
+        else failed = true;
+      }
+    }
+    const bigMedian = median(bigMs) ?? null;
+    const smallMedian = median(smallMs) ?? null;
+    return {
+      metrics: {
+        replay_big_ms: bigMedian,
+        replay_small_ms: smallMedian,
+        big_over_small: bigMedian != null && smallMedian != null ? bigMedian / smallMedian : null,
+      },
+      status: [...notes].join('; ') || undefined,
+      raw: {
+        replay_small_ms: smallMs,
+        replay_big_ms: bigMs,
+        build_small_ms: small.build_ms,
+        build_big_ms: big.build_ms,
+        cursors: { small: small.cursor ?? null, big: big.cursor ?? null },
+      },
+    };
+  },
+  async cleanup({ state }) {
+    if (!state.w5) return;
+    await Promise.all([state.w5.small.session.close(), state.w5.big.session.close()]);
+    state.w5 = undefined;
+  },
+};
+
+const W6_DEADLINE_MS = 180_000;
+
+const w6 = {
+  id: 'W6',
+  title: 'memory per idle session holding a GET SSE stream',
+  // Only on a fresh peer: a process keeps (and reuses) memory freed by earlier sessions, so a
+  // later round measures less than the sessions take. Peers start once, so: round 1, first.
+  firstRoundOnly: true,
+  metrics: [{ key: 'kb_per_session', label: 'W6 KB per session', better: 'lower' }],
+  async run({ peer, sizes, memoryRss }) {
+    const sessions = [];
+    const streams = [];
+    try {
+      // One session and stream first, not counted: one-time costs (code loaded and compiled,
+      // a Durable Object class set up) would otherwise be split over the sessions measured.
+      const warmup = await withSession(peer.url, async (session) => {
+        const stream = await session.openStream();
+        stream.close();
+        return stream;
+      }).catch(() => undefined);
+      // A definite refusal (e.g. 405: no standalone stream) would only repeat for every session.
+      if (warmup && !warmup.ok && warmup.status >= 400 && warmup.status < 500) {
+        return { metrics: { kb_per_session: null }, status: `no stream held (GET stream: HTTP ${warmup.status})`, raw: { warmup_status: warmup.status } };
+      }
+      await sleep(sizes.w6SettleMs);
+      const before = await memoryRss(peer);
+      const deadline = now() + W6_DEADLINE_MS;
+      let failed = 0;
+      let firstError;
+      let half;
+      for (let opened = 0; opened < sizes.w6Sessions && now() < deadline; opened += sizes.w6Batch) {
+        if (half === undefined && opened >= sizes.w6Sessions / 2) half = { held: streams.length, rss: await memoryRss(peer) };
+        const heldBefore = streams.length;
+        const results = await inBatches(Math.min(sizes.w6Batch, sizes.w6Sessions - opened), sizes.w6Batch, async () => {
+          const session = await initialize(peer.url);
+          sessions.push(session);
+          const stream = await session.openStream();
+          if (!stream.ok) throw new Error(`GET stream: HTTP ${stream.status}`);
+          streams.push(stream);
+        });
+        for (const result of results) {
+          if (result.status === 'rejected') {
+            failed++;
+            firstError ??= String(result.reason?.message ?? result.reason);
+          }
+        }
+        if (streams.length === heldBefore) break; // a whole batch refused: the rest would be too
+      }
+      const held = streams.length;
+      if (held === 0) return { metrics: { kb_per_session: null }, status: `no stream held (${firstError})`, raw: { failed, first_error: firstError ?? null } };
+      await sleep(sizes.w6SettleMs);
+      const after = await memoryRss(peer);
+      const raw = {
+        sessions_held: held,
+        failed,
+        rss_before: before,
+        rss_after: after,
+        // The second half alone: less flattered by memory freed earlier and reused.
+        kb_per_session_second_half: half && held > half.held ? (after - half.rss) / 1024 / (held - half.held) : null,
+        first_error: firstError ?? null,
+      };
+      return {
+        metrics: { kb_per_session: (after - before) / 1024 / held },
+        status: held < sizes.w6Sessions ? `only ${held} of ${sizes.w6Sessions} streams held (${firstError ?? 'deadline'})` : undefined,
+        raw,
+      };
+    } finally {
+      for (const stream of streams) stream.close();
+      await inBatches(sessions.length, sizes.w6Batch, (i) => sessions[i].close());
+    }
+  },
+};
+
+// W6 first: in round 1 it meets a fresh peer (see firstRoundOnly).
+export const WORKLOADS = [w6, w1, w2, w3, w4, w4b, w5];

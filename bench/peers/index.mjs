@@ -1,0 +1,237 @@
+/**
+ * Starts and stops the benchmark peers (see README.md beside this file).
+ *
+ *   const peer = await startPeer('ours', 8801);   // { name, url, pid, stop(), servingPids() }
+ *   await memoryRss(peer);                        // bytes: VmRSS of the serving process(es)
+ *   await peer.stop();
+ *
+ * Each peer runs in its own process group (detached); stop() signals the whole group, so
+ * wrangler's workerd goes with it. Worker peers run under the root's wrangler binary with a
+ * fresh --persist-to dir, /work/main/.cache/bench-state/<name>, cleared at every start; the
+ * peer's stdout and stderr go to peer.log in that dir.
+ */
+import { spawn } from 'node:child_process';
+import { createWriteStream, readFileSync, readdirSync } from 'node:fs';
+import { mkdir, readFile, rm } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+export const ROOT = resolve(HERE, '../..');
+const WRANGLER = join(ROOT, 'node_modules/.bin/wrangler');
+const STATE_ROOT = join(ROOT, '.cache/bench-state');
+const READY_TIMEOUT_MS = 90_000;
+const STOP_TIMEOUT_MS = 10_000;
+
+/** name → how it runs: a wrangler config (workerd) or a Node script. */
+const SPECS = {
+  ours: { kind: 'wrangler', config: 'bench/peers/ours/wrangler.toml' },
+  floor: { kind: 'wrangler', config: 'bench/peers/floor/wrangler.toml' },
+  'durable-floor': { kind: 'wrangler', config: 'bench/peers/durable-floor/wrangler.toml' },
+  sdk: { kind: 'node', script: 'bench/peers/sdk/server.mjs' },
+  mcpagent: { kind: 'wrangler', config: 'bench/peers/mcpagent/wrangler.toml' },
+};
+
+/** The peers that can be started. */
+export const PEERS = Object.freeze(Object.keys(SPECS));
+
+/** Peers whose event ids accept GET + Last-Event-ID after the call finished. */
+export const RESUMABLE_PEERS = Object.freeze(['ours', 'durable-floor', 'sdk']);
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** `ours` bundles the bench copy of @modelcontextprotocol/server and zod: warn if they drift from the root's. */
+function checkOursVersions() {
+  for (const pkg of ['@modelcontextprotocol/server', 'zod']) {
+    const version = (base) => {
+      try {
+        return JSON.parse(readFileSync(join(base, 'node_modules', pkg, 'package.json'), 'utf8')).version;
+      } catch {
+        return undefined;
+      }
+    };
+    const root = version(ROOT);
+    const bench = version(join(ROOT, 'bench'));
+    if (bench !== undefined && root !== bench) {
+      console.warn(`bench peers: ${pkg} is ${bench} in bench/ but ${root} in the root; peer "ours" bundles the bench copy`);
+    }
+  }
+}
+
+/** Processes of a process group: [{ pid, comm }]. */
+function groupMembers(pgid) {
+  const members = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const close = stat.lastIndexOf(')');
+      const comm = stat.slice(stat.indexOf('(') + 1, close);
+      const fields = stat.slice(close + 2).split(' '); // state ppid pgrp ...
+      if (Number(fields[2]) === pgid) members.push({ pid: Number(entry), comm });
+    } catch {
+      // exited while we looked
+    }
+  }
+  return members;
+}
+
+async function vmRss(pid) {
+  try {
+    const status = await readFile(`/proc/${pid}/status`, 'utf8');
+    const match = /^VmRSS:\s+([0-9]+) kB$/m.exec(status);
+    return match ? Number(match[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+function commandLine(pid) {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Bytes of resident memory (VmRSS) of the process(es) that run the peer's code: for a wrangler
+ * peer the workerd process running the Worker (wrangler 4.86 runs two workerd processes per
+ * `wrangler dev`: this one, on a random loopback port, and a proxy workerd bound to the peer's
+ * port, the same for every wrangler peer, counted only with `{ includeProxy: true }`; wrangler's
+ * own Node processes are never counted); for `sdk` its Node process.
+ */
+export async function memoryRss(peer, { includeProxy = false } = {}) {
+  let total = 0;
+  for (const pid of [...peer.servingPids(), ...(includeProxy ? peer.proxyPids() : [])]) total += await vmRss(pid);
+  return total;
+}
+
+async function waitUntilReady(url, child, exited, logPath) {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  let last = 'no answer yet';
+  while (Date.now() < deadline) {
+    if (exited.value) throw new Error(`peer exited (code ${exited.value.code}, signal ${exited.value.signal}) before it was ready; see ${logPath}`);
+    try {
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+        body: '{}',
+        signal: AbortSignal.timeout(5_000),
+      });
+      await response.body?.cancel();
+      if (response.status < 500) return;
+      last = `status ${response.status}`;
+    } catch (error) {
+      last = error?.cause?.code ?? error?.message ?? String(error);
+    }
+    await sleep(250);
+  }
+  throw new Error(`peer at ${url} not ready within ${READY_TIMEOUT_MS / 1000} s (last: ${last}); see ${logPath}`);
+}
+
+/** Refuses a port something already listens on: the readiness probe would take it for the peer. */
+function assertPortFree(port) {
+  return new Promise((resolvePort, reject) => {
+    const probe = createServer();
+    probe.once('error', (error) => reject(new Error(`port ${port} on 127.0.0.1 is not free (${error.code ?? error.message})`)));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolvePort()));
+  });
+}
+
+function killGroup(pid, signal) {
+  try {
+    process.kill(-pid, signal);
+    return true;
+  } catch {
+    return false; // the group is gone
+  }
+}
+
+/**
+ * Starts peer `name` on 127.0.0.1:`port` and resolves once `POST /mcp` answers with a status
+ * below 500 (90 s at most). Returns { name, url, pid (process group leader), stop(),
+ * servingPids(), proxyPids(), workerdPid (wrangler peers, else undefined), logPath, stateDir }.
+ * `stateDir` (default /work/main/.cache/bench-state/<name>) is removed and re-created first:
+ * two peers running at once need different ones.
+ */
+export async function startPeer(name, port, { stateDir = join(STATE_ROOT, name) } = {}) {
+  const spec = SPECS[name];
+  if (spec === undefined) throw new Error(`unknown peer ${JSON.stringify(name)}; known: ${PEERS.join(', ')}`);
+  if (!Number.isInteger(port) || port <= 0 || port > 65535) throw new Error(`bad port ${port}`);
+  await assertPortFree(port);
+  stateDir = resolve(stateDir);
+  if (!stateDir.startsWith(join(ROOT, '.cache') + '/')) throw new Error(`stateDir must be under ${join(ROOT, '.cache')}: ${stateDir}`);
+  await rm(stateDir, { recursive: true, force: true });
+  await mkdir(stateDir, { recursive: true });
+  await mkdir(join(ROOT, '.cache/xdg'), { recursive: true });
+  const logPath = join(stateDir, 'peer.log');
+  const log = createWriteStream(logPath);
+  await new Promise((r) => log.once('open', r));
+
+  const env = {
+    ...process.env,
+    WRANGLER_SEND_METRICS: 'false',
+    CLOUDFLARE_CF_FETCH_ENABLED: 'false',
+    WRANGLER_HIDE_BANNER: 'true',
+    XDG_CONFIG_HOME: join(ROOT, '.cache/xdg'),
+  };
+  let command;
+  let args;
+  if (spec.kind === 'wrangler') {
+    if (name === 'ours') checkOursVersions();
+    command = WRANGLER;
+    args = ['dev', '-c', spec.config, '--ip', '127.0.0.1', '--port', String(port), '--persist-to', stateDir, '--show-interactive-dev-session=false'];
+  } else {
+    command = process.execPath;
+    args = [spec.script, String(port)];
+  }
+  const child = spawn(command, args, { cwd: ROOT, env, detached: true, stdio: ['ignore', log, log] });
+  const exited = { value: undefined };
+  const exit = new Promise((r) => child.once('exit', (code, signal) => r((exited.value = { code, signal }))));
+  const pid = child.pid;
+  const url = `http://127.0.0.1:${port}/mcp`;
+
+  let stopping;
+  const stop = () =>
+    (stopping ??= (async () => {
+      if (!killGroup(pid, 'SIGTERM')) return;
+      const deadline = Date.now() + STOP_TIMEOUT_MS;
+      while (Date.now() < deadline && groupMembers(pid).length > 0) await sleep(100);
+      if (groupMembers(pid).length > 0) killGroup(pid, 'SIGKILL');
+      await Promise.race([exit, sleep(2_000)]);
+      log.end();
+    })());
+
+  try {
+    await waitUntilReady(url, child, exited, logPath);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+
+  // The proxy workerd listens on the peer's own port; the Worker's workerd on a random one.
+  const isProxy = (member) => commandLine(member.pid).includes(`--socket-addr=entry=127.0.0.1:${port}`);
+  const workerds = () => groupMembers(pid).filter((m) => m.comm === 'workerd');
+  /** PIDs of the process(es) running the peer's code (see memoryRss). */
+  const servingPids = () => {
+    if (spec.kind === 'node') return groupMembers(pid).filter((m) => m.pid === pid).map((m) => m.pid);
+    return workerds().filter((m) => !isProxy(m)).map((m) => m.pid);
+  };
+  /** PIDs of wrangler's proxy workerd in front of the Worker (none for `sdk`). */
+  const proxyPids = () => workerds().filter(isProxy).map((m) => m.pid);
+  const workerd = spec.kind === 'wrangler' ? servingPids() : [];
+  return {
+    name,
+    url,
+    pid,
+    /** The workerd process running a wrangler peer's Worker, as found when it became ready. */
+    workerdPid: workerd[0],
+    logPath,
+    stateDir,
+    servingPids,
+    proxyPids,
+    stop,
+  };
+}
