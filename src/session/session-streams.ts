@@ -58,6 +58,7 @@ export class SessionStreams {
     });
     for (const key of requestKeys) this.#requestStreams.set(key, stream.stream);
     this.#unanswered.set(stream.stream, new Set(requestKeys));
+    this.#known.set(stream.stream, { epoch: stream.epoch, open: true, lastSeq: 0 });
     return stream;
   }
 
@@ -124,6 +125,7 @@ export class SessionStreams {
       this.sessions.setStandaloneStream(opened.stream);
       return opened;
     });
+    this.#known.set(stream.stream, { epoch: stream.epoch, open: true, lastSeq: 0 });
     if (previous !== null) {
       this.#connections.close(previous);
       this.options.onStreamEnded(now);
