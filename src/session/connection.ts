@@ -53,10 +53,6 @@ export class SseConnection implements Connection {
     if (maxAgeMs > 0) this.#expiry = setTimeout(() => this.close(), maxAgeMs);
   }
 
-  get closed(): boolean {
-    return this.#closed;
-  }
-
   /** The priming event: an id and empty data, plus the reconnection delay (SEP-1699). */
   prime(id: string, retryMs: number): void {
     this.#write(encodeEvent({ id, data: '', retry: retryMs }));

@@ -255,8 +255,8 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
   async #revive(sessionId: string): Promise<LiveSession> {
     const stored = this.#sessions.load();
     if (stored === undefined) throw httpErrors.sessionNotFound();
+    // Streams it finishes schedule their own retention through onStreamEnded.
     const record = interruptOrphanedStreams(this.ctx.storage, this.#sessions, this.#streams, stored);
-    if (record.epoch !== stored.epoch) this.#armAlarm(Date.now() + this.#config.retentionMs);
     const live = await this.#startServer(sessionId);
     live.record = record;
     await replayHandshake(live.transport, this.#pending, record);
@@ -374,14 +374,13 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
 
   /** What the SDK hands a handler about its HTTP request, including SEP-1699 polling hooks. */
   #extra(live: LiveSession, message: JsonRpcMessage, request: Request): MessageExtraInfo {
-    const streamOf = (id: RequestId) => this.#streams.streamOfRequest(idKey(id));
     const sse = this.#config.responseMode === 'sse';
     return {
       request,
       // SEP-1699 polling is an SSE feature; in JSON mode there is no stream to close.
       ...(isRequest(message) && sse && {
         closeSSEStream: () => {
-          const stream = streamOf(message.id);
+          const stream = this.#streams.streamOfRequest(idKey(message.id));
           if (stream !== undefined) this.#streams.closeConnection(stream);
         },
       }),

@@ -109,8 +109,13 @@ export class SessionStreams {
     if (!this.isOpen(stream)) return;
     const now = Date.now();
     this.#end(stream, 'finished', now);
+    this.#ended(stream, now);
+  }
+
+  /** After a stream ended in storage: its connection ends, and its retention is scheduled. */
+  #ended(stream: number, at: number): void {
     this.#connections.close(stream);
-    this.options.onStreamEnded(now);
+    this.options.onStreamEnded(at);
   }
 
   /**
@@ -126,10 +131,7 @@ export class SessionStreams {
       return opened;
     });
     this.#known.set(stream.stream, { epoch: stream.epoch, open: true, lastSeq: 0 });
-    if (previous !== null) {
-      this.#connections.close(previous);
-      this.options.onStreamEnded(now);
-    }
+    if (previous !== null) this.#ended(previous, now);
     return stream;
   }
 
@@ -154,7 +156,7 @@ export class SessionStreams {
         connection.deliver({ id: id(event.seq), data: event.message });
       }
     }
-    if (this.isOpen(stream.stream)) {
+    if (known?.open === true) {
       this.#connections.attach(stream.stream, connection);
       signal.addEventListener('abort', () => connection.close(), { once: true });
     } else {
@@ -190,10 +192,7 @@ export class SessionStreams {
       return done;
     });
     this.#connections.deliver(stream, { id: formatEventId({ epoch: known.epoch, stream, seq }), data });
-    if (finished) {
-      this.#connections.close(stream);
-      this.options.onStreamEnded(now);
-    }
+    if (finished) this.#ended(stream, now);
     return true;
   }
 
@@ -207,10 +206,7 @@ export class SessionStreams {
       if (!othersPending) this.#end(stream, 'finished', now);
       return !othersPending;
     });
-    if (finished) {
-      this.#connections.close(stream);
-      this.options.onStreamEnded(now);
-    }
+    if (finished) this.#ended(stream, now);
   }
 
   /** Drops the events of streams that ended at or before `endedBy` (retention). */
