@@ -7,20 +7,9 @@ import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { messages, openSession, toolCall } from '../support/mcp-http.ts';
-import { ENDED, SseReader, TIMED_OUT, type ReadEvent } from '../support/sse-reader.ts';
+import { SseReader, type ReadEvent } from '../support/sse-reader.ts';
 
 const seqOf = (event: ReadEvent) => Number(event.id!.split('-')[2]);
-
-/** Reads until the connection ends (it must, within `ms`). */
-async function untilEnded(reader: SseReader, ms = 3_000): Promise<ReadEvent[]> {
-  const events: ReadEvent[] = [];
-  for (;;) {
-    const event = await reader.next(ms);
-    if (event === ENDED) return events;
-    if (event === TIMED_OUT) throw new Error(`connection did not end after ${events.length} events`);
-    events.push(event);
-  }
-}
 
 describe('a reconnect without a cursor while a background task emits', () => {
   it('gets a stream flagged new, and nothing emitted after the switch lands on the abandoned stream', async () => {
@@ -40,7 +29,7 @@ describe('a reconnect without a cursor while a background task emits', () => {
       expect(secondStream).toBeGreaterThan(firstStream);
       second = new SseReader(secondResponse);
 
-      const abandoned = [...before, ...(await untilEnded(first))];
+      const abandoned = [...before, ...(await first.all(3_000))];
       const fresh = (await second.take(1 + 40 - abandoned.length)).slice(1);
 
       // Each message went to exactly one stream, in order, none lost, none twice.
@@ -78,7 +67,7 @@ describe('two resumes racing for one stream', () => {
     expect([a.status, b.status]).toEqual([200, 200]);
     const readers = [new SseReader(a), new SseReader(b)];
     try {
-      const [eventsA, eventsB] = await Promise.all(readers.map((r) => untilEnded(r, 5_000)));
+      const [eventsA, eventsB] = await Promise.all(readers.map((r) => r.all(5_000)));
       const winner = [eventsA!, eventsB!].find((events) => messages(events).some((m: any) => m.id === 'race'));
       const loser = winner === eventsA ? eventsB! : eventsA!;
       expect(winner).toBeDefined();

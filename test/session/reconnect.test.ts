@@ -57,13 +57,7 @@ describe('resuming a request stream', () => {
     const seen = await original.take(3);
     const newer = new SseReader(await session.get(seen.at(-1)!.id));
     try {
-      const leftover = [];
-      for (;;) {
-        const event = await original.next(2_000);
-        if (event === ENDED) break;
-        if (event === TIMED_OUT) throw new Error('the fenced connection did not end');
-        leftover.push(event);
-      }
+      const leftover = await original.all(2_000); // throws if the fenced connection does not end
       const rest = await newer.all();
       const fencedSeqs = leftover.map(seqOf);
       const newerSeqs = rest.slice(1).map(seqOf);
@@ -196,13 +190,7 @@ describe('cancellation and server requests', () => {
       await reader.take(3);
       const cancel = await session.post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7 } });
       expect(cancel.status).toBe(202);
-      const tail = [];
-      for (;;) {
-        const event = await reader.next(2_000);
-        if (event === ENDED) break;
-        if (event === TIMED_OUT) throw new Error('cancelled stream did not close');
-        tail.push(event);
-      }
+      const tail = await reader.all(2_000); // throws if the cancelled stream does not close
       expect(messages(tail).some((m: any) => m.id === 7)).toBe(false);
       // The stream is finished: resuming at its last event starts something new.
       const last = tail.at(-1)?.id ?? `1-${stream}-2`;
