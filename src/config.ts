@@ -27,6 +27,8 @@ export interface TransportConfig {
   readonly maxSessionEvents: number;
   readonly maxSessionBytes: number;
   readonly maxBodyBytes: number;
+  /** Whether the Worker writes one `mcp.request` log line per request. */
+  readonly requestLog: boolean;
 }
 
 export interface ConfigVars {
@@ -40,6 +42,7 @@ export interface ConfigVars {
   readonly RETENTION_MS?: string;
   readonly MAX_SESSION_EVENTS?: string;
   readonly MAX_SESSION_BYTES?: string;
+  readonly REQUEST_LOG?: string;
 }
 
 export const DEFAULT_ALLOWED_HOSTS = 'localhost,127.0.0.1,[::1]';
@@ -61,11 +64,16 @@ function positiveInteger(name: string, text: string | undefined, fallback: numbe
   return value;
 }
 
-export function readConfig(vars: ConfigVars): TransportConfig {
-  const mode = (vars.RESPONSE_MODE ?? 'sse').trim();
-  if (mode !== 'sse' && mode !== 'json') {
-    throw new Error(`configuration: RESPONSE_MODE must be "sse" or "json", got ${JSON.stringify(mode)}`);
+function oneOf<const T extends string>(name: string, text: string | undefined, allowed: readonly T[]): T {
+  const value = text === undefined ? allowed[0]! : text.trim();
+  if (!(allowed as readonly string[]).includes(value)) {
+    throw new Error(`configuration: ${name} must be ${allowed.map((a) => JSON.stringify(a)).join(' or ')}, got ${JSON.stringify(value)}`);
   }
+  return value as T;
+}
+
+export function readConfig(vars: ConfigVars): TransportConfig {
+  const mode = oneOf('RESPONSE_MODE', vars.RESPONSE_MODE, ['sse', 'json']);
   return {
     allowedHosts: parseHostAllowlist(vars.ALLOWED_HOSTS ?? DEFAULT_ALLOWED_HOSTS),
     allowedOrigins: parseOriginAllowlist(vars.ALLOWED_ORIGINS ?? DEFAULT_ALLOWED_ORIGINS),
@@ -78,5 +86,8 @@ export function readConfig(vars: ConfigVars): TransportConfig {
     maxSessionEvents: positiveInteger('MAX_SESSION_EVENTS', vars.MAX_SESSION_EVENTS, 100_000),
     maxSessionBytes: positiveInteger('MAX_SESSION_BYTES', vars.MAX_SESSION_BYTES, 64 * 1024 * 1024),
     maxBodyBytes: MAX_BODY_BYTES,
+    // A console line costs about a millisecond per request under local workerd, where it is
+    // piped through Miniflare; in production it feeds `wrangler tail` and Workers Logs.
+    requestLog: oneOf('REQUEST_LOG', vars.REQUEST_LOG, ['on', 'off']) === 'on',
   };
 }

@@ -49,7 +49,7 @@ export function createMcpWorker<E extends ConfigVars>({ sessions, path = '/mcp' 
     if (cached?.vars !== c.env) cached = { vars: c.env, config: readConfig(c.env) };
     c.set('config', cached.config);
     await next();
-    logRequest(c, started);
+    if (cached.config.requestLog) logRequest(c, started);
   });
 
   // DNS-rebinding defence first: a forbidden Host or Origin learns nothing else.

@@ -15,6 +15,7 @@ describe('readConfig defaults', () => {
       maxSessionEvents: 100_000,
       maxSessionBytes: 67_108_864,
       maxBodyBytes: 4_194_304,
+      requestLog: true,
     });
   });
 
@@ -69,6 +70,26 @@ describe('readConfig RESPONSE_MODE', () => {
   ])('refuses $name', ({ value, shown }) => {
     expect(() => readConfig({ RESPONSE_MODE: value })).toThrow(
       new Error(`configuration: RESPONSE_MODE must be "sse" or "json", got ${JSON.stringify(shown)}`),
+    );
+  });
+});
+
+describe('readConfig REQUEST_LOG', () => {
+  it.each([
+    { value: 'on', expected: true },
+    { value: 'off', expected: false },
+    { value: ' off ', expected: false },
+  ])('reads $value as $expected', ({ value, expected }) => {
+    expect(readConfig({ REQUEST_LOG: value }).requestLog).toBe(expected);
+  });
+
+  it.each([
+    { name: 'a boolean word', value: 'false', shown: 'false' },
+    { name: 'upper case', value: 'OFF', shown: 'OFF' },
+    { name: 'an empty value', value: '', shown: '' },
+  ])('refuses $name', ({ value, shown }) => {
+    expect(() => readConfig({ REQUEST_LOG: value })).toThrow(
+      new Error(`configuration: REQUEST_LOG must be "on" or "off", got ${JSON.stringify(shown)}`),
     );
   });
 });
