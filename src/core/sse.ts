@@ -18,6 +18,8 @@ export function encodeEvent({ id, data, retry }: SseEvent): string {
     frame += `retry: ${retry}\n`;
   }
   // A data line cannot contain a line break; each line of the payload gets its own field.
+  // Serialized JSON never contains a raw line break, so the split is rarely needed.
+  if (!/[\r\n]/.test(data)) return `${frame}data: ${data}\n\n`;
   for (const line of data.split(/\r\n|\r|\n/)) frame += `data: ${line}\n`;
   return `${frame}\n`;
 }

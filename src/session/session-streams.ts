@@ -182,15 +182,29 @@ export class SessionStreams {
     if (known === undefined || !known.open) return false;
     const totals = this.#totals();
     const seq = known.lastSeq + 1;
+    const size = utf8Length(data);
     const now = Date.now();
-    const finished = this.storage.transactionSync(() => {
+    let finished = false;
+    if (answers === undefined && totals.events < this.options.maxSessionEvents && totals.bytes + size <= this.options.maxSessionBytes) {
+      // The hot path (progress, logging): one INSERT, atomic by itself, so no savepoint.
       this.log.append(stream, seq, data);
-      known.lastSeq = seq;
-      this.#account(totals, 1, utf8Length(data));
-      const done = answers !== undefined && !this.#answer(answers, stream);
-      if (done) this.#end(stream, 'finished', now);
-      return done;
-    });
+      totals.events += 1;
+      totals.bytes += size;
+    } else {
+      try {
+        finished = this.storage.transactionSync(() => {
+          this.log.append(stream, seq, data);
+          this.#account(totals, 1, size);
+          const done = answers !== undefined && !this.#answer(answers, stream);
+          if (done) this.#end(stream, 'finished', now);
+          return done;
+        });
+      } catch (error) {
+        this.#storedTotals = undefined; // rolled back: read them again rather than guess
+        throw error;
+      }
+    }
+    known.lastSeq = seq;
     this.#connections.deliver(stream, { id: formatEventId({ epoch: known.epoch, stream, seq }), data });
     if (finished) this.#ended(stream, now);
     return true;
