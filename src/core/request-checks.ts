@@ -88,6 +88,9 @@ export function readCursor(headers: Headers): EventId | undefined {
  * Reads a body of at most `limit` bytes, refusing larger ones with 413 without buffering
  * them whole (Content-Length can be absent or wrong).
  */
+/** Stateless when not streaming, so one decoder serves every request. */
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+
 export async function readBoundedText(request: Request, limit: number): Promise<string> {
   const declared = request.headers.get('Content-Length');
   if (declared !== null && Number(declared) > limit) throw httpErrors.payloadTooLarge(limit);
@@ -105,15 +108,20 @@ export async function readBoundedText(request: Request, limit: number): Promise<
     }
     chunks.push(value);
   }
+  const bytes = chunks.length === 1 ? chunks[0]! : concat(chunks, size);
+  try {
+    return UTF8.decode(bytes);
+  } catch {
+    throw httpErrors.parseError('the body is not valid UTF-8');
+  }
+}
+
+function concat(chunks: readonly Uint8Array[], size: number): Uint8Array {
   const bytes = new Uint8Array(size);
   let offset = 0;
   for (const chunk of chunks) {
     bytes.set(chunk, offset);
     offset += chunk.byteLength;
   }
-  try {
-    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);
-  } catch {
-    throw httpErrors.parseError('the body is not valid UTF-8');
-  }
+  return bytes;
 }
