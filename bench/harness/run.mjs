@@ -1,5 +1,6 @@
 // The benchmark entry (`npm run bench`):
 //   node bench/harness/run.mjs [--quick] [--peers a,b] [--out file] [--rounds n] [--peers-module path]
+//                              [--via miniflare|wrangler-dev]   (how Worker peers run; see peers/workerd-host.mjs)
 // Starts each available peer once on its own loopback port, runs every workload against every
 // peer round by round (in round r each workload runs for every peer before the next workload;
 // the peer order rotates by one each round; W6, memory, runs in round 1 only, on fresh peers), prints medians per peer and the ratios of `ours`
@@ -30,6 +31,7 @@ const { values: args } = parseArgs({
     out: { type: 'string' },
     rounds: { type: 'string' },
     'peers-module': { type: 'string' },
+    via: { type: 'string', default: 'miniflare' },
   },
 });
 const mode = args.quick ? 'quick' : 'full';
@@ -78,7 +80,7 @@ let interrupted = false;
 async function startOne(peersApi, name) {
   const port = await freePort();
   const start = Promise.resolve()
-    .then(() => peersApi.startPeer(name, port))
+    .then(() => peersApi.startPeer(name, port, { via: args.via }))
     .then((peer) => (running.push(peer), peer));
   const settled = start.catch(() => undefined);
   starting.add(settled);
@@ -186,7 +188,7 @@ async function main() {
   const rows = summarize([...WORKLOADS].sort((a, b) => a.id.localeCompare(b.id)), peerNames, samples);
   const ratioList = ratios(rows, peerNames);
   const table = formatTable(rows, peerNames, ratioList);
-  console.log(`\nMCP benchmark, ${mode} mode, ${rounds} round(s), medians per peer (ratios: ours ÷ peer)\n`);
+  console.log(`\nMCP benchmark, ${mode} mode, ${rounds} round(s), Worker peers via ${args.via}, medians per peer (ratios: ours ÷ peer)\n`);
   console.log(table);
   if (Object.keys(unavailable).length) console.log(`\nnot run: ${Object.entries(unavailable).map(([n, e]) => `${n} (${e})`).join('; ')}`);
 
@@ -194,6 +196,7 @@ async function main() {
     date: new Date().toISOString(),
     mode,
     rounds,
+    workerd_via: args.via,
     sizes,
     node: process.version,
     machine: {

@@ -6,9 +6,11 @@
  *   await peer.stop();
  *
  * Each peer runs in its own process group (detached); stop() signals the whole group, so
- * wrangler's workerd goes with it. Worker peers run under the root's wrangler binary with a
- * fresh --persist-to dir, /work/main/.cache/bench-state/<name>, cleared at every start; the
- * peer's stdout and stderr go to peer.log in that dir.
+ * its workerd goes with it. Worker peers run in workerd, by default through workerd-host.mjs
+ * (bundled as `wrangler deploy` bundles, served by Miniflare: no dev proxy, no DevTools
+ * attached), or with `{ via: 'wrangler-dev' }` under the root's `wrangler dev`. State lives in
+ * a fresh dir, /work/main/.cache/bench-state/<name>, cleared at every start; the peer's stdout
+ * and stderr go to peer.log in that dir.
  */
 import { spawn } from 'node:child_process';
 import { createWriteStream, readFileSync, readdirSync } from 'node:fs';
@@ -38,6 +40,9 @@ export const PEERS = Object.freeze(Object.keys(SPECS));
 
 /** Peers whose event ids accept GET + Last-Event-ID after the call finished. */
 export const RESUMABLE_PEERS = Object.freeze(['ours', 'durable-floor', 'sdk']);
+
+/** How Worker peers are run: see workerd-host.mjs for why `miniflare` is the default. */
+export const WORKERD_VIA = Object.freeze(['miniflare', 'wrangler-dev']);
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -96,11 +101,11 @@ function commandLine(pid) {
 }
 
 /**
- * Bytes of resident memory (VmRSS) of the process(es) that run the peer's code: for a wrangler
- * peer the workerd process running the Worker (wrangler 4.86 runs two workerd processes per
- * `wrangler dev`: this one, on a random loopback port, and a proxy workerd bound to the peer's
- * port, the same for every wrangler peer, counted only with `{ includeProxy: true }`; wrangler's
- * own Node processes are never counted); for `sdk` its Node process.
+ * Bytes of resident memory (VmRSS) of the process(es) that run the peer's code: for a Worker
+ * peer the workerd process running the Worker (under `wrangler dev` there are two workerd
+ * processes: this one, on a random loopback port, and a proxy workerd bound to the peer's
+ * port, the same for every Worker peer, counted only with `{ includeProxy: true }`; the Node
+ * processes of wrangler or Miniflare are never counted); for `sdk` its Node process.
  */
 export async function memoryRss(peer, { includeProxy = false } = {}) {
   let total = 0;
@@ -154,9 +159,11 @@ function killGroup(pid, signal) {
  * below 500 (90 s at most). Returns { name, url, pid (process group leader), stop(),
  * servingPids(), proxyPids(), workerdPid (wrangler peers, else undefined), logPath, stateDir }.
  * `stateDir` (default /work/main/.cache/bench-state/<name>) is removed and re-created first:
- * two peers running at once need different ones.
+ * two peers running at once need different ones. `via` (Worker peers): 'miniflare' (default)
+ * or 'wrangler-dev'.
  */
-export async function startPeer(name, port, { stateDir = join(STATE_ROOT, name) } = {}) {
+export async function startPeer(name, port, { stateDir = join(STATE_ROOT, name), via = 'miniflare' } = {}) {
+  if (!WORKERD_VIA.includes(via)) throw new Error(`via must be one of ${WORKERD_VIA.join(', ')}; got ${JSON.stringify(via)}`);
   const spec = SPECS[name];
   if (spec === undefined) throw new Error(`unknown peer ${JSON.stringify(name)}; known: ${PEERS.join(', ')}`);
   if (!Number.isInteger(port) || port <= 0 || port > 65535) throw new Error(`bad port ${port}`);
@@ -181,8 +188,13 @@ export async function startPeer(name, port, { stateDir = join(STATE_ROOT, name) 
   let args;
   if (spec.kind === 'wrangler') {
     if (name === 'ours') checkOursVersions();
-    command = WRANGLER;
-    args = ['dev', '-c', spec.config, '--ip', '127.0.0.1', '--port', String(port), '--persist-to', stateDir, '--show-interactive-dev-session=false'];
+    if (via === 'wrangler-dev') {
+      command = WRANGLER;
+      args = ['dev', '-c', spec.config, '--ip', '127.0.0.1', '--port', String(port), '--persist-to', stateDir, '--show-interactive-dev-session=false'];
+    } else {
+      command = process.execPath;
+      args = [join(HERE, 'workerd-host.mjs'), spec.config, String(port), stateDir];
+    }
   } else {
     command = process.execPath;
     args = [spec.script, String(port)];
@@ -211,8 +223,10 @@ export async function startPeer(name, port, { stateDir = join(STATE_ROOT, name) 
     throw error;
   }
 
-  // The proxy workerd listens on the peer's own port; the Worker's workerd on a random one.
-  const isProxy = (member) => commandLine(member.pid).includes(`--socket-addr=entry=127.0.0.1:${port}`);
+  // Under `wrangler dev` a proxy workerd listens on the peer's own port, the Worker's workerd
+  // on a random one; under Miniflare the Worker's workerd is the only one.
+  const isProxy = (member) =>
+    via === 'wrangler-dev' && commandLine(member.pid).includes(`--socket-addr=entry=127.0.0.1:${port}`);
   const workerds = () => groupMembers(pid).filter((m) => m.comm === 'workerd');
   /** PIDs of the process(es) running the peer's code (see memoryRss). */
   const servingPids = () => {

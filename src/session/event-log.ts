@@ -8,7 +8,8 @@
  *   (0 = only the priming event, which is never stored because it carries no message);
  * - `events(stream, seq, message)` — the serialized JSON-RPC message, keyed for range scans;
  * - `requests(request_key, stream, answered)` — a stream finishes when all its requests are
- *   answered (one request, or every request of a 2025-03-26 batch).
+ *   answered (one request, or every request of a 2025-03-26 batch). `answered` is read only
+ *   while the stream is open: the answer that finishes a stream does not set it.
  *
  * All methods are synchronous SQL, so a caller composes them into one atomic section with
  * no `await` in between.
@@ -101,13 +102,13 @@ export class EventLog {
     this.sql.exec(`UPDATE requests SET answered = 1 WHERE request_key = ?`, requestKey);
   }
 
-  /** Marks a request answered; returns whether its stream still awaits other answers. */
-  markAnswered(requestKey: string, stream: number): { readonly othersPending: boolean } {
-    this.setAnswered(requestKey);
-    const pending = this.sql
-      .exec<{ n: number }>(`SELECT count(*) AS n FROM requests WHERE stream = ? AND answered = 0`, stream)
-      .one().n;
-    return { othersPending: pending > 0 };
+  /** Whether requests of `stream` other than `requestKey` still await an answer. */
+  othersUnanswered(stream: number, requestKey: string): boolean {
+    return (
+      this.sql
+        .exec(`SELECT 1 FROM requests WHERE stream = ? AND answered = 0 AND request_key != ? LIMIT 1`, stream, requestKey)
+        .toArray().length > 0
+    );
   }
 
   /** Number and total size (UTF-8 bytes) of the stored events. */

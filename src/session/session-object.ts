@@ -162,10 +162,9 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
     }
     if (messages.some(isInitializeRequest)) throw httpErrors.badRequest('the session is already initialized');
     const requests = messages.filter(isRequest);
-    this.#refuseReusedIds(live, requests);
     const keys = requests.map((r) => idKey(r.id));
     // Registered before anything is observed: a 2025-03-26 batch may cancel its own request.
-    const stream = keys.length > 0 ? this.#streams.openRequestStream(live.record.epoch, keys) : undefined;
+    const stream = keys.length > 0 ? this.#openRequestStream(live, requests, keys) : undefined;
     for (const message of messages) this.#observe(live, message);
     const dispatch = () => {
       for (const message of messages) live.transport.receive(message as JSONRPCMessage, this.#extra(live, message, request));
@@ -410,6 +409,17 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
    * session." A re-sent id is refused, never run again; the refusal carries the cursor that
    * recovers the original call from its first event.
    */
+  #openRequestStream(live: LiveSession, requests: readonly JsonRpcRequest[], keys: readonly string[]): StreamRecord {
+    try {
+      return this.#streams.openRequestStream(live.record.epoch, keys);
+    } catch (error) {
+      // Registering an id a second time violates the requests table's key, and the whole
+      // registration rolls back; only then is it worth finding out which id it was.
+      this.#refuseReusedIds(live, requests);
+      throw error;
+    }
+  }
+
   #refuseReusedIds(live: LiveSession, requests: readonly JsonRpcRequest[]): void {
     for (const r of requests) {
       const stream = this.#streams.streamOfRequest(idKey(r.id));

@@ -65,12 +65,12 @@ export class SessionStreams {
   /** Records that `requestKey` needs no answer any more; returns whether others still do. */
   #answer(requestKey: string, stream: number): boolean {
     const pending = this.#unanswered.get(stream);
-    if (pending === undefined) return this.log.markAnswered(requestKey, stream).othersPending;
-    this.log.setAnswered(requestKey);
-    pending.delete(requestKey);
-    if (pending.size > 0) return true;
-    this.#unanswered.delete(stream);
-    return false;
+    if (pending !== undefined) pending.delete(requestKey);
+    const othersPending = pending !== undefined ? pending.size > 0 : this.log.othersUnanswered(stream, requestKey);
+    // The last answer finishes the stream, and a finished stream's flags are never read.
+    if (othersPending) this.log.setAnswered(requestKey);
+    else this.#unanswered.delete(stream);
+    return othersPending;
   }
 
   /** The stream that answers a request, if the request id was ever used in the session. */

@@ -175,6 +175,35 @@ describe('request ids', () => {
     expect(next).toMatchObject({ result: { content: [{ text: '2' }] } });
   });
 
+  it('a 2025-03-26 batch reusing an earlier id is refused as a whole: none of its requests runs', async () => {
+    const session = await openSession('2025-03-26');
+    await session.call('tools/call', toolCall('tally', { key: 'batch' }), 'used');
+    const refused = await errorOf(
+      await session.post([
+        { jsonrpc: '2.0', id: 'fresh', method: 'tools/call', params: toolCall('tally', { key: 'batch' }) },
+        { jsonrpc: '2.0', id: 'used', method: 'tools/call', params: toolCall('tally', { key: 'batch' }) },
+      ]),
+    );
+    expect(refused).toMatchObject({ status: 409, reason: 'duplicate_request_id', body: { id: 'used' } });
+    // 'fresh' was not registered either: it can still be used, and the tally ran once before.
+    const [next] = messages(await session.call('tools/call', toolCall('tally', { key: 'batch' }), 'fresh'));
+    expect(next).toMatchObject({ id: 'fresh', result: { content: [{ text: '2' }] } });
+  });
+
+  it('a 2025-03-26 batch naming one id twice is a 400, and nothing runs', async () => {
+    const session = await openSession('2025-03-26');
+    const refused = await errorOf(
+      await session.post([
+        { jsonrpc: '2.0', id: 9, method: 'tools/call', params: toolCall('tally', { key: 'twice' }) },
+        { jsonrpc: '2.0', id: 9, method: 'tools/call', params: toolCall('tally', { key: 'twice' }) },
+      ]),
+    );
+    expect(refused).toMatchObject({ status: 400, code: -32600 });
+    expect(refused.body.error.message).toBe('Invalid Request: a batch repeats a request id');
+    const [first] = messages(await session.call('tools/call', toolCall('tally', { key: 'twice' }), 9));
+    expect(first).toMatchObject({ id: 9, result: { content: [{ text: '1' }] } });
+  });
+
   it('ids 1 and "1" are different requests', async () => {
     const session = await openSession();
     await session.call('ping', {}, 1);

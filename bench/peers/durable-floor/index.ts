@@ -4,7 +4,8 @@
  * frame is written to the SSE stream. Nothing awaits the write: ctx.storage.sql.exec is
  * synchronous and the output gate holds the response bytes until the rows commit. Event ids
  * are `<stream>-<seq>`; GET + Last-Event-ID replays the rows after the cursor from the table,
- * then ends the response (every stream is finished within the turn that opened it).
+ * then ends the response (every stream is finished within the turn that opened it); GET
+ * without one opens an idle standalone stream.
  * Unlike the floor, and like the project and the SDK with an event store, a session that
  * negotiated 2025-11-25 gets a priming event first on every SSE response (`<stream>-0`, or the
  * cursor on a resume; empty data, `retry: 1000`), so a client holds a cursor before any message.
@@ -86,7 +87,7 @@ export class FloorSession extends DurableObject<Env> {
 
   #resume(request: Request): Response {
     const cursor = request.headers.get('Last-Event-ID');
-    if (cursor === null) return new Response(null, { status: 405, headers: { Allow: 'POST, DELETE' } });
+    if (cursor === null) return this.#standalone();
     const match = /^([1-9][0-9]*)-(0|[1-9][0-9]*)$/.exec(cursor);
     if (match === null) return jsonError(400, -32000, 'Bad Request: malformed Last-Event-ID');
     if (!this.#sessionExists) return jsonError(404, -32001, 'Session not found');
@@ -111,6 +112,18 @@ export class FloorSession extends DurableObject<Env> {
     }
     if (frames !== '') writer.write(frames);
     writer.close();
+    return new Response(writer.body, { headers: sseHeaders() });
+  }
+
+  /**
+   * GET without a cursor: a standalone stream, held open until the client leaves. Nothing is
+   * ever sent on it (the floor's tools only answer their own calls); it is what W6 measures:
+   * a session object that holds one idle SSE connection.
+   */
+  #standalone(): Response {
+    if (!this.#sessionExists) return jsonError(404, -32001, 'Session not found');
+    const writer = new SseWriter();
+    this.#prime(writer, `${this.#nextStream()}-0`);
     return new Response(writer.body, { headers: sseHeaders() });
   }
 
