@@ -1,6 +1,7 @@
 // The benchmark entry (`npm run bench`):
 //   node bench/harness/run.mjs [--quick] [--peers a,b] [--out file] [--rounds n] [--peers-module path]
 //                              [--via miniflare|wrangler-dev]   (how Worker peers run; see peers/workerd-host.mjs)
+//                              [--workloads W1,W3]              (a subset, for working on one figure)
 // Starts each available peer once on its own loopback port, runs every workload against every
 // peer round by round (in round r each workload runs for every peer before the next workload;
 // the peer order rotates by one each round; W6, memory, runs in round 1 only, on fresh peers), prints medians per peer and the ratios of `ours`
@@ -14,7 +15,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { formatTable, ratios, summarize } from './report.mjs';
-import { SIZES, WORKLOADS } from './workloads.mjs';
+import { SIZES, WORKLOADS as ALL_WORKLOADS } from './workloads.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const START_TIMEOUT_MS = 180_000;
@@ -32,12 +33,15 @@ const { values: args } = parseArgs({
     rounds: { type: 'string' },
     'peers-module': { type: 'string' },
     via: { type: 'string', default: 'miniflare' },
+    workloads: { type: 'string' },
   },
 });
 const mode = args.quick ? 'quick' : 'full';
 const sizes = SIZES[mode];
 const rounds = args.rounds ? Number(args.rounds) : ROUNDS[mode];
 if (!Number.isInteger(rounds) || rounds < 1 || rounds > 50) throw new Error(`--rounds must be an integer in 1..50`);
+const WORKLOADS = args.workloads === undefined ? ALL_WORKLOADS : ALL_WORKLOADS.filter((w) => args.workloads.split(',').includes(w.id));
+if (WORKLOADS.length === 0) throw new Error(`--workloads names none of ${ALL_WORKLOADS.map((w) => w.id).join(', ')}`);
 const outFile = path.resolve(args.out ?? path.join(HERE, '..', 'results', 'latest.json'));
 const peersModule = path.resolve(args['peers-module'] ?? path.join(HERE, '..', 'peers', 'index.mjs'));
 
@@ -183,7 +187,8 @@ async function main() {
     }
   }
   const benchMs = performance.now() - benchStart;
-  for (const peer of peers) await WORKLOADS.find((w) => w.id === 'W5').cleanup({ state: state[peer.name] }).catch(() => undefined);
+  const w5 = WORKLOADS.find((w) => w.id === 'W5');
+  for (const peer of peers) if (w5) await w5.cleanup({ state: state[peer.name] }).catch(() => undefined);
 
   const rows = summarize([...WORKLOADS].sort((a, b) => a.id.localeCompare(b.id)), peerNames, samples);
   const ratioList = ratios(rows, peerNames);
