@@ -18,13 +18,15 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { JSONRPCMessage, MessageExtraInfo, RequestId, Transport, TransportSendOptions } from '@modelcontextprotocol/server';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../core/protocol-version.ts';
 
+const YIELD_AFTER = 4;
+const BURST_GAP_MS = 50;
+const SENT: Promise<void> = Promise.resolve();
+
 /**
  * `related`: the request the SDK says the message belongs to. `origin`: for a server→client
  * request the SDK did not relate, the client request whose handler (or whose spawned task)
  * made it.
  */
-const YIELD_AFTER = 4;
-
 export type OutboundRoute = (message: JSONRPCMessage, related: RequestId | undefined, origin?: RequestId) => void;
 
 export class DurableTransport implements Transport {
@@ -44,14 +46,22 @@ export class DurableTransport implements Transport {
 
   async start(): Promise<void> {}
 
-  async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
-    if ('method' in message && 'id' in message) {
-      const related = options?.relatedRequestId;
-      this.route({ ...message, id: this.wireId(message.id) }, related, related ?? this.#handling.getStore());
-    } else {
-      this.route(message, options?.relatedRequestId);
+  /**
+   * Not `async`: a progress loop awaits every send, and each async layer between the tool and
+   * the log costs microtask turns on the hottest path there is.
+   */
+  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    try {
+      if ('method' in message && 'id' in message) {
+        const related = options?.relatedRequestId;
+        this.route({ ...message, id: this.wireId(message.id) }, related, related ?? this.#handling.getStore());
+      } else {
+        this.route(message, options?.relatedRequestId);
+      }
+    } catch (error) {
+      return Promise.reject(error);
     }
-    await this.#yieldInBursts();
+    return this.#pace();
   }
 
   /**
@@ -59,16 +69,20 @@ export class DurableTransport implements Transport {
    * stored can commit, and the output gate lets nothing reach the client until it stops. So
    * the fourth message of a burst pauses the sender for one macrotask, in which the first
    * events commit and flow; the rest of the burst runs unpaused (each pause waits for a
-   * commit, which a long burst would pay for again and again). A gap of more than 50 ms
-   * starts a new burst.
+   * commit, which a long burst would pay for again and again). A gap of more than
+   * BURST_GAP_MS starts a new burst.
    */
-  async #yieldInBursts(): Promise<void> {
+  #pace(): Promise<void> {
     const now = Date.now();
-    if (now - this.#lastSendAt > 50) this.#sentInBurst = 0;
+    if (now - this.#lastSendAt > BURST_GAP_MS) this.#sentInBurst = 0;
     this.#lastSendAt = now;
-    if (++this.#sentInBurst !== YIELD_AFTER) return;
-    await new Promise((resolve) => setTimeout(resolve, 0));
-    this.#lastSendAt = Date.now();
+    if (++this.#sentInBurst !== YIELD_AFTER) return SENT;
+    return new Promise((resolve) =>
+      setTimeout(() => {
+        this.#lastSendAt = Date.now();
+        resolve();
+      }, 0),
+    );
   }
 
   /** The id a server→client request carries on the wire. */

@@ -183,7 +183,7 @@ export class SessionStreams {
     const totals = this.#totals();
     const seq = known.lastSeq + 1;
     const size = utf8Length(data);
-    const now = Date.now();
+    let now = 0;
     let finished = false;
     if (answers === undefined && totals.events < this.options.maxSessionEvents && totals.bytes + size <= this.options.maxSessionBytes) {
       // The hot path (progress, logging): one INSERT, atomic by itself, so no savepoint.
@@ -191,6 +191,7 @@ export class SessionStreams {
       totals.events += 1;
       totals.bytes += size;
     } else {
+      now = Date.now();
       try {
         finished = this.storage.transactionSync(() => {
           this.log.append(stream, seq, data);
