@@ -53,9 +53,16 @@ export class SseConnection implements Connection {
     if (maxAgeMs > 0) this.#expiry = setTimeout(() => this.close(), maxAgeMs);
   }
 
-  /** The priming event: an id and empty data, plus the reconnection delay (SEP-1699). */
+  /**
+   * The priming event: an id and empty data, plus the reconnection delay (SEP-1699). It is
+   * written where a stream is opened, so its commit holds it back anyway; it waits for what
+   * the same turn writes next (the replay, the handler's first messages) to leave in the
+   * same chunk.
+   */
   prime(id: string, retryMs: number): void {
-    this.#write(encodeEvent({ id, data: '', retry: retryMs }));
+    if (this.#closed) return;
+    this.#unflushed += encodeEvent({ id, data: '', retry: retryMs });
+    this.#flushAtEndOfTurn();
   }
 
   deliver({ id, data }: Delivery): void {
@@ -76,14 +83,18 @@ export class SseConnection implements Connection {
     if (this.#closed) return;
     if (this.#flushTimer === undefined) {
       this.#enqueue(frame);
-      this.#flushTimer = setTimeout(() => {
-        this.#flushTimer = undefined;
-        this.#flush();
-      }, 0);
+      this.#flushAtEndOfTurn();
       return;
     }
     this.#unflushed += frame;
     if (this.#unflushed.length >= COALESCE_BYTES) this.#flush();
+  }
+
+  #flushAtEndOfTurn(): void {
+    this.#flushTimer ??= setTimeout(() => {
+      this.#flushTimer = undefined;
+      this.#flush();
+    }, 0);
   }
 
   #enqueue(chunk: string): void {

@@ -274,9 +274,12 @@ export class SessionStreams {
   }
 }
 
+const NON_ASCII = /[^\0-\x7f]/;
+
 /** The UTF-8 size of a string, as SQLite counts `length(CAST(message AS BLOB))`. */
 function utf8Length(text: string): number {
   let bytes = text.length;
+  if (!NON_ASCII.test(text)) return bytes; // the common case, scanned natively
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i);
     if (code < 0x80) continue;
