@@ -47,6 +47,15 @@ export type StoredEvent = {
   readonly message: string;
 };
 
+export type StoredRow = StoredEvent & { readonly stream: number };
+
+/** Rows per INSERT: three bound parameters each, and a Durable Object statement binds at most 100. */
+export const APPEND_BATCH = 33;
+
+const insertStatements: string[] = [];
+const insertRows = (count: number): string =>
+  (insertStatements[count] ??= `INSERT INTO events (stream, seq, message) VALUES ${Array(count).fill('(?, ?, ?)').join(', ')}`);
+
 export class EventLog {
   constructor(private readonly sql: SqlStorage) {}
 
@@ -68,6 +77,18 @@ export class EventLog {
    */
   append(stream: number, seq: number, message: string): void {
     this.sql.exec(`INSERT INTO events (stream, seq, message) VALUES (?, ?, ?)`, stream, seq, message);
+  }
+
+  /**
+   * Stores up to APPEND_BATCH events in one statement — atomic, and far cheaper per row than
+   * one INSERT each (measured in workerd: ~6 µs a row instead of ~11).
+   */
+  appendMany(events: readonly StoredRow[]): void {
+    if (events.length === 0) return;
+    if (events.length > APPEND_BATCH) throw new RangeError(`appendMany takes at most ${APPEND_BATCH} rows, got ${events.length}`);
+    const params: (number | string)[] = [];
+    for (const { stream, seq, message } of events) params.push(stream, seq, message);
+    this.sql.exec(insertRows(events.length), ...params);
   }
 
   /** Events after `afterSeq`, in order. */

@@ -5,12 +5,18 @@
  * connection is switched in the same turn as the log is read, so a caller never observes —
  * and no client ever receives — a state between "stored" and "delivered", or between
  * "replayed" and "live".
+ *
+ * One exception, for throughput: an event on the hot path (a notification within bounds) is
+ * held for a moment and stored with the events around it in one multi-row INSERT, then
+ * delivered. Held events are stored before anything else reads or changes the log, so no
+ * reader can tell: every method starts by storing them, and `log` stores them before it is
+ * handed out.
  */
 import { formatEventId } from '../core/event-id.ts';
 import type { StreamRecord } from '../core/resume.ts';
 import { ConnectionTable } from './connection-table.ts';
 import { JsonCollector, SseConnection } from './connection.ts';
-import { EventLog } from './event-log.ts';
+import { APPEND_BATCH, EventLog, type StoredRow } from './event-log.ts';
 import type { SessionStore } from './session-store.ts';
 
 export interface StreamOptions {
@@ -24,8 +30,11 @@ export interface StreamOptions {
 }
 
 export class SessionStreams {
-  readonly log: EventLog;
+  readonly #log: EventLog;
   readonly #connections = new ConnectionTable();
+  /** Hot-path events not yet stored, in emission order; none of them was delivered. */
+  #held: (StoredRow & { readonly id: string })[] = [];
+  #storeTimer: number | undefined;
   /**
    * What this instance knows of the streams it touched. Every change to a stream's state or
    * events goes through this class, so the cache cannot go stale; the hot path (one event)
@@ -47,13 +56,47 @@ export class SessionStreams {
     private readonly sessions: SessionStore,
     private readonly options: StreamOptions,
   ) {
-    this.log = new EventLog(storage.sql);
+    this.#log = new EventLog(storage.sql);
+  }
+
+  /** The durable log, with every emitted event in it. */
+  get log(): EventLog {
+    this.#storeHeld();
+    return this.#log;
+  }
+
+  /**
+   * Stores the held events in one statement, then delivers them. If storing fails, none was
+   * stored or delivered: what this instance believed about those streams is forgotten (and
+   * read again from storage), and their connections end, so each client resumes from the
+   * last event it really received — never across a gap.
+   */
+  #storeHeld(): void {
+    if (this.#storeTimer !== undefined) {
+      clearTimeout(this.#storeTimer);
+      this.#storeTimer = undefined;
+    }
+    if (this.#held.length === 0) return;
+    const held = this.#held;
+    this.#held = [];
+    try {
+      this.#log.appendMany(held);
+    } catch (error) {
+      for (const { stream } of held) {
+        this.#known.delete(stream);
+        this.#connections.close(stream);
+      }
+      this.#storedTotals = undefined;
+      throw error;
+    }
+    for (const { stream, id, message } of held) this.#connections.deliver(stream, { id, data: message });
   }
 
   openRequestStream(epoch: number, requestKeys: readonly string[]): StreamRecord {
+    this.#storeHeld();
     const stream = this.storage.transactionSync(() => {
-      const opened = this.log.openStream('request', epoch);
-      for (const key of requestKeys) this.log.registerRequest(key, opened.stream);
+      const opened = this.#log.openStream('request', epoch);
+      for (const key of requestKeys) this.#log.registerRequest(key, opened.stream);
       return opened;
     });
     for (const key of requestKeys) this.#requestStreams.set(key, stream.stream);
@@ -66,9 +109,9 @@ export class SessionStreams {
   #answer(requestKey: string, stream: number): boolean {
     const pending = this.#unanswered.get(stream);
     if (pending !== undefined) pending.delete(requestKey);
-    const othersPending = pending !== undefined ? pending.size > 0 : this.log.othersUnanswered(stream, requestKey);
+    const othersPending = pending !== undefined ? pending.size > 0 : this.#log.othersUnanswered(stream, requestKey);
     // The last answer finishes the stream, and a finished stream's flags are never read.
-    if (othersPending) this.log.setAnswered(requestKey);
+    if (othersPending) this.#log.setAnswered(requestKey);
     else this.#unanswered.delete(stream);
     return othersPending;
   }
@@ -77,7 +120,7 @@ export class SessionStreams {
   streamOfRequest(requestKey: string): number | undefined {
     const cached = this.#requestStreams.get(requestKey);
     if (cached !== undefined) return cached;
-    const stream = this.log.streamOfRequest(requestKey);
+    const stream = this.#log.streamOfRequest(requestKey);
     if (stream !== undefined) this.#requestStreams.set(requestKey, stream);
     return stream;
   }
@@ -90,7 +133,7 @@ export class SessionStreams {
   #know(stream: number): { readonly epoch: number; open: boolean; lastSeq: number } | undefined {
     let known = this.#known.get(stream);
     if (known === undefined) {
-      const record = this.log.stream(stream);
+      const record = this.#log.stream(stream);
       if (record === undefined) return undefined;
       known = { epoch: record.epoch, open: record.state === 'open', lastSeq: record.lastSeq };
       this.#known.set(stream, known);
@@ -99,13 +142,14 @@ export class SessionStreams {
   }
 
   #end(stream: number, state: 'finished' | 'superseded', now: number): void {
-    this.log.end(stream, state, now);
+    this.#log.end(stream, state, now);
     const known = this.#known.get(stream);
     if (known !== undefined) known.open = false;
   }
 
   /** Finishes a stream that is still open (revival: its producer died with nothing unanswered). */
   finish(stream: number): void {
+    this.#storeHeld();
     if (!this.isOpen(stream)) return;
     const now = Date.now();
     this.#end(stream, 'finished', now);
@@ -123,10 +167,11 @@ export class SessionStreams {
    * is refused, so a session never has two live standalone streams.
    */
   openStandalone(epoch: number, previous: number | null): StreamRecord {
+    this.#storeHeld();
     const now = Date.now();
     const stream = this.storage.transactionSync(() => {
       if (previous !== null) this.#end(previous, 'superseded', now);
-      const opened = this.log.openStream('standalone', epoch);
+      const opened = this.#log.openStream('standalone', epoch);
       this.sessions.setStandaloneStream(opened.stream);
       return opened;
     });
@@ -141,6 +186,7 @@ export class SessionStreams {
    * open. Attaching fences the stream's previous connection.
    */
   attach(stream: StreamRecord, afterSeq: number, primes: boolean, signal: AbortSignal): SseConnection {
+    this.#storeHeld();
     const connection: SseConnection = new SseConnection({
       heartbeatMs: this.options.heartbeatMs,
       maxAgeMs: this.options.maxConnectionAgeMs,
@@ -152,7 +198,7 @@ export class SessionStreams {
     if (primes) connection.prime(id(afterSeq), this.options.retryMs);
     const known = this.#know(stream.stream);
     if (known !== undefined && known.lastSeq > afterSeq) {
-      for (const event of this.log.eventsAfter(stream.stream, afterSeq)) {
+      for (const event of this.#log.eventsAfter(stream.stream, afterSeq)) {
         connection.deliver({ id: id(event.seq), data: event.message });
       }
     }
@@ -167,6 +213,7 @@ export class SessionStreams {
 
   /** JSON response mode: a collector in place of an SSE connection. */
   collect(stream: StreamRecord, requestKeys: readonly string[]): JsonCollector {
+    this.#storeHeld();
     const collector: JsonCollector = new JsonCollector(requestKeys, () => this.#connections.release(stream.stream, collector));
     this.#connections.attach(stream.stream, collector);
     return collector;
@@ -181,29 +228,33 @@ export class SessionStreams {
     const known = this.#know(stream);
     if (known === undefined || !known.open) return false;
     const totals = this.#totals();
-    const seq = known.lastSeq + 1;
     const size = utf8Length(data);
-    let now = 0;
-    let finished = false;
     if (answers === undefined && totals.events < this.options.maxSessionEvents && totals.bytes + size <= this.options.maxSessionBytes) {
-      // The hot path (progress, logging): one INSERT, atomic by itself, so no savepoint.
-      this.log.append(stream, seq, data);
+      // The hot path (progress, logging): held, then stored with its neighbours (#storeHeld).
+      const seq = ++known.lastSeq;
+      this.#held.push({ stream, seq, message: data, id: formatEventId({ epoch: known.epoch, stream, seq }) });
       totals.events += 1;
       totals.bytes += size;
-    } else {
-      now = Date.now();
-      try {
-        finished = this.storage.transactionSync(() => {
-          this.log.append(stream, seq, data);
-          this.#account(totals, 1, size);
-          const done = answers !== undefined && !this.#answer(answers, stream);
-          if (done) this.#end(stream, 'finished', now);
-          return done;
-        });
-      } catch (error) {
-        this.#storedTotals = undefined; // rolled back: read them again rather than guess
-        throw error;
-      }
+      if (this.#held.length >= APPEND_BATCH) this.#storeHeld();
+      else this.#storeTimer ??= setTimeout(() => this.#storeHeldLater(), 0);
+      return true;
+    }
+    // An answer, or an event that needs pruning: stored (and delivered) after everything held.
+    this.#storeHeld();
+    const seq = known.lastSeq + 1;
+    const now = Date.now();
+    let finished: boolean;
+    try {
+      finished = this.storage.transactionSync(() => {
+        this.#log.append(stream, seq, data);
+        this.#account(totals, 1, size);
+        const done = answers !== undefined && !this.#answer(answers, stream);
+        if (done) this.#end(stream, 'finished', now);
+        return done;
+      });
+    } catch (error) {
+      this.#storedTotals = undefined; // rolled back: read them again rather than guess
+      throw error;
     }
     known.lastSeq = seq;
     this.#connections.deliver(stream, { id: formatEventId({ epoch: known.epoch, stream, seq }), data });
@@ -211,8 +262,19 @@ export class SessionStreams {
     return true;
   }
 
+  /** The end of the turn that emitted held events: nobody to throw to, so the failure is logged. */
+  #storeHeldLater(): void {
+    this.#storeTimer = undefined;
+    try {
+      this.#storeHeld();
+    } catch (error) {
+      console.error(JSON.stringify({ msg: 'mcp.session.store_error', error: String(error) }));
+    }
+  }
+
   /** A cancelled request is never answered (the spec forbids it), so it stops holding its stream open. */
   abandon(requestKey: string): void {
+    this.#storeHeld();
     const stream = this.streamOfRequest(requestKey);
     if (stream === undefined || !this.isOpen(stream)) return;
     const now = Date.now();
@@ -226,8 +288,9 @@ export class SessionStreams {
 
   /** Drops the events of streams that ended at or before `endedBy` (retention). */
   pruneEnded(endedBy: number): void {
+    this.#storeHeld();
     const totals = this.#totals();
-    const removed = this.storage.transactionSync(() => this.log.pruneEnded(endedBy));
+    const removed = this.storage.transactionSync(() => this.#log.pruneEnded(endedBy));
     this.#account(totals, -removed.events, -removed.bytes);
   }
 
@@ -248,7 +311,7 @@ export class SessionStreams {
     const { maxSessionEvents, maxSessionBytes } = this.options;
     while (totals.events > 1 && (totals.events > maxSessionEvents || totals.bytes > maxSessionBytes)) {
       const excess = totals.events > maxSessionEvents ? totals.events - maxSessionEvents : 1;
-      const removed = this.log.pruneOldest(Math.min(excess, totals.events - 1));
+      const removed = this.#log.pruneOldest(Math.min(excess, totals.events - 1));
       if (removed.events === 0) break;
       totals.events -= removed.events;
       totals.bytes -= removed.bytes;
@@ -257,15 +320,17 @@ export class SessionStreams {
 
   /** Stored totals, read from storage before this instance's first write. */
   #totals(): { events: number; bytes: number } {
-    return (this.#storedTotals ??= { ...this.log.totals() });
+    return (this.#storedTotals ??= { ...this.#log.totals() });
   }
 
   /** Ends the stream's live connection, if any; the stream and its producer go on. */
   closeConnection(stream: number): void {
+    this.#storeHeld();
     this.#connections.close(stream);
   }
 
   closeAll(): void {
+    this.#storeHeld();
     this.#connections.closeAll();
     this.#known.clear();
     this.#requestStreams.clear();

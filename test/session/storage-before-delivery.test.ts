@@ -16,7 +16,9 @@ afterEach(() => {
 });
 
 describe('storage before delivery', () => {
-  it('each delivered event is already a row of the event log, with the same bytes', async () => {
+  // 100 progress events in one burst are stored in multi-row batches (APPEND_BATCH rows each):
+  // each batch must be in storage before any of its events is delivered.
+  it.each([20, 100])('each of %i delivered events is already a row of the event log, with the same bytes', async (count) => {
     const session = await openSession();
     const stub = env.MCP_SESSION.get(env.MCP_SESSION.idFromName(session.id));
     const sql = await runInDurableObject(stub, (_instance, state) => state.storage.sql);
@@ -28,10 +30,12 @@ describe('storage before delivery', () => {
       originalDeliver.call(this, event);
     };
 
-    const events = await session.call('tools/call', toolCall('countdown', { from: 20, interval_ms: 0 }, { progressToken: 1 }));
+    const events = await session.call('tools/call', toolCall('countdown', { from: count, interval_ms: 0 }, { progressToken: 1 }));
 
-    expect(messages(events)).toHaveLength(21);
-    expect(checked).toHaveLength(21);
+    expect(messages(events)).toHaveLength(count + 1);
+    expect(checked).toHaveLength(count + 1);
     for (const { stored, sent } of checked) expect(stored).toBe(sent);
+    // Delivered in order, without a gap: seq 1..count+1 of one stream.
+    expect(checked.map(({ id }) => parseEventId(id)!.seq)).toEqual(Array.from({ length: count + 1 }, (_, i) => i + 1));
   });
 });
