@@ -72,10 +72,6 @@ export class SessionStreams {
    * last event it really received — never across a gap.
    */
   #storeHeld(): void {
-    if (this.#storeTimer !== undefined) {
-      clearTimeout(this.#storeTimer);
-      this.#storeTimer = undefined;
-    }
     if (this.#held.length === 0) return;
     const held = this.#held;
     this.#held = [];
@@ -235,8 +231,14 @@ export class SessionStreams {
       this.#held.push({ stream, seq, message: data, id: formatEventId({ epoch: known.epoch, stream, seq }) });
       totals.events += 1;
       totals.bytes += size;
-      if (this.#held.length >= APPEND_BATCH) this.#storeHeld();
-      else this.#storeTimer ??= setTimeout(() => this.#storeHeldLater(), 0);
+      if (this.#storeTimer === undefined) {
+        // The first event of a turn is stored at once, so it commits, and can leave, as soon
+        // as the turn ends; those after it wait for company until the turn is over.
+        this.#storeTimer = setTimeout(() => this.#storeHeldLater(), 0);
+        this.#storeHeld();
+      } else if (this.#held.length >= APPEND_BATCH) {
+        this.#storeHeld();
+      }
       return true;
     }
     // An answer, or an event that needs pruning: stored (and delivered) after everything held.
