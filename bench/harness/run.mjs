@@ -8,12 +8,12 @@
 // against each other peer, and writes every raw sample to JSON. Peers are stopped at the end,
 // on error and on SIGINT/SIGTERM.
 import { mkdir, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
+import { freePort } from './ports.mjs';
 import { formatTable, ratios, summarize } from './report.mjs';
 import { SIZES, WORKLOADS as ALL_WORKLOADS } from './workloads.mjs';
 
@@ -23,7 +23,7 @@ const STOP_TIMEOUT_MS = 15_000;
 const STAGGER_MS = 1_500;
 const WORKLOAD_TIMEOUT_MS = 300_000;
 const RUN_DEADLINE_MS = { quick: 5 * 60_000, full: 90 * 60_000 };
-const ROUNDS = { quick: 1, full: 3 };
+const ROUNDS = { quick: 1, full: 5 };
 
 const { values: args } = parseArgs({
   options: {
@@ -55,19 +55,6 @@ function within(ms, what, promise) {
     timer = setTimeout(() => reject(new Error(`${what}: no end within ${ms} ms`)), ms);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-/** A free loopback port, as the OS hands it out. */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function peerNamesOf(PEERS) {

@@ -1,0 +1,86 @@
+// Two peers, one figure, interleaved finely: for telling whether a change to one side moved it.
+//   node bench/harness/pair.mjs [--a ours] [--b durable-floor] [--calls 1000] [--runs 10] [--via miniflare]
+// Starts both peers, then W1: `--calls` echo calls alternating A, B call by call (after 50
+// unrecorded warm-up calls each), p50 of each and A ÷ B; W3: `--runs` progress {n: 5000} calls
+// alternating run by run (after one unrecorded run each), median events/s and first-event ms.
+// A whole-workload round (run.mjs) lets a noisy minute land on one peer only; this does not.
+// Same client as run.mjs; prints a summary and never asserts a timing.
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { initialize } from './client.mjs';
+import { startPeer } from '../peers/index.mjs';
+import { freePort } from './ports.mjs';
+import { median, percentile } from './stats.mjs';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const { values: args } = parseArgs({
+  options: {
+    a: { type: 'string', default: 'ours' },
+    b: { type: 'string', default: 'durable-floor' },
+    calls: { type: 'string', default: '1000' },
+    runs: { type: 'string', default: '10' },
+    via: { type: 'string', default: 'miniflare' },
+  },
+});
+const calls = Number(args.calls);
+const runs = Number(args.runs);
+if (!Number.isInteger(calls) || calls < 2 || calls > 100_000) throw new Error('--calls must be an integer in 2..100000');
+if (!Number.isInteger(runs) || runs < 1 || runs > 100) throw new Error('--runs must be an integer in 1..100');
+const W3_N = 5_000;
+
+async function echo(session, text) {
+  const call = await session.callTool('echo', { text }, { timeoutMs: 30_000 });
+  if (!call.response?.result) throw new Error(`echo: no result (${call.error ?? `ended: ${call.end}, HTTP ${call.status}`})`);
+  return call.tResponse - call.tSent;
+}
+
+async function progress(url) {
+  const session = await initialize(url);
+  try {
+    const call = await session.callTool('progress', { n: W3_N }, { timeoutMs: 120_000 });
+    const token = `bench-${call.requestId}`;
+    const events = call.events.filter((e) => e.message?.method === 'notifications/progress' && e.message.params?.progressToken === token);
+    if (events.length !== W3_N) throw new Error(`progress: ${events.length} of ${W3_N} events arrived`);
+    return { eventsPerS: W3_N / ((events.at(-1).t - call.tSent) / 1000), firstMs: events[0].t - call.tSent };
+  } finally {
+    await session.close();
+  }
+}
+
+const peers = [];
+const stop = () => Promise.all(peers.map((peer) => peer.stop()));
+process.once('SIGINT', () => stop().then(() => process.exit(130)));
+try {
+  for (const [i, name] of [args.a, args.b].entries()) {
+    peers.push(await startPeer(name, await freePort(), { stateDir: path.join(HERE, '../../.cache/bench-state', `pair-${i}-${name}`), via: args.via }));
+  }
+  const [a, b] = peers;
+  const sessions = [await initialize(a.url), await initialize(b.url)];
+  for (let i = 0; i < 50; i++) for (const session of sessions) await echo(session, `warm-up ${i}`);
+  const w1 = [[], []];
+  for (let i = 0; i < calls; i++) {
+    // Alternate who goes first, so neither side always follows the other.
+    const order = i % 2 === 0 ? [0, 1] : [1, 0];
+    for (const k of order) w1[k].push(await echo(sessions[k], `hello ${i}`));
+  }
+  await Promise.all(sessions.map((session) => session.close()));
+
+  const w3 = [[], []];
+  for (const peer of peers) await progress(peer.url);
+  for (let r = 0; r < runs; r++) {
+    const order = r % 2 === 0 ? [0, 1] : [1, 0];
+    for (const k of order) w3[k].push(await progress(peers[k].url));
+  }
+
+  const p50 = w1.map((latencies) => percentile(latencies, 50));
+  const rate = w3.map((samples) => median(samples.map((s) => s.eventsPerS)));
+  const first = w3.map((samples) => median(samples.map((s) => s.firstMs)));
+  const fmt = (x, digits = 2) => x.toFixed(digits);
+  console.log(`pair ${args.a} (A) vs ${args.b} (B), Worker peers via ${args.via}`);
+  console.log(`W1 echo p50 ms, ${calls} calls each, alternating:  A ${fmt(p50[0])}  B ${fmt(p50[1])}  A/B ${fmt(p50[0] / p50[1])}`);
+  console.log(`W3 events/s, median of ${runs} runs each:          A ${fmt(rate[0], 0)}  B ${fmt(rate[1], 0)}  A/B ${fmt(rate[0] / rate[1])}`);
+  console.log(`W3 first progress ms, median:                      A ${fmt(first[0], 1)}  B ${fmt(first[1], 1)}`);
+} finally {
+  await stop();
+}
