@@ -184,9 +184,12 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
       return Response.json(batch ? responses : responses[0], { headers: this.#streamHeaders(stream, false) });
     }
     // Attach before dispatching, so the first message the handler sends has a connection.
-    const response = this.#sse(live, stream, 0, false, request);
+    const connection = this.#streams.attach(stream, 0, sendsPrimingEvent(live.record.protocolVersion), request.signal);
     dispatch();
-    return response;
+    // A call answered without awaiting I/O is done when this turn is: then its answer goes
+    // out whole (SseConnection.body). Nothing can leave before the turn's commit anyway.
+    await connection.endedOrTurnOver();
+    return new Response(connection.body, { headers: this.#streamHeaders(stream, false, STREAM_HEADERS.sse) });
   }
 
   #get(live: LiveSession, request: Request): Response {
@@ -220,8 +223,7 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
   }
 
   #sse(live: LiveSession, stream: StreamRecord, afterSeq: number, resumed: boolean, request: Request, extra: Record<string, string> = {}): Response {
-    const primes = sendsPrimingEvent(live.record.protocolVersion);
-    const connection = this.#streams.attach(stream, afterSeq, primes, request.signal);
+    const connection = this.#streams.attach(stream, afterSeq, sendsPrimingEvent(live.record.protocolVersion), request.signal);
     return new Response(connection.body, { headers: this.#streamHeaders(stream, resumed, { ...STREAM_HEADERS.sse, ...extra }) });
   }
 
