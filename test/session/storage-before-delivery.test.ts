@@ -6,13 +6,17 @@ import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SseConnection, type Delivery } from '../../src/session/connection.ts';
+import { EventLog } from '../../src/session/event-log.ts';
 import { parseEventId } from '../../src/core/event-id.ts';
 import { messages, openSession, toolCall } from '../support/mcp-http.ts';
+import { ENDED, SseReader } from '../support/sse-reader.ts';
 
 const originalDeliver = SseConnection.prototype.deliver;
+const originalAppendMany = EventLog.prototype.appendMany;
 
 afterEach(() => {
   SseConnection.prototype.deliver = originalDeliver;
+  EventLog.prototype.appendMany = originalAppendMany;
 });
 
 describe('storage before delivery', () => {
@@ -37,5 +41,26 @@ describe('storage before delivery', () => {
     for (const { stored, sent } of checked) expect(stored).toBe(sent);
     // Delivered in order, without a gap: seq 1..count+1 of one stream.
     expect(checked.map(({ id }) => parseEventId(id)!.seq)).toEqual(Array.from({ length: count + 1 }, (_, i) => i + 1));
+  });
+
+  it('an event that could not be stored is never delivered, and the stream goes on without a gap', async () => {
+    const session = await openSession();
+    let appends = 0;
+    EventLog.prototype.appendMany = function (this: EventLog, events) {
+      // The third progress event fails to store (as a full disk would fail it).
+      if (++appends === 3) throw new Error('SQLITE_FULL: database or disk is full');
+      return originalAppendMany.call(this, events);
+    };
+    const response = await session.post({ jsonrpc: '2.0', id: 'c', method: 'tools/call', params: toolCall('countdown', { from: 5, interval_ms: 20 }, { progressToken: 't' }) });
+    const reader = new SseReader(response);
+    const seen = await reader.all(5_000); // the connection ends where storing failed
+    expect(seen.map((e) => e.id)).toEqual(['1-2-0', '1-2-1', '1-2-2']);
+    expect(await reader.next(100)).toBe(ENDED);
+
+    // Resuming after the last event received gets what was stored after it: the tool saw its
+    // notify fail and answered with an error, numbered 3, right after the last event stored.
+    const resumed = await new SseReader(await session.get('1-2-2')).all(5_000);
+    expect(resumed.map((e) => e.id)).toEqual(['1-2-2', '1-2-3']);
+    expect(messages(resumed)).toEqual([expect.objectContaining({ jsonrpc: '2.0', id: 'c' })]);
   });
 });
