@@ -34,11 +34,12 @@ export class SessionStreams {
   readonly #connections = new ConnectionTable();
   /** Hot-path events not yet stored, in emission order; none of them was delivered. */
   #held: (StoredRow & { readonly id: string })[] = [];
+  /** Set by the first event of a turn; fires once the turn is over and stores what is held. */
   #storeTimer: number | undefined;
   /**
    * What this instance knows of the streams it touched. Every change to a stream's state or
-   * events goes through this class, so the cache cannot go stale; the hot path (one event)
-   * is then a single INSERT.
+   * events goes through this class, so the cache cannot go stale, and the hot path (one
+   * event) reads nothing.
    */
   readonly #known = new Map<number, { readonly epoch: number; open: boolean; lastSeq: number }>();
   /** Request key → stream; a request's stream never changes. */
