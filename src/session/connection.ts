@@ -76,7 +76,14 @@ export class SseConnection implements Connection {
 
   /** Resolves when the connection has ended, or once the current turn is over, whichever is first. */
   endedOrTurnOver(): Promise<void> {
-    return Promise.race([this.#ended, new Promise<void>((resolve) => setTimeout(resolve, 0))]);
+    if (this.#closed) return this.#ended;
+    return new Promise((resolve) => {
+      const turnOver = setTimeout(resolve, 0);
+      void this.#ended.then(() => {
+        clearTimeout(turnOver);
+        resolve();
+      });
+    });
   }
 
   /**
