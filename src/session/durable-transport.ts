@@ -70,7 +70,9 @@ export class DurableTransport implements Transport {
    * the fourth message of a burst pauses the sender for one macrotask, in which the first
    * events commit and flow; the rest of the burst runs unpaused (each pause waits for a
    * commit, which a long burst would pay for again and again). A gap of more than
-   * BURST_GAP_MS starts a new burst.
+   * BURST_GAP_MS starts a new burst. Why the fourth: measured, not derived — median first
+   * progress event of 12 bursts of 5,000 under Miniflare: 47 ms pausing after the first
+   * message, 8.7 ms after the second, 7.4 ms after the fourth.
    */
   #pace(): Promise<void> {
     const now = Date.now();
