@@ -24,7 +24,7 @@ if (config === undefined || !Number.isInteger(port) || stateDirArg === undefined
   console.error('usage: node bench/peers/workerd-host.mjs <wrangler.toml> <port> <stateDir>');
   process.exit(2);
 }
-const ROOT = resolve(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '../..');
+const ROOT = resolve(import.meta.dirname, '../..');
 const stateDir = resolve(stateDirArg);
 const bundleDir = join(stateDir, 'bundle');
 

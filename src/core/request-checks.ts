@@ -84,13 +84,13 @@ export function readCursor(headers: Headers): EventId | undefined {
   return cursor;
 }
 
+/** Stateless when not streaming, so one decoder serves every request. */
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+
 /**
  * Reads a body of at most `limit` bytes, refusing larger ones with 413 without buffering
  * them whole (Content-Length can be absent or wrong).
  */
-/** Stateless when not streaming, so one decoder serves every request. */
-const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
-
 export async function readBoundedText(request: Request, limit: number): Promise<string> {
   const declared = request.headers.get('Content-Length');
   if (declared !== null && Number(declared) > limit) throw httpErrors.payloadTooLarge(limit);

@@ -110,7 +110,7 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
         case 'POST':
           return await this.#post(live, body, request);
         case 'GET':
-          return this.#get(live, request);
+          return await this.#get(live, request);
         case 'DELETE':
           return await this.#delete(live);
         default:
@@ -183,16 +183,14 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
       if (responses.length === 0) return new Response(null, { status: 202, headers: this.#streamHeaders(stream, false) });
       return Response.json(batch ? responses : responses[0], { headers: this.#streamHeaders(stream, false) });
     }
-    // Attach before dispatching, so the first message the handler sends has a connection.
-    const connection = this.#streams.attach(stream, 0, sendsPrimingEvent(live.record.protocolVersion), request.signal);
+    // #sse attaches before it awaits anything, so the first message the handler sends has a
+    // connection.
+    const response = this.#sse(live, stream, 0, false, request);
     dispatch();
-    // A call answered without awaiting I/O is done when this turn is: then its answer goes
-    // out whole (SseConnection.body). Nothing can leave before the turn's commit anyway.
-    await connection.endedOrTurnOver();
-    return new Response(connection.body, { headers: this.#streamHeaders(stream, false, STREAM_HEADERS.sse) });
+    return response;
   }
 
-  #get(live: LiveSession, request: Request): Response {
+  #get(live: LiveSession, request: Request): Promise<Response> {
     const cursor = readCursor(request.headers);
     if (cursor === undefined) return this.#openStandalone(live, request);
     const stream = this.#streams.log.stream(cursor.stream);
@@ -214,7 +212,7 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
     return new Response(null, { status: 204 });
   }
 
-  #openStandalone(live: LiveSession, request: Request): Response {
+  #openStandalone(live: LiveSession, request: Request): Promise<Response> {
     const previous = live.record.standaloneStream;
     const stream = this.#streams.openStandalone(live.record.epoch, previous);
     live.record = { ...live.record, standaloneStream: stream.stream };
@@ -222,8 +220,15 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
     return this.#sse(live, stream, 0, false, request);
   }
 
-  #sse(live: LiveSession, stream: StreamRecord, afterSeq: number, resumed: boolean, request: Request, extra: Record<string, string> = {}): Response {
+  /**
+   * Attaches a connection, then answers once the connection has ended or the turn is over: a
+   * stream that ended within the turn (a call answered without awaiting I/O, a replay of a
+   * finished stream) goes out whole (SseConnection.body). Nothing could leave before the
+   * turn's commit anyway.
+   */
+  async #sse(live: LiveSession, stream: StreamRecord, afterSeq: number, resumed: boolean, request: Request, extra: Record<string, string> = {}): Promise<Response> {
     const connection = this.#streams.attach(stream, afterSeq, sendsPrimingEvent(live.record.protocolVersion), request.signal);
+    await connection.endedOrTurnOver();
     return new Response(connection.body, { headers: this.#streamHeaders(stream, resumed, { ...STREAM_HEADERS.sse, ...extra }) });
   }
 

@@ -249,7 +249,7 @@ export class SessionStreams {
     let finished: boolean;
     try {
       finished = this.storage.transactionSync(() => {
-        this.#log.append(stream, seq, data);
+        this.#log.appendMany([{ stream, seq, message: data }]);
         this.#account(totals, 1, size);
         const done = answers !== undefined && !this.#answer(answers, stream);
         if (done) this.#end(stream, 'finished', now);
