@@ -84,6 +84,18 @@ export function readCursor(headers: Headers): EventId | undefined {
   return cursor;
 }
 
+/**
+ * The body's declared length (Content-Length), if it declares one; a declared length over
+ * `limit` is refused with 413 before any of the body is read.
+ */
+export function readDeclaredLength(headers: Headers, limit: number): number | undefined {
+  const declared = headers.get('Content-Length');
+  if (declared === null) return undefined;
+  const length = Number(declared);
+  if (length > limit) throw httpErrors.payloadTooLarge(limit);
+  return length;
+}
+
 /** Stateless when not streaming, so one decoder serves every request. */
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
@@ -92,8 +104,7 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
  * them whole (Content-Length can be absent or wrong).
  */
 export async function readBoundedText(request: Request, limit: number): Promise<string> {
-  const declared = request.headers.get('Content-Length');
-  if (declared !== null && Number(declared) > limit) throw httpErrors.payloadTooLarge(limit);
+  readDeclaredLength(request.headers, limit);
   if (request.body === null) return '';
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];

@@ -27,10 +27,11 @@ import {
   parseJsonRpcBody,
   type JsonRpcMessage,
   type JsonRpcRequest,
+  type ParsedBody,
 } from '../core/jsonrpc.ts';
 import { acceptsBatches, isSupportedProtocolVersion, sendsPrimingEvent } from '../core/protocol-version.ts';
 import { decideResume, type StreamRecord } from '../core/resume.ts';
-import { readCursor, SESSION_ID_HEADER } from '../core/request-checks.ts';
+import { readBoundedText, readCursor, SESSION_ID_HEADER } from '../core/request-checks.ts';
 import { DurableTransport } from './durable-transport.ts';
 import { migrate } from './migrations.ts';
 import { PendingAnswers } from './pending-answers.ts';
@@ -99,8 +100,11 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
       const sessionId = request.headers.get(SESSION_ID_HEADER) ?? '';
       // The body is read before the session is looked at: from here to the end of the handler
       // nothing awaits I/O, so a concurrent DELETE cannot remove the session mid-request.
-      const body = request.method === 'POST' ? await request.text() : '';
+      // The Worker forwards a session's bodies unread: the bound and the JSON-RPC checks are
+      // here, and they answer before the session is looked up, as they would at the edge.
+      const body = request.method === 'POST' ? await readBoundedText(request, this.#config.maxBodyBytes) : '';
       if (new URL(request.url).pathname === OBJECT_ROUTES.create) return await this.#create(sessionId, body, request);
+      const posted = request.method === 'POST' ? parseJsonRpcBody(body) : undefined;
       const opened = this.#open(sessionId);
       const live = await opened;
       if (this.#live !== opened) throw httpErrors.sessionNotFound(); // deleted while reviving
@@ -108,7 +112,7 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
       this.#touch();
       switch (request.method) {
         case 'POST':
-          return await this.#post(live, body, request);
+          return await this.#post(live, posted!, request);
         case 'GET':
           return await this.#get(live, request);
         case 'DELETE':
@@ -155,8 +159,7 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
     return this.#sse(live, stream, 0, false, request, headers);
   }
 
-  async #post(live: LiveSession, body: string, request: Request): Promise<Response> {
-    const { messages, batch } = parseJsonRpcBody(body);
+  async #post(live: LiveSession, { messages, batch }: ParsedBody, request: Request): Promise<Response> {
     if (batch && !acceptsBatches(live.record.protocolVersion)) {
       throw httpErrors.invalidRequest(`JSON-RPC batches are not part of protocol ${live.record.protocolVersion}`);
     }

@@ -10,6 +10,7 @@ import {
   PROTOCOL_VERSION_HEADER,
   readBoundedText,
   readCursor,
+  readDeclaredLength,
   readProtocolVersion,
   readSessionId,
   requireSessionId,
@@ -274,6 +275,27 @@ describe('readCursor', () => {
       thrownBy(() => readCursor(headersWith({ [LAST_EVENT_ID_HEADER]: value }))),
       { status: 400, code: -32000, message: 'Bad Request: Last-Event-ID is not an event id of this server', data: { reason: 'malformed_cursor' } },
     );
+  });
+});
+
+describe('readDeclaredLength', () => {
+  it.each([
+    { name: 'absent', contentLength: undefined, limit: 10, expected: undefined },
+    { name: 'zero', contentLength: '0', limit: 10, expected: 0 },
+    { name: 'at the limit', contentLength: '10', limit: 10, expected: 10 },
+  ])('returns the declared length when $name', ({ contentLength, limit, expected }) => {
+    expect(readDeclaredLength(headersWith({ 'Content-Length': contentLength }), limit)).toBe(expected);
+  });
+
+  it.each([
+    { name: 'one byte over the limit', contentLength: '11', limit: 10 },
+    { name: 'far over the limit', contentLength: '99999999999', limit: 10 },
+  ])('refuses a declared length $name with 413', ({ contentLength, limit }) => {
+    expectHttpError(thrownBy(() => readDeclaredLength(headersWith({ 'Content-Length': contentLength }), limit)), {
+      status: 413,
+      code: -32000,
+      message: `Payload Too Large: the body exceeds ${limit} bytes`,
+    });
   });
 });
 

@@ -16,6 +16,17 @@ import {
 } from '../support/mcp-http.ts';
 
 const ping = { jsonrpc: '2.0', id: 1, method: 'ping' };
+
+/** A body as a stream, so the request carries no Content-Length. */
+function streamOf(text: string): ReadableStream<Uint8Array> {
+  const bytes = new TextEncoder().encode(text);
+  return new ReadableStream({
+    start(controller) {
+      for (let at = 0; at < bytes.length; at += 64 * 1024) controller.enqueue(bytes.subarray(at, at + 64 * 1024));
+      controller.close();
+    },
+  });
+}
 const wellFormedUnknownId = 'A'.repeat(43);
 
 describe('requests refused at the edge', () => {
@@ -100,6 +111,41 @@ describe('requests refused by the session', () => {
       state.storage.sql.exec(`SELECT name FROM sqlite_master WHERE type = 'table'`).toArray(),
     );
     expect(tables).toEqual([]);
+  });
+
+  // The Worker forwards a session's body of declared length unread; the object parses it
+  // before it looks the session up, so the answers are the edge's, for live and unknown
+  // sessions alike, and an unknown session still gets no storage.
+  it.each([
+    ['not JSON', '{"jsonrpc":', -32700],
+    ['not JSON-RPC', JSON.stringify({ hello: 'world' }), -32600],
+  ] as const)('a session body that is %s is refused with 400 by the object', async (_name, body, code) => {
+    const session = await openSession();
+    for (const id of [session.id, wellFormedUnknownId]) {
+      expect(await errorOf(await postRaw(body, { 'Mcp-Session-Id': id, 'MCP-Protocol-Version': '2025-11-25' }))).toMatchObject({ status: 400, code });
+    }
+    const unknown = env.MCP_SESSION.get(env.MCP_SESSION.idFromName(wellFormedUnknownId));
+    const tables = await runInDurableObject(unknown, (_instance, state) =>
+      state.storage.sql.exec(`SELECT name FROM sqlite_master WHERE type = 'table'`).toArray(),
+    );
+    expect(tables).toEqual([]);
+  });
+
+  it('a session body of unknown length is read at the edge: within bounds it is served, over them refused with 413', async () => {
+    const session = await openSession();
+    const post = (body: string) =>
+      fetchWorker({ method: 'POST', headers: { ...POST_HEADERS, 'Mcp-Session-Id': session.id, 'MCP-Protocol-Version': '2025-11-25' }, body: streamOf(body) });
+    const answered = await post(JSON.stringify({ jsonrpc: '2.0', id: 'streamed', method: 'ping' }));
+    expect(answered.status).toBe(200);
+    expect(await answered.text()).toContain('"id":"streamed"');
+    const refused = await post(JSON.stringify({ ...ping, pad: 'x'.repeat(4 * 1024 * 1024) }));
+    expect(await errorOf(refused)).toMatchObject({ status: 413, code: -32000 });
+  });
+
+  it('a session body declared over 4 MiB is refused with 413', async () => {
+    const session = await openSession();
+    const big = JSON.stringify({ ...ping, pad: 'x'.repeat(4 * 1024 * 1024) });
+    expect(await errorOf(await session.post(big))).toMatchObject({ status: 413, code: -32000 });
   });
 
   it('a second initialize on a session is refused with 400', async () => {
