@@ -3,8 +3,9 @@
 //                              [--via miniflare|wrangler-dev]   (how Worker peers run; see peers/workerd-host.mjs)
 //                              [--workloads W1,W3]              (a subset, for working on one figure)
 // Starts each available peer once on its own loopback port, runs every workload against every
-// peer round by round (in round r each workload runs for every peer before the next workload;
-// the peer order rotates by one each round; W6, memory, runs in round 1 only, on fresh peers), prints medians per peer and the ratios of `ours`
+// peer round by round (in round r each workload runs for every peer before the next workload —
+// W1 for all peers at once, call by call; the peer order rotates by one each round; W6, memory,
+// runs in round 1 only, on fresh peers), prints medians per peer and the ratios of `ours`
 // against each other peer, and writes every raw sample to JSON. Peers are stopped at the end,
 // on error and on SIGINT/SIGTERM.
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -125,6 +126,33 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
   });
 }
 
+/** A workload that takes every peer in one pass (W1: call by call); one sample per peer. */
+async function runAcross(workload, order, round, samples, deadline) {
+  const buckets = order.map((peer) => ((samples[workload.id] ??= {})[peer.name] ??= []));
+  if (performance.now() > deadline) {
+    for (const bucket of buckets) bucket.push({ round, error: 'skipped: run deadline passed' });
+    return;
+  }
+  const startedAt = performance.now();
+  let results;
+  try {
+    results = await within(WORKLOAD_TIMEOUT_MS, `${workload.id} across peers`, workload.runAcross({ peers: order, sizes }));
+  } catch (error) {
+    results = Object.fromEntries(order.map((peer) => [peer.name, { error }]));
+  }
+  const duration_ms = performance.now() - startedAt;
+  order.forEach((peer, i) => {
+    const { error, ...sample } = results[peer.name];
+    if (error !== undefined) {
+      buckets[i].push({ round, error: String(error.message ?? error), duration_ms });
+      log(`round ${round} ${workload.id} ${peer.name}: ERROR ${error.message ?? error}`);
+    } else {
+      buckets[i].push({ round, ...sample, duration_ms });
+      log(`round ${round} ${workload.id} ${peer.name}: ${JSON.stringify(sample.metrics)}`);
+    }
+  });
+}
+
 async function main() {
   let peersApi;
   try {
@@ -153,6 +181,11 @@ async function main() {
   for (let round = 1; round <= rounds; round++) {
     const order = peers.map((_, i) => peers[(i + round - 1) % peers.length]);
     for (const workload of WORKLOADS) {
+      if (workload.runAcross !== undefined) {
+        if (interrupted) return;
+        await runAcross(workload, order, round, samples, deadline);
+        continue;
+      }
       for (const peer of order) {
         if (interrupted) return;
         if (workload.firstRoundOnly && round > 1) continue;
