@@ -56,7 +56,7 @@ export function createMcpWorker<E extends ConfigVars>({ sessions, path = '/mcp' 
   // DNS-rebinding defence first: a forbidden Host or Origin learns nothing else.
   app.use(path, async (c, next) => {
     const { allowedHosts, allowedOrigins } = c.get('config');
-    checkHostAndOrigin(c.req.raw.headers, allowedHosts, allowedOrigins, new URL(c.req.url).host);
+    checkHostAndOrigin(c.req.raw.headers, allowedHosts, allowedOrigins, () => new URL(c.req.url).host);
     await next();
     const origin = c.req.header('Origin');
     if (origin !== undefined) {

@@ -70,9 +70,12 @@ describe('checkHostAndOrigin', () => {
     { name: 'a present Host header wins over an allowed URL host, refused', host: 'evil.example', urlHost: 'localhost', refused: 'evil.example' },
     { name: 'a present allowed Host header wins over an evil URL host', host: 'localhost', urlHost: 'evil.example', refused: undefined },
   ])('$name', ({ host, urlHost, refused }) => {
-    const check = () => checkHostAndOrigin(headersWith({ Host: host }), hosts, origins, urlHost);
+    let asked = 0;
+    const check = () => checkHostAndOrigin(headersWith({ Host: host }), hosts, origins, () => (asked++, urlHost));
     if (refused === undefined) expect(check).not.toThrow();
     else expectHttpError(thrownBy(check), { status: 403, code: -32000, message: `Forbidden: host ${JSON.stringify(refused)} is not allowed` });
+    // The URL is parsed only when there is no Host header to go by.
+    expect(asked).toBe(host === undefined ? 1 : 0);
   });
 
   it('lets any Host and Origin through when both lists are *', () => {
