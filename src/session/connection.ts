@@ -128,27 +128,20 @@ export class SseConnection implements Connection {
     }
     if (this.#flushTimer === undefined) {
       this.#enqueue(frame);
-      this.#flushAtEndOfTurn();
+      this.#flushTimer = setTimeout(() => {
+        this.#flushTimer = undefined;
+        this.#flush();
+      }, 0);
       return;
     }
     this.#unflushed += frame;
     if (this.#unflushed.length >= COALESCE_BYTES) this.#flush();
   }
 
-  #flushAtEndOfTurn(): void {
-    this.#flushTimer ??= setTimeout(() => {
-      this.#flushTimer = undefined;
-      this.#flush();
-    }, 0);
-  }
-
+  /** Only after the body was handed out as a stream: #write keeps what comes before. */
   #enqueue(chunk: string): void {
-    if (this.#controller === undefined) {
-      this.#early += chunk;
-      return;
-    }
     try {
-      this.#controller.enqueue(encoder.encode(chunk));
+      this.#controller!.enqueue(encoder.encode(chunk));
     } catch {
       this.#end(false);
     }
