@@ -1,5 +1,7 @@
 // Two peers, one figure, interleaved finely: for telling whether a change to one side moved it.
 //   node bench/harness/pair.mjs [--a ours] [--b durable-floor] [--calls 1000] [--runs 10] [--via miniflare]
+// A peer may be `ours@<dir>`, a checkout under .cache: `git worktree add .cache/base HEAD`,
+// then `--b ours@.cache/base` sets the working tree's change against HEAD.
 // Starts both peers, then W1: `--calls` echo calls alternating A, B call by call (after 50
 // unrecorded warm-up calls each), p50 of each and A ÷ B; W3: `--runs` progress {n: 5000} calls
 // alternating run by run (after one unrecorded run each), median events/s and first-event ms.
@@ -53,7 +55,7 @@ const stop = () => Promise.all(peers.map((peer) => peer.stop()));
 process.once('SIGINT', () => stop().then(() => process.exit(130)));
 try {
   for (const [i, name] of [args.a, args.b].entries()) {
-    peers.push(await startPeer(name, await freePort(), { stateDir: path.join(HERE, '../../.cache/bench-state', `pair-${i}-${name}`), via: args.via }));
+    peers.push(await startPeer(name, await freePort(), { stateDir: path.join(HERE, '../../.cache/bench-state', `pair-${i}-${name.replace(/[^A-Za-z0-9-]/g, '_')}`), via: args.via }));
   }
   const [a, b] = peers;
   const sessions = [await initialize(a.url), await initialize(b.url)];

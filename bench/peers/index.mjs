@@ -35,7 +35,19 @@ const SPECS = {
   mcpagent: { kind: 'wrangler', config: 'bench/peers/mcpagent/wrangler.toml' },
 };
 
-/** The peers that can be started. */
+/**
+ * `ours@<dir>`: peer "ours" as built from another checkout of this repository under .cache
+ * (e.g. `git worktree add .cache/base HEAD`), to set a change against what it changes.
+ */
+function checkoutSpec(name) {
+  const match = /^ours@(.+)$/.exec(name);
+  if (match === null) return undefined;
+  const dir = resolve(ROOT, match[1]);
+  if (!dir.startsWith(join(ROOT, '.cache') + '/')) throw new Error(`a checkout peer must live under ${join(ROOT, '.cache')}: ${dir}`);
+  return { kind: 'wrangler', config: join(dir, 'bench/peers/ours/wrangler.toml') };
+}
+
+/** The peers that can be started by name (and `ours@<dir>`, see checkoutSpec). */
 export const PEERS = Object.freeze(Object.keys(SPECS));
 
 /** Peers whose event ids accept GET + Last-Event-ID after the call finished. */
@@ -164,7 +176,7 @@ function killGroup(pid, signal) {
  */
 export async function startPeer(name, port, { stateDir = join(STATE_ROOT, name), via = 'miniflare' } = {}) {
   if (!WORKERD_VIA.includes(via)) throw new Error(`via must be one of ${WORKERD_VIA.join(', ')}; got ${JSON.stringify(via)}`);
-  const spec = SPECS[name];
+  const spec = SPECS[name] ?? checkoutSpec(name);
   if (spec === undefined) throw new Error(`unknown peer ${JSON.stringify(name)}; known: ${PEERS.join(', ')}`);
   if (!Number.isInteger(port) || port <= 0 || port > 65535) throw new Error(`bad port ${port}`);
   await assertPortFree(port);
