@@ -14,6 +14,12 @@ const sleep = (ms: number, signal: AbortSignal) =>
 
 export function registerDemoTools(server: McpServer, session: SessionContext): void {
   server.registerTool(
+    'echo',
+    { description: 'Returns its text.', inputSchema: z.object({ text: z.string() }) },
+    async ({ text }) => ({ content: [{ type: 'text', text }] }),
+  );
+
+  server.registerTool(
     'broadcast',
     {
       description:

@@ -49,6 +49,14 @@ export type StoredEvent = {
 
 export type StoredRow = StoredEvent & { readonly stream: number };
 
+/**
+ * The most one stored message may take, in UTF-8 bytes. A Durable Object's SQLite refuses a
+ * string or row over 2 MB (Cloudflare's documented SQL limit; local workerd allows a little
+ * more), so this keeps 1,000 bytes of that for the rest of the row. Delivery is store-then-
+ * send, so a message over it cannot be sent either (SessionStreams.emit refuses it).
+ */
+export const MAX_MESSAGE_BYTES = 1_999_000;
+
 /** Rows per INSERT: three bound parameters each, and a Durable Object statement binds at most 100. */
 export const APPEND_BATCH = 33;
 

@@ -27,6 +27,7 @@ import {
   parseJsonRpcBody,
   type JsonRpcMessage,
   type JsonRpcRequest,
+  type JsonRpcResponse,
   type ParsedBody,
 } from '../core/jsonrpc.ts';
 import { acceptsBatches, isSupportedProtocolVersion, sendsPrimingEvent } from '../core/protocol-version.ts';
@@ -37,7 +38,7 @@ import { migrate } from './migrations.ts';
 import { PendingAnswers } from './pending-answers.ts';
 import { interruptOrphanedStreams, replayHandshake } from './session-revival.ts';
 import { SessionStore, type SessionRecord } from './session-store.ts';
-import { SessionStreams } from './session-streams.ts';
+import { MessageTooLargeError, SessionStreams } from './session-streams.ts';
 import { OBJECT_ROUTES, STREAM_HEADERS } from './wire.ts';
 
 /** What a tool implementation may use of its session. */
@@ -248,6 +249,9 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
       transport: new DurableTransport(sessionId, (message, related, origin) => this.#route(live, message, related, origin)),
       record: undefined as unknown as SessionRecord, // set once the session is created or loaded
     };
+    // The SDK reports what it cannot hand to anyone (say, a response it failed to send) only
+    // here; left unset, those failures vanish.
+    server.server.onerror = (error) => console.error(JSON.stringify({ msg: 'mcp.session.sdk_error', error: String(error) }));
     await server.connect(live.transport);
     return live;
   }
@@ -356,7 +360,7 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
       this.#failBack(live, m.id, 'in JSON response mode a POST response cannot carry requests');
       return;
     }
-    const delivered = stream !== undefined && this.#streams.emit(stream, JSON.stringify(m), answers);
+    const delivered = stream !== undefined && this.#emit(stream, m, answers);
     if (!isRequest(m)) return;
     if (delivered) {
       this.#outstanding.set(String(m.id), stream);
@@ -364,6 +368,31 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
       // Nowhere to send a server→client request: fail it back to the waiting handler now
       // rather than let it wait for an answer that cannot come.
       this.#failBack(live, m.id, 'there is no open stream to send it on');
+    }
+  }
+
+  /**
+   * Stores, then delivers. A message too large to store cannot be sent: a notification or a
+   * server→client request is refused to its sender (its `send` rejects with
+   * MessageTooLargeError); an answer is replaced by an error answer to the same request, so
+   * the call still ends, and ends the same way for every client that replays it.
+   */
+  #emit(stream: number, m: JsonRpcMessage, answers: string | undefined): boolean {
+    try {
+      return this.#streams.emit(stream, JSON.stringify(m), answers);
+    } catch (error) {
+      if (!(error instanceof MessageTooLargeError) || answers === undefined) throw error;
+      console.error(JSON.stringify({ msg: 'mcp.session.answer_too_large', bytes: error.bytes, limit: error.limit }));
+      const refusal = {
+        jsonrpc: '2.0',
+        id: (m as JsonRpcResponse).id,
+        error: {
+          code: JsonRpcCode.InternalError,
+          message: `The result is too large to store and send: ${error.bytes} bytes, at most ${error.limit}`,
+          data: { reason: 'message_too_large', bytes: error.bytes, limit: error.limit },
+        },
+      };
+      return this.#streams.emit(stream, JSON.stringify(refusal), answers);
     }
   }
 

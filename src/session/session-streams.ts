@@ -16,8 +16,20 @@ import { formatEventId } from '../core/event-id.ts';
 import type { StreamRecord } from '../core/resume.ts';
 import { ConnectionTable } from './connection-table.ts';
 import { JsonCollector, SseConnection } from './connection.ts';
-import { APPEND_BATCH, EventLog, type StoredRow } from './event-log.ts';
+import { APPEND_BATCH, EventLog, MAX_MESSAGE_BYTES, type StoredRow } from './event-log.ts';
 import type { SessionStore } from './session-store.ts';
+
+/** A message too large to store, and so to send: nothing of it was stored or delivered. */
+export class MessageTooLargeError extends Error {
+  override readonly name = 'MessageTooLargeError';
+
+  constructor(
+    readonly bytes: number,
+    readonly limit: number,
+  ) {
+    super(`the message is too large to store: ${bytes} bytes, at most ${limit}`);
+  }
+}
 
 export interface StreamOptions {
   readonly heartbeatMs: number;
@@ -219,13 +231,15 @@ export class SessionStreams {
   /**
    * Persist, then deliver. `answers` names the request a response answers: when it was the
    * stream's last unanswered request, the stream is finished and its connection closed.
-   * Returns false, storing nothing, when the stream is no longer open.
+   * Returns false, storing nothing, when the stream is no longer open; throws
+   * MessageTooLargeError, storing nothing, for a message over MAX_MESSAGE_BYTES.
    */
   emit(stream: number, data: string, answers?: string): boolean {
     const known = this.#know(stream);
     if (known === undefined || !known.open) return false;
-    const totals = this.#totals();
     const size = utf8Length(data);
+    if (size > MAX_MESSAGE_BYTES) throw new MessageTooLargeError(size, MAX_MESSAGE_BYTES);
+    const totals = this.#totals();
     if (answers === undefined && totals.events < this.options.maxSessionEvents && totals.bytes + size <= this.options.maxSessionBytes) {
       // The hot path (progress, logging): held, then stored with its neighbours (#storeHeld).
       const seq = ++known.lastSeq;

@@ -7,7 +7,8 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { migrate } from '../../src/session/migrations.ts';
 import { SessionStore } from '../../src/session/session-store.ts';
-import { SessionStreams } from '../../src/session/session-streams.ts';
+import { MAX_MESSAGE_BYTES } from '../../src/session/event-log.ts';
+import { MessageTooLargeError, SessionStreams } from '../../src/session/session-streams.ts';
 
 const stored = (sql: SqlStorage) =>
   sql.exec<{ events: number; bytes: number }>(`SELECT count(*) AS events, coalesce(sum(length(CAST(message AS BLOB))), 0) AS bytes FROM events`).one();
@@ -74,3 +75,35 @@ describe('per-session bounds', () => {
     expect(result.stored.bytes).toBe(3 * result.size);
   });
 });
+
+describe('one message', () => {
+  // A message of `bytes` UTF-8 bytes: {"t":"…"} is 8, and each é 2.
+  const sized = (bytes: number) => JSON.stringify({ t: 'é'.repeat(50) + 'x'.repeat(bytes - 108) });
+
+  it('is stored up to MAX_MESSAGE_BYTES, and refused one byte past it with nothing stored or changed', async () => {
+    const result = await inNewObject((storage) => {
+      const streams = fresh(storage);
+      const { stream } = streams.openRequestStream(1, ['1']);
+      const atLimit = sized(MAX_MESSAGE_BYTES);
+      streams.emit(stream, atLimit);
+      const before = stored(storage.sql);
+      let refused: unknown;
+      try {
+        streams.emit(stream, sized(MAX_MESSAGE_BYTES + 1), '1');
+      } catch (error) {
+        refused = error;
+      }
+      const after = stored(storage.sql);
+      // The stream is still open and still numbered from where it was: the answer can follow.
+      const answered = streams.emit(stream, '{"id":1,"result":{}}', '1');
+      return { atLimit: new TextEncoder().encode(atLimit).length, before, refused, after, answered, open: streams.isOpen(stream), events: stored(storage.sql).events };
+    });
+    expect(result.atLimit).toBe(MAX_MESSAGE_BYTES);
+    expect(result.before).toEqual({ events: 1, bytes: MAX_MESSAGE_BYTES });
+    expect(result.refused).toBeInstanceOf(MessageTooLargeError);
+    expect(result.refused).toMatchObject({ bytes: MAX_MESSAGE_BYTES + 1, limit: MAX_MESSAGE_BYTES });
+    expect(result.after).toEqual(result.before);
+    expect(result).toMatchObject({ answered: true, open: false, events: 2 });
+  });
+});
+
