@@ -32,6 +32,14 @@ export interface ParsedBody {
   readonly batch: boolean;
 }
 
+/**
+ * An error response to request `id`: what the server puts in the place of a result it cannot
+ * give (the handler's instance stopped, the result was too large to store).
+ */
+export function errorAnswer(id: JsonRpcId | null, code: number, message: string, data?: Record<string, unknown>): JsonRpcResponse {
+  return { jsonrpc: '2.0', id, error: data === undefined ? { code, message } : { code, message, data } };
+}
+
 export const isRequest = (m: JsonRpcMessage): m is JsonRpcRequest => 'method' in m && 'id' in m;
 export const isNotification = (m: JsonRpcMessage): m is JsonRpcNotification => 'method' in m && !('id' in m);
 export const isResponse = (m: JsonRpcMessage): m is JsonRpcResponse => !('method' in m);

@@ -19,6 +19,7 @@ import { readConfig, type ConfigVars, type TransportConfig } from '../config.ts'
 import { asHttpError, errorResponse, httpErrors, JsonRpcCode, McpHttpError } from '../core/errors.ts';
 import { formatEventId } from '../core/event-id.ts';
 import {
+  errorAnswer,
   idKey,
   isInitializeRequest,
   isNotification,
@@ -383,15 +384,12 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
     } catch (error) {
       if (!(error instanceof MessageTooLargeError) || answers === undefined) throw error;
       console.error(JSON.stringify({ msg: 'mcp.session.answer_too_large', bytes: error.bytes, limit: error.limit }));
-      const refusal = {
-        jsonrpc: '2.0',
-        id: (m as JsonRpcResponse).id,
-        error: {
-          code: JsonRpcCode.InternalError,
-          message: `The result is too large to store and send: ${error.bytes} bytes, at most ${error.limit}`,
-          data: { reason: 'message_too_large', bytes: error.bytes, limit: error.limit },
-        },
-      };
+      const refusal = errorAnswer(
+        (m as JsonRpcResponse).id,
+        JsonRpcCode.InternalError,
+        `The result is too large to store and send: ${error.bytes} bytes, at most ${error.limit}`,
+        { reason: 'message_too_large', bytes: error.bytes, limit: error.limit },
+      );
       return this.#streams.emit(stream, JSON.stringify(refusal), answers);
     }
   }
@@ -403,11 +401,7 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
 
   #failBack(live: LiveSession, wireId: RequestId, why: string): void {
     this.#outstanding.delete(String(wireId));
-    live.transport.receive({
-      jsonrpc: '2.0',
-      id: wireId,
-      error: { code: -32000, message: `The client cannot answer this request: ${why}` },
-    } as JSONRPCMessage);
+    live.transport.receive(errorAnswer(wireId, -32000, `The client cannot answer this request: ${why}`) as JSONRPCMessage);
   }
 
   /** What the SDK hands a handler about its HTTP request, including SEP-1699 polling hooks. */

@@ -2,6 +2,7 @@
  * Reviving a session in a fresh object instance (after eviction, a crash or a deploy).
  */
 import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/server';
+import { errorAnswer } from '../core/jsonrpc.ts';
 import type { DurableTransport } from './durable-transport.ts';
 import type { PendingAnswers } from './pending-answers.ts';
 import type { SessionRecord, SessionStore } from './session-store.ts';
@@ -28,15 +29,12 @@ export function interruptOrphanedStreams(
     const epoch = sessions.advanceEpoch();
     for (const { stream } of orphaned) {
       for (const key of streams.log.unansweredRequests(stream)) {
-        const error = {
-          jsonrpc: '2.0',
-          id: JSON.parse(key) as RequestId,
-          error: {
-            code: INTERRUPTED_CODE,
-            message: 'Request interrupted: the server instance running it stopped; it may have partly run',
-            data: { reason: 'request_interrupted', epoch },
-          },
-        };
+        const error = errorAnswer(
+          JSON.parse(key) as RequestId,
+          INTERRUPTED_CODE,
+          'Request interrupted: the server instance running it stopped; it may have partly run',
+          { reason: 'request_interrupted', epoch },
+        );
         // The last answer finishes the stream, as any response does.
         streams.emit(stream, JSON.stringify(error), key);
       }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { JsonRpcId } from '../../src/core/errors.ts';
 import {
+  errorAnswer,
   idKey,
   isInitializeRequest,
   isNotification,
@@ -194,5 +195,21 @@ describe('idKey', () => {
     { name: '"a" and "\\"a\\""', a: 'a', b: '"a"' },
   ])('keeps $name distinct', ({ a, b }) => {
     expect(idKey(a)).not.toBe(idKey(b));
+  });
+});
+
+describe('errorAnswer', () => {
+  it.each<{ name: string; args: Parameters<typeof errorAnswer>; wire: string }>([
+    { name: 'without data', args: [7, -32000, 'm'], wire: '{"jsonrpc":"2.0","id":7,"error":{"code":-32000,"message":"m"}}' },
+    {
+      name: 'with data',
+      args: ['a', -32603, 'm', { reason: 'r' }],
+      wire: '{"jsonrpc":"2.0","id":"a","error":{"code":-32603,"message":"m","data":{"reason":"r"}}}',
+    },
+    { name: 'to a null id', args: [null, -32600, 'm'], wire: '{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"m"}}' },
+  ])('$name serializes as a JSON-RPC error response', ({ args, wire }) => {
+    const answer = errorAnswer(...args);
+    expect(JSON.stringify(answer)).toBe(wire);
+    expect(isResponse(answer)).toBe(true);
   });
 });
