@@ -20,7 +20,12 @@ export default defineConfig({
     projects: [
       {
         plugins: [worker()],
-        test: { ...shared, name: 'default', include: ['test/**/*.test.ts'], exclude: ['test/configured/**', 'test/bounds/**'] },
+        test: {
+          ...shared,
+          name: 'default',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/configured/**', 'test/bounds/**', 'test/buffered/**'],
+        },
       },
       {
         // The optional behaviours switched on: JSON responses, fast heartbeats, connection age.
@@ -37,6 +42,11 @@ export default defineConfig({
           }),
         ],
         test: { ...shared, name: 'bounds', include: ['test/bounds/**/*.test.ts'] },
+      },
+      {
+        // A small connection buffer, so a slow client's connection falls behind and reads the log.
+        plugins: [worker({ CONNECTION_BUFFER_BYTES: '8192' })],
+        test: { ...shared, name: 'buffered', include: ['test/buffered/**/*.test.ts'] },
       },
     ],
   },

@@ -15,6 +15,11 @@ export interface TransportConfig {
   readonly responseMode: ResponseMode;
   /** Interval of SSE comment heartbeats on open connections; 0 disables them. */
   readonly heartbeatMs: number;
+  /**
+   * Bytes an SSE connection may hold for a client that reads slower than events come; beyond
+   * them it stops taking live events and reads the log as the client makes room.
+   */
+  readonly connectionBufferBytes: number;
   /** The `retry:` sent with every priming event: how long clients wait before reconnecting. */
   readonly retryMs: number;
   /** SEP-1699 polling: the server ends a connection (not its stream) after this long; 0 = never. */
@@ -37,6 +42,7 @@ export interface ConfigVars {
   readonly RESPONSE_MODE?: string;
   readonly HEARTBEAT_MS?: string;
   readonly RETRY_MS?: string;
+  readonly CONNECTION_BUFFER_BYTES?: string;
   readonly MAX_CONNECTION_AGE_MS?: string;
   readonly SESSION_TTL_MS?: string;
   readonly RETENTION_MS?: string;
@@ -80,6 +86,7 @@ export function readConfig(vars: ConfigVars): TransportConfig {
     responseMode: mode,
     heartbeatMs: nonNegativeInteger('HEARTBEAT_MS', vars.HEARTBEAT_MS, 15_000),
     retryMs: nonNegativeInteger('RETRY_MS', vars.RETRY_MS, 1_000),
+    connectionBufferBytes: positiveInteger('CONNECTION_BUFFER_BYTES', vars.CONNECTION_BUFFER_BYTES, 1024 * 1024),
     maxConnectionAgeMs: nonNegativeInteger('MAX_CONNECTION_AGE_MS', vars.MAX_CONNECTION_AGE_MS, 0),
     sessionTtlMs: positiveInteger('SESSION_TTL_MS', vars.SESSION_TTL_MS, 60 * 60_000),
     retentionMs: nonNegativeInteger('RETENTION_MS', vars.RETENTION_MS, 10 * 60_000),

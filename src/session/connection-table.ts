@@ -23,7 +23,16 @@ export class ConnectionTable {
     this.#byStream.get(stream)?.deliver(event);
   }
 
-  /** Closes the stream's live connection, if any; the stream itself goes on. */
+  /**
+   * The stream has ended: its connection delivers what it still owes, then closes (and
+   * releases itself). It stays the stream's connection until then, so a newer attachment
+   * still fences it.
+   */
+  finish(stream: number): void {
+    this.#byStream.get(stream)?.finish();
+  }
+
+  /** Closes the stream's live connection now, if any; the stream itself goes on. */
   close(stream: number): void {
     const connection = this.#byStream.get(stream);
     this.#byStream.delete(stream);

@@ -6,29 +6,61 @@
 import { encodeComment, encodeEvent } from '../core/sse.ts';
 import { idKey, isResponse, type JsonRpcMessage } from '../core/jsonrpc.ts';
 
-/** One event of a stream: its id and the serialized JSON-RPC message, exactly as stored. */
+/** One event of a stream: its number, its id and the serialized JSON-RPC message, exactly as stored. */
 export interface Delivery {
+  readonly seq: number;
   readonly id: string;
   readonly data: string;
 }
 
 export interface Connection {
   deliver(event: Delivery): void;
-  /** Ends the connection (not the stream). Idempotent. */
+  /** The stream has ended: deliver what the connection still owes its client, then close. */
+  finish(): void;
+  /** Ends the connection now (not the stream). Idempotent. */
   close(): void;
+}
+
+/** Where a connection reads the events it did not take live: its stream's durable log. */
+export interface Backlog {
+  /**
+   * The stream's events after `afterSeq`, in order, about `budgetBytes` of them (at least one
+   * if there is one), and the stream's last seq.
+   */
+  read(afterSeq: number, budgetBytes: number): { readonly events: readonly Delivery[]; readonly lastSeq: number };
 }
 
 export interface SseConnectionOptions {
   readonly heartbeatMs: number;
   /** Ends the connection after this long (SEP-1699 polling); 0 = never. */
   readonly maxAgeMs?: number;
+  /** The last event the client holds: the connection owes it every event after this one. */
+  readonly afterSeq: number;
+  /** The stream's last stored event when the connection is attached. */
+  readonly lastSeq: number;
+  readonly backlog: Backlog;
+  /** Bytes the connection may hold for a client that reads slower than events come. */
+  readonly bufferBytes: number;
   /** Called once when the connection ends, whoever ended it. */
   readonly onClosed: () => void;
 }
 
 const encoder = new TextEncoder();
 const COALESCE_BYTES = 16 * 1024;
+/** How much of the log one read takes: a range scan on (stream, seq), resumed where it stopped. */
+const BACKLOG_READ_BYTES = 64 * 1024;
 
+/**
+ * An SSE response for one stream, positioned in it: the connection writes each event exactly
+ * once, in order, starting after the client's cursor. Its events come from two places, the
+ * stream's log and live delivery, and since every event is stored before it is delivered, the
+ * log has all of them. So the connection takes live events only while it is caught up (a
+ * live event is always the one after its position), and when it is behind — resuming from an
+ * old cursor, or its client reads slower than events come and its buffer is full — it ignores
+ * live events and reads the log from its position, a page at a time, as the client makes room.
+ * That is how a replay streams from its first event and how a slow client costs the object
+ * at most `bufferBytes` (plus one page) instead of everything it has not read yet.
+ */
 export class SseConnection implements Connection {
   /** The response body's stream, once it is handed out while the connection is still open. */
   #controller: ReadableStreamDefaultController<Uint8Array> | undefined;
@@ -36,6 +68,12 @@ export class SseConnection implements Connection {
   #early = '';
   #handedOut = false;
   #closed = false;
+  /** The last event written to this connection. */
+  #position: number;
+  /** Whether the log holds events after #position that live delivery skipped. */
+  #behind: boolean;
+  /** The stream has ended: close once caught up. */
+  #finishing = false;
   readonly #ended: Promise<void>;
   #resolveEnded!: () => void;
   #unflushed = '';
@@ -44,11 +82,17 @@ export class SseConnection implements Connection {
   #expiry: number | undefined;
   readonly #heartbeatMs: number;
   readonly #maxAgeMs: number;
+  readonly #backlog: Backlog;
+  readonly #bufferBytes: number;
   readonly #onClosed: () => void;
 
-  constructor({ heartbeatMs, maxAgeMs = 0, onClosed }: SseConnectionOptions) {
+  constructor({ heartbeatMs, maxAgeMs = 0, afterSeq, lastSeq, backlog, bufferBytes, onClosed }: SseConnectionOptions) {
     this.#heartbeatMs = heartbeatMs;
     this.#maxAgeMs = maxAgeMs;
+    this.#position = afterSeq;
+    this.#behind = lastSeq > afterSeq;
+    this.#backlog = backlog;
+    this.#bufferBytes = bufferBytes;
     this.#onClosed = onClosed;
     this.#ended = new Promise((resolve) => (this.#resolveEnded = resolve));
   }
@@ -58,7 +102,7 @@ export class SseConnection implements Connection {
    * opened it, as a call answered without awaiting I/O does — it is the whole text at once,
    * which workerd sends with a Content-Length, cheaper than a stream (bench/harness/pair.mjs:
    * echo p50 from 1.22× to 1.18–1.19× the durable floor's). Otherwise a stream that starts with
-   * everything written so far.
+   * everything written so far, and pulls from the log while the connection is behind.
    */
   get body(): string | ReadableStream<Uint8Array> {
     if (this.#handedOut) throw new Error('an SSE connection has one body');
@@ -71,14 +115,19 @@ export class SseConnection implements Connection {
     if (this.#heartbeatMs > 0) this.#heartbeat = setInterval(() => this.#write(encodeComment('keepalive')), this.#heartbeatMs);
     // The client was told `retry:` by the priming event and resumes with its last event id.
     if (this.#maxAgeMs > 0) this.#expiry = setTimeout(() => this.close(), this.#maxAgeMs);
-    return new ReadableStream<Uint8Array>({
-      start: (controller) => {
-        if (early !== '') controller.enqueue(encoder.encode(early));
-        this.#controller = controller;
+    return new ReadableStream<Uint8Array>(
+      {
+        start: (controller) => {
+          if (early !== '') controller.enqueue(encoder.encode(early));
+          this.#controller = controller;
+        },
+        // The client made room: if the connection is behind, the next pages of the log.
+        pull: () => this.#catchUp(),
+        // The client went away (or the Worker in front of us cancelled the body).
+        cancel: () => this.#end(false),
       },
-      // The client went away (or the Worker in front of us cancelled the body).
-      cancel: () => this.#end(false),
-    });
+      { highWaterMark: this.#bufferBytes, size: (chunk) => chunk.byteLength },
+    );
   }
 
   /** Resolves when the connection has ended, or once the current turn is over, whichever is first. */
@@ -104,12 +153,71 @@ export class SseConnection implements Connection {
     this.#write(encodeEvent({ id, data: '', retry: retryMs }));
   }
 
-  deliver({ id, data }: Delivery): void {
-    this.#write(encodeEvent({ id, data }));
+  /**
+   * Writes the events the log holds after the client's position, as far as the buffer allows;
+   * the rest follow as the client reads. Call once attached, so that live events after the
+   * log's end reach the connection.
+   */
+  start(): void {
+    this.#catchUp();
+  }
+
+  /**
+   * A live event, already stored: written if the connection is caught up and has room. Any
+   * other event is left to the log — read when the client catches up — so nothing is written
+   * twice or out of order, whatever the caller does.
+   */
+  deliver(event: Delivery): void {
+    if (this.#closed || this.#behind || event.seq <= this.#position) return;
+    if (event.seq > this.#position + 1 || this.#full()) {
+      this.#behind = true;
+      return;
+    }
+    this.#take(event);
+  }
+
+  finish(): void {
+    this.#finishing = true;
+    if (!this.#behind) this.close();
   }
 
   close(): void {
     this.#end(true);
+  }
+
+  #take({ seq, id, data }: Delivery): void {
+    this.#write(encodeEvent({ id, data }));
+    this.#position = seq;
+  }
+
+  #catchUp(): void {
+    while (this.#behind && !this.#closed && !this.#full()) {
+      let page: ReturnType<Backlog['read']>;
+      try {
+        page = this.#backlog.read(this.#position, BACKLOG_READ_BYTES);
+      } catch {
+        this.close(); // the client resumes from the last event it received
+        return;
+      }
+      const { events, lastSeq } = page;
+      const next = events[0]?.seq ?? lastSeq + 1;
+      if (next !== this.#position + 1 && lastSeq > this.#position) {
+        // What the client is owed was pruned meanwhile (the session's bounds, retention):
+        // end here, so its resume from the last event it received gets the typed refusal.
+        this.close();
+        return;
+      }
+      for (const event of events) this.#take(event);
+      if (this.#position >= lastSeq) this.#behind = false;
+    }
+    if (this.#finishing && !this.#behind) this.close();
+  }
+
+  /** Whether the client is owed more than the buffer may hold. */
+  #full(): boolean {
+    if (!this.#handedOut) return this.#early.length >= this.#bufferBytes;
+    const room = this.#controller?.desiredSize ?? 0;
+    return room - this.#unflushed.length <= 0;
   }
 
   /**
@@ -202,6 +310,11 @@ export class JsonCollector implements Connection {
     this.#pending.delete(idKey(message.id));
     this.#responses.push(message);
     if (this.#pending.size === 0) this.close();
+  }
+
+  /** A finished stream owes no more responses than it delivered. */
+  finish(): void {
+    this.close();
   }
 
   close(): void {

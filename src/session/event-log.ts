@@ -57,6 +57,9 @@ export type StoredRow = StoredEvent & { readonly stream: number };
  */
 export const MAX_MESSAGE_BYTES = 1_999_000;
 
+/** The most events one read of a stream's log returns, whatever their size. */
+const PAGE_ROWS = 1_000;
+
 /** Rows per INSERT: three bound parameters each, and a Durable Object statement binds at most 100. */
 export const APPEND_BATCH = 33;
 
@@ -103,10 +106,27 @@ export class EventLog {
     this.sql.exec(insertRows(events.length), ...params);
   }
 
-  /** Events after `afterSeq`, in order. */
-  eventsAfter(stream: number, afterSeq: number): StoredEvent[] {
+  /**
+   * Events after `afterSeq`, in order, as many as fit in about `budgetBytes` — at least one, if
+   * there is one: a range scan on the key (stream, seq). The sizes are read first, so a page
+   * of large messages never loads more of them than it returns.
+   */
+  eventsAfter(stream: number, afterSeq: number, budgetBytes: number): StoredEvent[] {
+    let through = afterSeq;
+    let bytes = 0;
+    for (const { seq, size } of this.sql.exec<{ seq: number; size: number }>(
+      `SELECT seq, octet_length(message) AS size FROM events WHERE stream = ? AND seq > ? ORDER BY seq LIMIT ?`,
+      stream,
+      afterSeq,
+      PAGE_ROWS,
+    )) {
+      if (through > afterSeq && bytes + size > budgetBytes) break;
+      through = seq;
+      bytes += size;
+    }
+    if (through === afterSeq) return [];
     return this.sql
-      .exec<StoredEvent>(`SELECT seq, message FROM events WHERE stream = ? AND seq > ? ORDER BY seq`, stream, afterSeq)
+      .exec<StoredEvent>(`SELECT seq, message FROM events WHERE stream = ? AND seq > ? AND seq <= ? ORDER BY seq`, stream, afterSeq, through)
       .toArray();
   }
 

@@ -15,7 +15,7 @@
 import { formatEventId } from '../core/event-id.ts';
 import type { StreamRecord } from '../core/resume.ts';
 import { ConnectionTable } from './connection-table.ts';
-import { JsonCollector, SseConnection } from './connection.ts';
+import { JsonCollector, SseConnection, type Delivery } from './connection.ts';
 import { APPEND_BATCH, EventLog, MAX_MESSAGE_BYTES, type StoredRow } from './event-log.ts';
 import type { SessionStore } from './session-store.ts';
 
@@ -33,6 +33,8 @@ export class MessageTooLargeError extends Error {
 
 export interface StreamOptions {
   readonly heartbeatMs: number;
+  /** Bytes an SSE connection may hold for a slow client before it reads the log instead. */
+  readonly connectionBufferBytes: number;
   readonly retryMs: number;
   readonly maxConnectionAgeMs: number;
   readonly maxSessionEvents: number;
@@ -98,7 +100,7 @@ export class SessionStreams {
       this.#storedTotals = undefined;
       throw error;
     }
-    for (const { stream, id, message } of held) this.#connections.deliver(stream, { id, data: message });
+    for (const { stream, seq, id, message } of held) this.#connections.deliver(stream, { seq, id, data: message });
   }
 
   openRequestStream(epoch: number, requestKeys: readonly string[]): StreamRecord {
@@ -165,9 +167,12 @@ export class SessionStreams {
     this.#ended(stream, now);
   }
 
-  /** After a stream ended in storage: its connection ends, and its retention is scheduled. */
+  /**
+   * After a stream ended in storage: its connection ends once it delivered what it owes, and
+   * the stream's retention is scheduled.
+   */
   #ended(stream: number, at: number): void {
-    this.#connections.close(stream);
+    this.#connections.finish(stream);
     this.options.onStreamEnded(at);
   }
 
@@ -191,33 +196,42 @@ export class SessionStreams {
 
   /**
    * A new SSE connection on `stream`: the priming event (if `primes`), every event after
-   * `afterSeq`, then live delivery — or the end of the connection, if the stream is no longer
-   * open. Attaching fences the stream's previous connection.
+   * `afterSeq`, then live delivery — or the end of the connection, once it delivered the
+   * stream's last event, if the stream is no longer open. Attaching fences the stream's
+   * previous connection.
    */
   attach(stream: StreamRecord, afterSeq: number, primes: boolean, signal: AbortSignal): SseConnection {
     this.#storeHeld();
+    const known = this.#know(stream.stream);
     const connection: SseConnection = new SseConnection({
       heartbeatMs: this.options.heartbeatMs,
       maxAgeMs: this.options.maxConnectionAgeMs,
+      bufferBytes: this.options.connectionBufferBytes,
+      afterSeq,
+      lastSeq: known?.lastSeq ?? afterSeq,
+      backlog: { read: (after, budget) => this.#backlog(stream, after, budget) },
       onClosed: () => this.#connections.release(stream.stream, connection),
     });
-    const id = (seq: number) => formatEventId({ epoch: stream.epoch, stream: stream.stream, seq });
     // On a resumed connection the priming id is the cursor itself: it never moves the
     // client's position backwards.
-    if (primes) connection.prime(id(afterSeq), this.options.retryMs);
-    const known = this.#know(stream.stream);
-    if (known !== undefined && known.lastSeq > afterSeq) {
-      for (const event of this.#log.eventsAfter(stream.stream, afterSeq)) {
-        connection.deliver({ id: id(event.seq), data: event.message });
-      }
-    }
-    if (known?.open === true) {
-      this.#connections.attach(stream.stream, connection);
-      signal.addEventListener('abort', () => connection.close(), { once: true });
-    } else {
-      connection.close();
-    }
+    if (primes) connection.prime(eventId(stream, afterSeq), this.options.retryMs);
+    this.#connections.attach(stream.stream, connection);
+    connection.start();
+    if (known?.open !== true) connection.finish();
+    signal.addEventListener('abort', () => connection.close(), { once: true });
     return connection;
+  }
+
+  /** What a connection that fell behind reads: the stream's events after its position. */
+  #backlog(stream: StreamRecord, afterSeq: number, budgetBytes: number): { events: Delivery[]; lastSeq: number } {
+    this.#storeHeld();
+    const lastSeq = this.#know(stream.stream)?.lastSeq ?? afterSeq;
+    const events = this.#log.eventsAfter(stream.stream, afterSeq, budgetBytes).map(({ seq, message }) => ({
+      seq,
+      id: eventId(stream, seq),
+      data: message,
+    }));
+    return { events, lastSeq };
   }
 
   /** JSON response mode: a collector in place of an SSE connection. */
@@ -274,7 +288,7 @@ export class SessionStreams {
       throw error;
     }
     known.lastSeq = seq;
-    this.#connections.deliver(stream, { id: formatEventId({ epoch: known.epoch, stream, seq }), data });
+    this.#connections.deliver(stream, { seq, id: formatEventId({ epoch: known.epoch, stream, seq }), data });
     if (finished) this.#ended(stream, now);
     return true;
   }
@@ -355,6 +369,8 @@ export class SessionStreams {
     this.#storedTotals = undefined;
   }
 }
+
+const eventId = ({ epoch, stream }: StreamRecord, seq: number): string => formatEventId({ epoch, stream, seq });
 
 const NON_ASCII = /[^\0-\x7f]/;
 

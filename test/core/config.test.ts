@@ -9,6 +9,7 @@ describe('readConfig defaults', () => {
       responseMode: 'sse',
       heartbeatMs: 15_000,
       retryMs: 1_000,
+      connectionBufferBytes: 1_048_576,
       maxConnectionAgeMs: 0,
       sessionTtlMs: 3_600_000,
       retentionMs: 600_000,
@@ -26,11 +27,12 @@ describe('readConfig defaults', () => {
     { key: 'RETENTION_MS', value: '0', field: 'retentionMs', expected: 0 },
     { key: 'MAX_SESSION_EVENTS', value: '50', field: 'maxSessionEvents', expected: 50 },
     { key: 'MAX_SESSION_BYTES', value: '1024', field: 'maxSessionBytes', expected: 1_024 },
+    { key: 'CONNECTION_BUFFER_BYTES', value: '4096', field: 'connectionBufferBytes', expected: 4_096 },
   ] as const)('reads $key=$value', ({ key, value, field, expected }) => {
     expect(readConfig({ [key]: value })[field]).toBe(expected);
   });
 
-  it.each(['SESSION_TTL_MS', 'MAX_SESSION_EVENTS', 'MAX_SESSION_BYTES'] as const)('refuses %s = 0', (key) => {
+  it.each(['SESSION_TTL_MS', 'MAX_SESSION_EVENTS', 'MAX_SESSION_BYTES', 'CONNECTION_BUFFER_BYTES'] as const)('refuses %s = 0', (key) => {
     expect(() => readConfig({ [key]: '0' })).toThrow(`configuration: ${key} must be positive`);
   });
 

@@ -16,6 +16,7 @@ const stored = (sql: SqlStorage) =>
 function fresh(storage: DurableObjectStorage, bounds: { events?: number; bytes?: number } = {}) {
   return new SessionStreams(storage, new SessionStore(storage.sql), {
     heartbeatMs: 0,
+    connectionBufferBytes: 1024 * 1024,
     retryMs: 0,
     maxConnectionAgeMs: 0,
     maxSessionEvents: bounds.events ?? 1_000,

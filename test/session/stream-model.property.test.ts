@@ -7,8 +7,11 @@
  * After every step, every client connection is drained and checked:
  * - each connection carries exactly one stream identity (epoch and stream number);
  * - its events continue the cursor with contiguous seqs and the stored bytes;
+ * - a client that reads, and was neither fenced nor left, has every event of its stream;
  * - a fenced connection receives nothing after the switch, and ends;
  * - no request id is ever accepted twice, across restarts.
+ * Connection buffers range from one byte to the default, so connections fall behind and
+ * catch up from the log as well as take events live.
  */
 import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
@@ -41,6 +44,8 @@ interface Client {
   next: number;
   fenced: boolean;
   ended: boolean;
+  /** The client left: it cancelled its body, or the instance died under it. */
+  gone: boolean;
 }
 
 const INTERRUPTED = '<interrupted>';
@@ -55,7 +60,10 @@ class World {
   readonly sessions: SessionStore;
   private counter = 0;
 
-  constructor(readonly storage: DurableObjectStorage) {
+  constructor(
+    readonly storage: DurableObjectStorage,
+    readonly bufferBytes: number,
+  ) {
     this.sessions = new SessionStore(storage.sql);
     this.system = this.newSystem();
   }
@@ -63,6 +71,7 @@ class World {
   newSystem(): SessionStreams {
     return new SessionStreams(this.storage, this.sessions, {
       heartbeatMs: 0,
+      connectionBufferBytes: this.bufferBytes,
       retryMs: 1000,
       maxConnectionAgeMs: 0,
       maxSessionEvents: 1_000_000,
@@ -88,7 +97,7 @@ class World {
     }
     const record = this.system.log.stream(stream.n)!;
     const connection = this.system.attach(record, afterSeq, true, new AbortController().signal);
-    this.clients.push({ reader: new SseReader(new Response(connection.body)), stream, cursor: afterSeq, next: afterSeq + 1, fenced: false, ended: false });
+    this.clients.push({ reader: new SseReader(new Response(connection.body)), stream, cursor: afterSeq, next: afterSeq + 1, fenced: false, ended: false, gone: false });
   }
 
   async openStandalone(): Promise<void> {
@@ -104,7 +113,7 @@ class World {
     this.streams.push(stream);
     this.standalone = stream;
     const connection = this.system.attach(record, 0, true, new AbortController().signal);
-    this.clients.push({ reader: new SseReader(new Response(connection.body)), stream, cursor: 0, next: 1, fenced: false, ended: false });
+    this.clients.push({ reader: new SseReader(new Response(connection.body)), stream, cursor: 0, next: 1, fenced: false, ended: false, gone: false });
   }
 }
 
@@ -140,6 +149,9 @@ async function drainAll(world: World): Promise<void> {
   for (const client of world.clients) await drain(world, client);
   for (const client of world.clients) {
     if (client.fenced) expect(client.ended, 'a fenced connection ends').toBe(true);
+    if (!client.fenced && !client.gone) {
+      expect(client.next - 1, 'a client that reads gets every event of its stream').toBe(client.stream.events.length);
+    }
     if (client.stream.state !== 'open' && !client.fenced && client.next > client.stream.events.length) {
       expect(client.ended, 'a connection to a finished stream ends after its last event').toBe(true);
     }
@@ -257,6 +269,7 @@ class Drop implements Command {
     await drain(world, client);
     await client.reader.cancel();
     client.ended = true;
+    client.gone = true;
     await drainAll(world);
   }
   toString = () => `Drop(${this.index})`;
@@ -272,6 +285,7 @@ class Restart implements Command {
       const event = await client.reader.next(0);
       expect(event === ENDED || client.ended, 'connections die with the instance').toBe(true);
       client.ended = true;
+      client.gone = true;
     }
     world.system = world.newSystem();
     const before = world.sessions.load()!;
@@ -309,17 +323,23 @@ const commands = [
   fc.constant(new Restart()),
 ];
 
+/**
+ * A connection's buffer: tiny ones make connections fall behind on nearly every event and
+ * catch up from the log as the client reads; the default never fills here.
+ */
+const bufferBytes = () => fc.oneof(fc.integer({ min: 1, max: 400 }), fc.constant(1024 * 1024));
+
 it('every client sees exactly one stream, gap-free; fenced connections get nothing; no id runs twice', async () => {
   const stub = env.MCP_SESSION.get(env.MCP_SESSION.idFromName(`property-${crypto.randomUUID()}`));
   await runInDurableObject(stub, async (_instance, state) => {
     await fc.assert(
-      fc.asyncProperty(fc.commands(commands, { maxCommands: 50, size: 'max' }), async (cmds) => {
+      fc.asyncProperty(fc.commands(commands, { maxCommands: 50, size: 'max' }), bufferBytes(), async (cmds, buffer) => {
         await state.storage.deleteAll();
         state.storage.transactionSync(() => {
           migrate(state.storage.sql);
           new SessionStore(state.storage.sql).create('2025-11-25', {}, Date.now());
         });
-        const world = new World(state.storage);
+        const world = new World(state.storage, buffer);
         try {
           await fc.asyncModelRun(() => ({ model: {}, real: world }), cmds);
         } finally {

@@ -1,0 +1,68 @@
+/**
+ * Through the Worker and the object, with an 8 KB connection buffer (vitest.config.ts): a
+ * client that reads slower than its call streams gets every event once and in order, and
+ * the object holds only the buffer for it — the rest is read back from the log as the client
+ * reads. Reads of the log are observed at EventLog.eventsAfter, in the object's isolate.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { EventLog } from '../../src/session/event-log.ts';
+import { messages, openSession, toolCall } from '../support/mcp-http.ts';
+import { SseReader } from '../support/sse-reader.ts';
+
+const originalEventsAfter = EventLog.prototype.eventsAfter;
+afterEach(() => {
+  EventLog.prototype.eventsAfter = originalEventsAfter;
+});
+
+/** Records the `afterSeq` of every read of the log. */
+function recordLogReads(): number[] {
+  const reads: number[] = [];
+  EventLog.prototype.eventsAfter = function (this: EventLog, stream, afterSeq, budgetBytes) {
+    reads.push(afterSeq);
+    return originalEventsAfter.call(this, stream, afterSeq, budgetBytes);
+  };
+  return reads;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const N = 3_000;
+
+describe('a client slower than its call', () => {
+  it('reads nothing while 3,000 progress events are sent, then gets each once, in order, then the result', async () => {
+    const session = await openSession();
+    const reads = recordLogReads();
+    const response = await session.post({
+      jsonrpc: '2.0',
+      id: 'slow',
+      method: 'tools/call',
+      params: toolCall('countdown', { from: N, interval_ms: 0 }, { progressToken: 'p' }),
+    });
+    await sleep(1_000); // the call runs to its end meanwhile; its stream is finished in storage
+
+    const events = await new SseReader(response).all(10_000);
+    const sent = messages(events);
+    expect(sent).toHaveLength(N + 1);
+    expect(sent.slice(0, N).map((m: any) => m.params.progress)).toEqual(Array.from({ length: N }, (_, i) => i + 1));
+    expect(sent[N]).toMatchObject({ id: 'slow', result: { content: [{ text: `liftoff after ${N}` }] } });
+    expect(events.filter((e) => e.data !== '').map((e) => e.id)).toEqual(Array.from({ length: N + 1 }, (_, i) => `1-2-${i + 1}`));
+    // The connection fell behind early (its buffer holds ~60 of these events) and read the
+    // rest from the log, a page at a time, always forward.
+    expect(reads.length).toBeGreaterThan(1);
+    expect(reads[0]).toBeGreaterThan(0);
+    expect(reads[0]).toBeLessThan(200);
+    expect(reads.every((after, i) => i === 0 || after > reads[i - 1]!)).toBe(true);
+  });
+
+  it('a resume from the start of a long finished stream pages through the log to its result', async () => {
+    const session = await openSession();
+    const done = await session.call('tools/call', toolCall('countdown', { from: N, interval_ms: 0 }, { progressToken: 'p' }), 'long');
+    expect(messages(done)).toHaveLength(N + 1);
+
+    const reads = recordLogReads();
+    const resumed = await new SseReader(await session.get('1-2-0')).all(10_000);
+    expect(resumed.filter((e) => e.data !== '').map((e) => e.id)).toEqual(done.filter((e) => e.data !== '').map((e) => e.id));
+    expect(resumed.map((e) => e.data)).toEqual(done.map((e) => e.data));
+    expect(reads[0]).toBe(0);
+    expect(reads.length).toBeGreaterThan(1);
+  });
+});
