@@ -47,8 +47,6 @@ export interface SseConnectionOptions {
 
 const encoder = new TextEncoder();
 const COALESCE_BYTES = 16 * 1024;
-/** How much of the log one read takes: a range scan on (stream, seq), resumed where it stopped. */
-const BACKLOG_READ_BYTES = 64 * 1024;
 
 /**
  * An SSE response for one stream, positioned in it: the connection writes each event exactly
@@ -59,7 +57,7 @@ const BACKLOG_READ_BYTES = 64 * 1024;
  * old cursor, or its client reads slower than events come and its buffer is full — it ignores
  * live events and reads the log from its position, a page at a time, as the client makes room.
  * That is how a replay streams from its first event and how a slow client costs the object
- * at most `bufferBytes` (plus one page) instead of everything it has not read yet.
+ * about `bufferBytes` (exceeded by at most one event) instead of everything it has not read.
  */
 export class SseConnection implements Connection {
   /** The response body's stream, once it is handed out while the connection is still open. */
@@ -194,7 +192,7 @@ export class SseConnection implements Connection {
     while (this.#behind && !this.#closed && !this.#full()) {
       let page: ReturnType<Backlog['read']>;
       try {
-        page = this.#backlog.read(this.#position, BACKLOG_READ_BYTES);
+        page = this.#backlog.read(this.#position, this.#room());
       } catch {
         this.close(); // the client resumes from the last event it received
         return;
@@ -213,11 +211,15 @@ export class SseConnection implements Connection {
     if (this.#finishing && !this.#behind) this.close();
   }
 
-  /** Whether the client is owed more than the buffer may hold. */
+  /** Whether the buffer is full: the client is owed more than the connection may hold. */
   #full(): boolean {
-    if (!this.#handedOut) return this.#early.length >= this.#bufferBytes;
-    const room = this.#controller?.desiredSize ?? 0;
-    return room - this.#unflushed.length <= 0;
+    return this.#room() <= 0;
+  }
+
+  /** What the buffer can still take, in bytes (UTF-16 units for what is not yet encoded). */
+  #room(): number {
+    if (!this.#handedOut) return this.#bufferBytes - this.#early.length;
+    return (this.#controller?.desiredSize ?? 0) - this.#unflushed.length;
   }
 
   /**

@@ -107,24 +107,35 @@ export class EventLog {
   }
 
   /**
-   * Events after `afterSeq`, in order, as many as fit in about `budgetBytes` — at least one, if
-   * there is one: a range scan on the key (stream, seq). The sizes are read first, so a page
-   * of large messages never loads more of them than it returns.
+   * Events after `afterSeq`, in order, as many as fit in `budgetBytes` — at least one, if
+   * there is one: range scans on the key (stream, seq). Sizes are measured before messages
+   * are read, so a page of large messages never loads more of them than it returns; the
+   * common case, a page that fits whole, takes one sum and one read.
    */
   eventsAfter(stream: number, afterSeq: number, budgetBytes: number): StoredEvent[] {
-    let through = afterSeq;
-    let bytes = 0;
-    for (const { seq, size } of this.sql.exec<{ seq: number; size: number }>(
-      `SELECT seq, octet_length(message) AS size FROM events WHERE stream = ? AND seq > ? ORDER BY seq LIMIT ?`,
-      stream,
-      afterSeq,
-      PAGE_ROWS,
-    )) {
-      if (through > afterSeq && bytes + size > budgetBytes) break;
-      through = seq;
-      bytes += size;
+    const page = this.sql
+      .exec<{ through: number | null; bytes: number | null }>(
+        `SELECT max(seq) AS through, sum(octet_length(message)) AS bytes
+           FROM (SELECT seq, message FROM events WHERE stream = ? AND seq > ? ORDER BY seq LIMIT ?)`,
+        stream,
+        afterSeq,
+        PAGE_ROWS,
+      )
+      .one();
+    if (page.through === null) return [];
+    let through = page.through;
+    if (page.bytes! > budgetBytes) {
+      let bytes = 0;
+      through = afterSeq;
+      const sizes = this.sql
+        .exec(`SELECT seq, octet_length(message) FROM events WHERE stream = ? AND seq > ? ORDER BY seq LIMIT ?`, stream, afterSeq, PAGE_ROWS)
+        .raw<[number, number]>();
+      // Read to the end (at most PAGE_ROWS rows): a cursor left open keeps its statement busy.
+      for (const [seq, size] of sizes) {
+        bytes += size;
+        if (through === afterSeq || bytes <= budgetBytes) through = seq;
+      }
     }
-    if (through === afterSeq) return [];
     return this.sql
       .exec<StoredEvent>(`SELECT seq, message FROM events WHERE stream = ? AND seq > ? AND seq <= ? ORDER BY seq`, stream, afterSeq, through)
       .toArray();
