@@ -6,6 +6,10 @@
  * and no client ever receives — a state between "stored" and "delivered", or between
  * "replayed" and "live".
  *
+ * A connection is positioned in its stream (connection.ts): it takes live events while it is
+ * caught up and reads this log from its position when it is not (a replay, a slow client), so
+ * a connection's memory is bounded by its buffer, not by what its client has yet to read.
+ *
  * One exception, for throughput: an event on the hot path (a notification within bounds) is
  * held for a moment and stored with the events around it in one multi-row INSERT, then
  * delivered. Held events are stored before anything else reads or changes the log, so no
