@@ -22,7 +22,8 @@ export type RefusalReason =
   | 'cursor_ahead'
   | 'stream_superseded'
   | 'events_pruned'
-  | 'duplicate_request_id';
+  | 'duplicate_request_id'
+  | 'message_too_large';
 
 export interface ErrorData {
   readonly reason?: RefusalReason;

@@ -44,6 +44,13 @@ export const isRequest = (m: JsonRpcMessage): m is JsonRpcRequest => 'method' in
 export const isNotification = (m: JsonRpcMessage): m is JsonRpcNotification => 'method' in m && !('id' in m);
 export const isResponse = (m: JsonRpcMessage): m is JsonRpcResponse => !('method' in m);
 
+/**
+ * The longest string request id accepted. Every id is stored for the session's life (reuse is
+ * refused), and a Durable Object cannot store a value over 2 MB; JSON-RPC sets no bound, and
+ * real clients use counters and UUIDs.
+ */
+export const MAX_REQUEST_ID_LENGTH = 1_024;
+
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
@@ -59,6 +66,9 @@ function problemWith(value: unknown): string | undefined {
     if ('params' in value && !isObject(value.params)) return 'params must be an object';
     // MCP: "Unlike base JSON-RPC, the ID MUST NOT be null."
     if ('id' in value && !isId(value.id)) return 'a request id must be a string or a number';
+    if (typeof value.id === 'string' && value.id.length > MAX_REQUEST_ID_LENGTH) {
+      return `a request id may be at most ${MAX_REQUEST_ID_LENGTH} characters`;
+    }
     if ('result' in value || 'error' in value) return 'a message cannot be both a request and a response';
     return undefined;
   }

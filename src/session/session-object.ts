@@ -33,8 +33,10 @@ import {
 } from '../core/jsonrpc.ts';
 import { acceptsBatches, isSupportedProtocolVersion, sendsPrimingEvent } from '../core/protocol-version.ts';
 import { decideResume, type StreamRecord } from '../core/resume.ts';
+import { utf8Length } from '../core/utf8.ts';
 import { readBoundedText, readCursor, SESSION_ID_HEADER } from '../core/request-checks.ts';
 import { DurableTransport } from './durable-transport.ts';
+import { MAX_MESSAGE_BYTES } from './event-log.ts';
 import { migrate } from './migrations.ts';
 import { PendingAnswers } from './pending-answers.ts';
 import { interruptOrphanedStreams, replayHandshake } from './session-revival.ts';
@@ -135,6 +137,18 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
   async #create(sessionId: string, body: string, request: Request): Promise<Response> {
     if (this.#sessions.load() !== undefined) throw httpErrors.internal(); // 256-bit ids do not collide
     const init = parseJsonRpcBody(body).messages[0] as JsonRpcRequest;
+    // The handshake is stored for the session's life (a revived server replays it), and a
+    // Durable Object cannot store a value over 2 MB: refuse it whole, before anything runs.
+    const paramsBytes = utf8Length(JSON.stringify(init.params ?? {}));
+    if (paramsBytes > MAX_MESSAGE_BYTES) {
+      throw new McpHttpError(
+        400,
+        JsonRpcCode.InvalidRequest,
+        `Invalid Request: the initialize params are too large to store: ${paramsBytes} bytes, at most ${MAX_MESSAGE_BYTES}`,
+        { reason: 'message_too_large', bytes: paramsBytes, limit: MAX_MESSAGE_BYTES },
+        init.id,
+      );
+    }
     const live = await this.#startServer(sessionId);
     this.#live = Promise.resolve(live);
     this.#current = live;

@@ -7,6 +7,7 @@ import {
   isNotification,
   isRequest,
   isResponse,
+  MAX_REQUEST_ID_LENGTH,
   parseJsonRpcBody,
   type JsonRpcMessage,
 } from '../../src/core/jsonrpc.ts';
@@ -14,6 +15,10 @@ import { expectHttpError, thrownBy } from './helpers.ts';
 
 const req = (id: unknown, method = 'tools/list', extra: Record<string, unknown> = {}) => ({ jsonrpc: '2.0', id, method, ...extra });
 const body = (value: unknown) => JSON.stringify(value);
+
+it('MAX_REQUEST_ID_LENGTH is 1,024 characters', () => {
+  expect(MAX_REQUEST_ID_LENGTH).toBe(1_024);
+});
 
 describe('parseJsonRpcBody accepts', () => {
   it.each<{ name: string; text: string; messages: unknown[]; batch: boolean }>([
@@ -27,6 +32,12 @@ describe('parseJsonRpcBody accepts', () => {
     { name: 'a request with id 0', text: body(req(0)), messages: [req(0)], batch: false },
     { name: 'a request with a negative id', text: body(req(-1)), messages: [req(-1)], batch: false },
     { name: 'a request with an empty-string id', text: body(req('')), messages: [req('')], batch: false },
+    {
+      name: 'a request with a 1,024-character id',
+      text: body(req('i'.repeat(MAX_REQUEST_ID_LENGTH))),
+      messages: [req('i'.repeat(MAX_REQUEST_ID_LENGTH))],
+      batch: false,
+    },
     { name: 'a request with a fractional id (JSON-RPC only says SHOULD NOT)', text: body(req(1.5)), messages: [req(1.5)], batch: false },
     { name: 'a request with empty params', text: body(req(1, 'ping', { params: {} })), messages: [req(1, 'ping', { params: {} })], batch: false },
     {
@@ -120,6 +131,12 @@ describe('parseJsonRpcBody refuses', () => {
     { name: 'a boolean request id', text: body(req(true)), problem: 'a request id must be a string or a number' },
     { name: 'an object request id', text: body(req({})), problem: 'a request id must be a string or a number' },
     { name: 'an array request id', text: body(req([1])), problem: 'a request id must be a string or a number' },
+    {
+      name: 'a request id over 1,024 characters',
+      text: body(req('i'.repeat(MAX_REQUEST_ID_LENGTH + 1))),
+      problem: 'a request id may be at most 1024 characters',
+      id: 'i'.repeat(MAX_REQUEST_ID_LENGTH + 1),
+    },
     { name: 'a request id that overflows to Infinity', text: '{"jsonrpc":"2.0","id":1e400,"method":"x"}', problem: 'a request id must be a string or a number' },
     { name: 'a request carrying a result', text: body(req(6, 'x', { result: {} })), problem: 'a message cannot be both a request and a response', id: 6 },
     { name: 'a request carrying an error', text: body(req(6, 'x', { error: { code: 1, message: 'm' } })), problem: 'a message cannot be both a request and a response', id: 6 },

@@ -1,11 +1,12 @@
 /**
  * A message too large to store cannot be sent (delivery is store-then-send). An answer that
  * large must still end its call — with a typed error, the same one on every replay — never
- * leave the call open with nothing to say.
+ * leave the call open with nothing to say. A handshake too large to store is refused before
+ * anything runs.
  */
 import { describe, expect, it } from 'vitest';
 import { MAX_MESSAGE_BYTES } from '../../src/session/event-log.ts';
-import { messages, openSession, toolCall } from '../support/mcp-http.ts';
+import { errorOf, initializeRequest, messages, openSession, postRaw, toolCall } from '../support/mcp-http.ts';
 import { SseReader } from '../support/sse-reader.ts';
 
 describe('an answer too large to store', () => {
@@ -29,5 +30,26 @@ describe('an answer too large to store', () => {
     const text = 'y'.repeat(MAX_MESSAGE_BYTES - 200);
     const [fits] = messages(await session.call('tools/call', toolCall('echo', { text })));
     expect(fits).toMatchObject({ result: { content: [{ type: 'text', text }] } });
+  });
+});
+
+describe('an initialize too large to store', () => {
+  it('is refused whole with 400 message_too_large: no session is created, no id issued', async () => {
+    const request = initializeRequest();
+    const big = { ...request, params: { ...request.params, clientInfo: { name: 'x'.repeat(MAX_MESSAGE_BYTES), version: '1' } } };
+    const response = await postRaw(big);
+    expect(response.headers.get('Mcp-Session-Id')).toBeNull();
+    const error = await errorOf(response);
+    expect(error).toMatchObject({ status: 400, code: -32600, reason: 'message_too_large' });
+    expect(error.body.id).toBe(request.id);
+    expect(error.body.error.data).toMatchObject({ limit: MAX_MESSAGE_BYTES });
+    expect(error.body.error.data.bytes).toBeGreaterThan(MAX_MESSAGE_BYTES);
+
+    // Just within the bound, the handshake is stored and the session works.
+    const fits = { ...request, params: { ...request.params, clientInfo: { name: 'x'.repeat(MAX_MESSAGE_BYTES - 500), version: '1' } } };
+    const created = await postRaw(fits);
+    expect(created.status).toBe(200);
+    expect(created.headers.get('Mcp-Session-Id')).not.toBeNull();
+    await created.body?.cancel();
   });
 });
