@@ -162,7 +162,8 @@ async function main() {
   }
   const available = peerNamesOf(peersApi.PEERS);
   const wanted = args.peers ? args.peers.split(',').map((s) => s.trim()).filter(Boolean) : available;
-  const unknown = wanted.filter((name) => !available.includes(name));
+  // `ours@<dir>`: the project as built from another checkout (bench/peers/index.mjs).
+  const unknown = wanted.filter((name) => !available.includes(name) && !/^ours@.+/.test(name));
   if (unknown.length) throw new Error(`unknown peer(s) ${unknown.join(', ')}; available: ${available.join(', ')}`);
 
   log(`mode ${mode}, ${rounds} round(s), peers ${wanted.join(', ')}`);

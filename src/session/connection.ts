@@ -4,6 +4,7 @@
  * stream: closing it leaves the stream, its log and its producer untouched.
  */
 import { encodeComment, encodeEvent } from '../core/sse.ts';
+import { utf8Length } from '../core/utf8.ts';
 import { idKey, isResponse, type JsonRpcMessage } from '../core/jsonrpc.ts';
 
 /** One event of a stream: its number, its id and the serialized JSON-RPC message, exactly as stored. */
@@ -24,8 +25,8 @@ export interface Connection {
 /** Where a connection reads the events it did not take live: its stream's durable log. */
 export interface Backlog {
   /**
-   * The stream's events after `afterSeq`, in order, about `budgetBytes` of them (at least one
-   * if there is one), and the stream's last seq.
+   * The stream's events after `afterSeq`, in order, as many as fit in `budgetBytes` of SSE
+   * frames (at least one if there is one), and the stream's last seq.
    */
   read(afterSeq: number, budgetBytes: number): { readonly events: readonly Delivery[]; readonly lastSeq: number };
 }
@@ -58,12 +59,14 @@ const COALESCE_BYTES = 16 * 1024;
  * live events and reads the log from its position, a page at a time, as the client makes room.
  * That is how a replay streams from its first event and how a slow client costs the object
  * about `bufferBytes` (exceeded by at most one event) instead of everything it has not read.
+ * Sizes are UTF-8 bytes of SSE frames, the bytes the client will be sent.
  */
 export class SseConnection implements Connection {
   /** The response body's stream, once it is handed out while the connection is still open. */
   #controller: ReadableStreamDefaultController<Uint8Array> | undefined;
-  /** What was written before the body was handed out. */
+  /** What was written before the body was handed out, and its size in UTF-8 bytes. */
   #early = '';
+  #earlyBytes = 0;
   #handedOut = false;
   #closed = false;
   /** The last event written to this connection. */
@@ -75,6 +78,7 @@ export class SseConnection implements Connection {
   readonly #ended: Promise<void>;
   #resolveEnded!: () => void;
   #unflushed = '';
+  #unflushedBytes = 0;
   #flushTimer: number | undefined;
   #heartbeat: number | undefined;
   #expiry: number | undefined;
@@ -110,7 +114,10 @@ export class SseConnection implements Connection {
     this.#early = '';
     // Only a connection that outlives its first turn needs clocks: creating the heartbeat
     // timer at attach cost a short call ~0.04 ms under local workerd (constructor stamps).
-    if (this.#heartbeatMs > 0) this.#heartbeat = setInterval(() => this.#write(encodeComment('keepalive')), this.#heartbeatMs);
+    // A full buffer has bytes waiting for the client already: no heartbeat on top of them.
+    if (this.#heartbeatMs > 0) {
+      this.#heartbeat = setInterval(() => this.#full() || this.#write(encodeComment('keepalive')), this.#heartbeatMs);
+    }
     // The client was told `retry:` by the priming event and resumes with its last event id.
     if (this.#maxAgeMs > 0) this.#expiry = setTimeout(() => this.close(), this.#maxAgeMs);
     return new ReadableStream<Uint8Array>(
@@ -216,10 +223,10 @@ export class SseConnection implements Connection {
     return this.#room() <= 0;
   }
 
-  /** What the buffer can still take, in bytes (UTF-16 units for what is not yet encoded). */
+  /** What the buffer can still take, in UTF-8 bytes. */
   #room(): number {
-    if (!this.#handedOut) return this.#bufferBytes - this.#early.length;
-    return (this.#controller?.desiredSize ?? 0) - this.#unflushed.length;
+    if (!this.#handedOut) return this.#bufferBytes - this.#earlyBytes;
+    return (this.#controller?.desiredSize ?? 0) - this.#unflushedBytes;
   }
 
   /**
@@ -234,6 +241,7 @@ export class SseConnection implements Connection {
       // Until the body is handed out, at the end of the turn that attached the connection,
       // everything written joins its first chunk: no flush to schedule.
       this.#early += frame;
+      this.#earlyBytes += utf8Length(frame);
       return;
     }
     if (this.#flushTimer === undefined) {
@@ -245,7 +253,8 @@ export class SseConnection implements Connection {
       return;
     }
     this.#unflushed += frame;
-    if (this.#unflushed.length >= COALESCE_BYTES) this.#flush();
+    this.#unflushedBytes += utf8Length(frame);
+    if (this.#unflushedBytes >= COALESCE_BYTES) this.#flush();
   }
 
   /** Only after the body was handed out as a stream: #write keeps what comes before. */
@@ -261,19 +270,23 @@ export class SseConnection implements Connection {
     if (this.#closed || this.#unflushed === '') return;
     const chunk = this.#unflushed;
     this.#unflushed = '';
+    this.#unflushedBytes = 0;
     this.#enqueue(chunk);
   }
 
   #end(closeBody: boolean): void {
     if (this.#closed) return;
-    // What was written before the end (a fence, a finished stream) still goes out.
-    if (closeBody) this.#flush();
-    this.#unflushed = '';
+    // Closed first: enqueueing the last chunk can call pull(), and from there close(), again.
     this.#closed = true;
+    const last = this.#unflushed;
+    this.#unflushed = '';
+    this.#unflushedBytes = 0;
     if (this.#heartbeat !== undefined) clearInterval(this.#heartbeat);
     if (this.#expiry !== undefined) clearTimeout(this.#expiry);
     if (this.#flushTimer !== undefined) clearTimeout(this.#flushTimer);
     if (closeBody && this.#controller !== undefined) {
+      // What was written before the end (a fence, a finished stream) still goes out.
+      if (last !== '') this.#enqueue(last);
       try {
         this.#controller.close();
       } catch {

@@ -17,6 +17,7 @@
  * handed out.
  */
 import { formatEventId } from '../core/event-id.ts';
+import { utf8Length } from '../core/utf8.ts';
 import type { StreamRecord } from '../core/resume.ts';
 import { ConnectionTable } from './connection-table.ts';
 import { JsonCollector, SseConnection, type Delivery } from './connection.ts';
@@ -172,11 +173,13 @@ export class SessionStreams {
   }
 
   /**
-   * After a stream ended in storage: its connection ends once it delivered what it owes, and
-   * the stream's retention is scheduled.
+   * After a stream ended in storage: its retention is scheduled, and its connection ends — a
+   * finished stream's once it delivered the last event, a superseded one's at once (the
+   * server→client requests sent on it were failed back: it must not deliver them late).
    */
-  #ended(stream: number, at: number): void {
-    this.#connections.finish(stream);
+  #ended(stream: number, at: number, how: 'finished' | 'superseded' = 'finished'): void {
+    if (how === 'finished') this.#connections.finish(stream);
+    else this.#connections.close(stream);
     this.options.onStreamEnded(at);
   }
 
@@ -194,7 +197,7 @@ export class SessionStreams {
       return opened;
     });
     this.#known.set(stream.stream, { epoch: stream.epoch, open: true, lastSeq: 0 });
-    if (previous !== null) this.#ended(previous, now);
+    if (previous !== null) this.#ended(previous, now, 'superseded');
     return stream;
   }
 
@@ -230,7 +233,9 @@ export class SessionStreams {
   #backlog(stream: StreamRecord, afterSeq: number, budgetBytes: number): { events: Delivery[]; lastSeq: number } {
     this.#storeHeld();
     const lastSeq = this.#know(stream.stream)?.lastSeq ?? afterSeq;
-    const events = this.#log.eventsAfter(stream.stream, afterSeq, budgetBytes).map(({ seq, message }) => ({
+    // What a frame adds to its message: `id: <id>\ndata: <message>\n\n`, the id at most as long as the last one.
+    const framing = FRAME_BYTES + eventId(stream, lastSeq).length;
+    const events = this.#log.eventsAfter(stream.stream, afterSeq, budgetBytes, framing).map(({ seq, message }) => ({
       seq,
       id: eventId(stream, seq),
       data: message,
@@ -248,7 +253,8 @@ export class SessionStreams {
 
   /**
    * Persist, then deliver. `answers` names the request a response answers: when it was the
-   * stream's last unanswered request, the stream is finished and its connection closed.
+   * stream's last unanswered request, the stream is finished, and its connection ends once it
+   * delivered it.
    * Returns false, storing nothing, when the stream is no longer open; throws
    * MessageTooLargeError, storing nothing, for a message over MAX_MESSAGE_BYTES.
    */
@@ -374,25 +380,6 @@ export class SessionStreams {
   }
 }
 
+const FRAME_BYTES = 'id: \ndata: \n\n'.length;
+
 const eventId = ({ epoch, stream }: StreamRecord, seq: number): string => formatEventId({ epoch, stream, seq });
-
-const NON_ASCII = /[^\0-\x7f]/;
-
-/** The UTF-8 size of a string, as SQLite counts `length(CAST(message AS BLOB))`. */
-function utf8Length(text: string): number {
-  let bytes = text.length;
-  if (!NON_ASCII.test(text)) return bytes; // the common case, scanned natively
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if (code < 0x80) continue;
-    if (code < 0x800) {
-      bytes += 1;
-    } else if (code >= 0xd800 && code <= 0xdbff) {
-      bytes += 2; // a surrogate pair: 2 UTF-16 units, 4 UTF-8 bytes
-      i++;
-    } else {
-      bytes += 2;
-    }
-  }
-  return bytes;
-}

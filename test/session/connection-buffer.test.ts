@@ -4,8 +4,13 @@
  * Here the log is an array and the client a reader over the connection's body, so what the
  * connection took live and what it read back is exact.
  */
+import { runInDurableObject } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { SseConnection, type Backlog, type Delivery } from '../../src/session/connection.ts';
+import { migrate } from '../../src/session/migrations.ts';
+import { SessionStore } from '../../src/session/session-store.ts';
+import { SessionStreams } from '../../src/session/session-streams.ts';
 import { ENDED, SseReader, TIMED_OUT } from '../support/sse-reader.ts';
 
 const FRAME = 'x'.repeat(200);
@@ -18,9 +23,9 @@ class FakeLog implements Backlog {
   /** Events at or below this seq were pruned. */
   prunedThrough = 0;
 
-  append(): Delivery {
+  append(data = FRAME): Delivery {
     const seq = this.events.length + 1;
-    const event = { seq, id: `1-1-${seq}`, data: `${seq}:${FRAME}` };
+    const event = { seq, id: `1-1-${seq}`, data: `${seq}:${data}` };
     this.events.push(event);
     return event;
   }
@@ -38,14 +43,14 @@ class FakeLog implements Backlog {
   }
 }
 
-function connect(log: FakeLog, bufferBytes: number, afterSeq = 0) {
+function connect(log: FakeLog, bufferBytes: number, afterSeq = 0, { heartbeatMs = 0, onClosed = (): void => undefined } = {}) {
   const connection = new SseConnection({
-    heartbeatMs: 0,
+    heartbeatMs,
     afterSeq,
     lastSeq: log.events.length,
     backlog: log,
     bufferBytes,
-    onClosed: () => undefined,
+    onClosed,
   });
   connection.start();
   const body = connection.body;
@@ -118,6 +123,41 @@ describe('a connection whose client does not keep up', () => {
     expect(log.reads).toEqual([]);
   });
 
+  it('counts its buffer in UTF-8 bytes, not UTF-16 units', async () => {
+    const log = new FakeLog();
+    const { connection, reader } = connect(log, 4_096);
+    // ~110 characters but ~210 bytes a frame: 4 KB holds ~20 of them, not ~37.
+    for (let i = 0; i < 100; i++) connection.deliver(log.append('é'.repeat(100)));
+    connection.finish();
+    expect(seqs(await reader.all())).toEqual(oneTo(100));
+    expect(log.reads[0]).toBeLessThanOrEqual(Math.ceil(4_096 / 210) + 1);
+  });
+
+  it('sends no heartbeats while its buffer is full', async () => {
+    const log = new FakeLog();
+    const { connection, reader } = connect(log, 2_048, 0, { heartbeatMs: 10 });
+    for (let i = 0; i < 100; i++) connection.deliver(log.append());
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    connection.close();
+    await reader.all();
+    expect(reader.raw).not.toContain('keepalive');
+  });
+
+  it('reports its end once, however it ends', async () => {
+    const log = new FakeLog();
+    let closed = 0;
+    const { connection, reader } = connect(log, 1024 * 1024, 0, { onClosed: () => void closed++ });
+    connection.deliver(log.append()); // enqueued at once: the stream calls pull()
+    connection.deliver(log.append()); // held for the end of the turn
+    // Microtasks only: the pull() is over, the turn is not. Ending now flushes the held frame,
+    // and that enqueue calls pull() again, synchronously, from inside the end.
+    for (let i = 0; i < 10; i++) await Promise.resolve();
+    connection.finish();
+    connection.close();
+    expect(seqs(await reader.all())).toEqual([1, 2]);
+    expect(closed).toBe(1);
+  });
+
   it('delivered out of order, it still writes each event once, in order', async () => {
     const log = new FakeLog();
     const { connection, reader } = connect(log, 1024 * 1024);
@@ -131,5 +171,65 @@ describe('a connection whose client does not keep up', () => {
     expect(seqs(await reader.take(1))).toEqual([4]);
     expect(await reader.next(50)).toBe(TIMED_OUT);
     connection.close();
+  });
+});
+
+/** SessionStreams over a new object's real storage, with a small connection buffer. */
+async function withStreams<T>(bufferBytes: number, body: (streams: SessionStreams) => Promise<T> | T): Promise<T> {
+  const stub = env.MCP_SESSION.get(env.MCP_SESSION.idFromName(`buffer-${crypto.randomUUID()}`));
+  return runInDurableObject(stub, async (_i, state) => {
+    const sessions = new SessionStore(state.storage.sql);
+    state.storage.transactionSync(() => {
+      migrate(state.storage.sql);
+      sessions.create('2025-11-25', {}, Date.now());
+    });
+    const streams = new SessionStreams(state.storage, sessions, {
+      heartbeatMs: 0,
+      connectionBufferBytes: bufferBytes,
+      retryMs: 1000,
+      maxConnectionAgeMs: 0,
+      maxSessionEvents: 1_000_000,
+      maxSessionBytes: 1 << 30,
+      onStreamEnded: () => undefined,
+    });
+    try {
+      return await body(streams);
+    } finally {
+      streams.closeAll();
+    }
+  });
+}
+
+const tiny = (n: number) => JSON.stringify({ n });
+
+describe('a connection over the real log', () => {
+  it('counts the SSE framing against its buffer, not only the messages', async () => {
+    const first = await withStreams(8_192, async (streams) => {
+      const stream = streams.openRequestStream(1, ['"r"']);
+      for (let n = 1; n <= 3_000; n++) streams.emit(stream.stream, tiny(n));
+      const body = streams.attach(stream, 0, false, new AbortController().signal).body as ReadableStream<Uint8Array>;
+      const reader = body.getReader();
+      const chunk = await reader.read();
+      await reader.cancel();
+      return chunk.value!.byteLength;
+    });
+    // Frames of ~25 bytes around 9-14 byte messages: counting messages only would send ~3x.
+    expect(first).toBeGreaterThan(8_192 - 40);
+    expect(first).toBeLessThanOrEqual(8_192 + 40);
+  });
+
+  it('a superseded standalone stream ends at once, even with events it has not sent yet', async () => {
+    const sent = await withStreams(1_024, async (streams) => {
+      const old = streams.openStandalone(1, null);
+      const reader = new SseReader(new Response(streams.attach(old, 0, false, new AbortController().signal).body));
+      for (let n = 1; n <= 60; n++) streams.emit(old.stream, tiny(n));
+      streams.openStandalone(1, old.stream);
+      return reader.all();
+    });
+    // Only what the buffer held when it was superseded: nothing sent late on a stream whose
+    // server→client requests were already failed back.
+    expect(sent.length).toBeGreaterThan(0);
+    expect(sent.length).toBeLessThan(60);
+    expect(seqs(sent)).toEqual(oneTo(sent.length));
   });
 });
