@@ -43,7 +43,10 @@ const rounds = args.rounds ? Number(args.rounds) : ROUNDS[mode];
 if (!Number.isInteger(rounds) || rounds < 1 || rounds > 50) throw new Error(`--rounds must be an integer in 1..50`);
 const WORKLOADS = args.workloads === undefined ? ALL_WORKLOADS : ALL_WORKLOADS.filter((w) => args.workloads.split(',').includes(w.id));
 if (WORKLOADS.length === 0) throw new Error(`--workloads names none of ${ALL_WORKLOADS.map((w) => w.id).join(', ')}`);
-const outFile = path.resolve(args.out ?? path.join(HERE, '..', 'results', 'latest.json'));
+// Only a full run of every peer and workload replaces the committed results; anything else
+// (quick, a subset, other rounds) goes to an ignored file unless --out says otherwise.
+const complete = !args.quick && args.peers === undefined && args.workloads === undefined && args.rounds === undefined;
+const outFile = path.resolve(args.out ?? path.join(HERE, '..', 'results', complete ? 'latest.json' : 'partial.json'));
 const peersModule = path.resolve(args['peers-module'] ?? path.join(HERE, '..', 'peers', 'index.mjs'));
 
 const t0 = performance.now();
