@@ -5,13 +5,16 @@
  * reads. Reads of the log are observed at EventLog.eventsAfter, in the object's isolate.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { ConnectionTable } from '../../src/session/connection-table.ts';
 import { EventLog } from '../../src/session/event-log.ts';
 import { messages, openSession, toolCall } from '../support/mcp-http.ts';
 import { SseReader } from '../support/sse-reader.ts';
 
 const originalEventsAfter = EventLog.prototype.eventsAfter;
+const originalRelease = ConnectionTable.prototype.release;
 afterEach(() => {
   EventLog.prototype.eventsAfter = originalEventsAfter;
+  ConnectionTable.prototype.release = originalRelease;
 });
 
 /** Records the `afterSeq` of every read of the log. */
@@ -64,5 +67,30 @@ describe('a client slower than its call', () => {
     expect(resumed.map((e) => e.data)).toEqual(done.map((e) => e.data));
     expect(reads[0]).toBe(0);
     expect(reads.length).toBeGreaterThan(1);
+  });
+
+  // Either signal ends it: the body's cancel, or the request's abort signal
+  // (enable_request_signal); with neither wired, the connection stays (checked by mutation).
+  it('a client that leaves while its connection is behind frees the connection', async () => {
+    const session = await openSession();
+    const released: number[] = [];
+    ConnectionTable.prototype.release = function (this: ConnectionTable, stream, connection) {
+      released.push(stream);
+      return originalRelease.call(this, stream, connection);
+    };
+    const reads = recordLogReads();
+    const response = await session.post({
+      jsonrpc: '2.0',
+      id: 'gone',
+      method: 'tools/call',
+      params: toolCall('countdown', { from: N, interval_ms: 0 }, { progressToken: 'p' }),
+    });
+    await sleep(500); // the call has finished; its connection is behind, its buffer full
+    expect(released).toEqual([]);
+    expect(reads).toEqual([]);
+    await response.body!.cancel();
+    for (let waited = 0; released.length === 0 && waited < 5_000; waited += 50) await sleep(50);
+    expect(released).toEqual([2]);
+    expect(reads, 'nothing read for a client that left').toEqual([]);
   });
 });
