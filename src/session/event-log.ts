@@ -109,10 +109,11 @@ export class EventLog {
   /**
    * Events after `afterSeq`, in order, as many as fit in `budgetBytes` — counting each
    * message's UTF-8 bytes plus `perEventBytes` (its framing) — but at least one, if there is
-   * one, and at most PAGE_ROWS. A stream's seqs are contiguous, so a page is the key range
-   * (afterSeq, afterSeq + PAGE_ROWS]. Its size is summed first, with `octet_length`, which
-   * SQLite answers without loading the message, so a page of large messages never loads more
-   * of them than it returns; a page that fits (the common case) takes that sum and one read.
+   * one, and at most PAGE_ROWS. A stream's seqs are contiguous (pruning only ever removes a
+   * prefix of a stream), so a page is the key range (afterSeq, afterSeq + PAGE_ROWS]. Its size
+   * is summed first, with `octet_length`, which SQLite answers without loading the message, so
+   * a page of large messages never loads more of them than it returns; a page that fits (the
+   * common case) takes that sum and one read.
    */
   eventsAfter(stream: number, afterSeq: number, budgetBytes: number, perEventBytes = 0): StoredEvent[] {
     let through = afterSeq + PAGE_ROWS;

@@ -274,7 +274,10 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
   /** The live session, reviving it in this instance if needed; 404 if there is none. */
   #open(sessionId: string): Promise<LiveSession> {
     this.#live ??= this.#revive(sessionId).catch((error: unknown) => {
+      // Nothing of a failed revival stays: its transaction rolled back, so what it cached
+      // (streams it finished, seqs it used) is forgotten and the next request revives anew.
       this.#live = undefined;
+      this.#streams.forget();
       throw error;
     });
     return this.#live;

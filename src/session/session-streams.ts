@@ -174,8 +174,9 @@ export class SessionStreams {
 
   /**
    * After a stream ended in storage: its retention is scheduled, and its connection ends — a
-   * finished stream's once it delivered the last event, a superseded one's at once (the
-   * server→client requests sent on it were failed back: it must not deliver them late).
+   * finished stream's once it delivered the last event, a superseded one's at once: the
+   * server→client requests sent on it are failed back, so it takes nothing more (what it had
+   * already queued still goes out).
    */
   #ended(stream: number, at: number, how: 'finished' | 'superseded' = 'finished'): void {
     if (how === 'finished') this.#connections.finish(stream);
@@ -373,6 +374,15 @@ export class SessionStreams {
   closeAll(): void {
     this.#storeHeld();
     this.#connections.closeAll();
+    this.forget();
+  }
+
+  /**
+   * Drops what this instance believes about the streams, to be read again from storage: after
+   * a transaction that went through this class was rolled back (a failed revival), the
+   * storage is the truth and the cache is not.
+   */
+  forget(): void {
     this.#known.clear();
     this.#requestStreams.clear();
     this.#unanswered.clear();

@@ -4,12 +4,18 @@
  * finished with an explicit error instead of being silently continued or lost.
  */
 import { abortAllDurableObjects } from 'cloudflare:test';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SessionStreams } from '../../src/session/session-streams.ts';
 import { messages, openSession, toolCall } from '../support/mcp-http.ts';
 import { SseReader } from '../support/sse-reader.ts';
 
 const logMessages = (events: Parameters<typeof messages>[0]) =>
   messages(events).filter((m: any) => m.method === 'notifications/message');
+
+const originalFinish = SessionStreams.prototype.finish;
+afterEach(() => {
+  SessionStreams.prototype.finish = originalFinish;
+});
 
 describe('after the object is aborted', () => {
   it('the session is served again, with the same epoch when nothing was running', async () => {
@@ -85,6 +91,34 @@ describe('after the object is aborted', () => {
     for (const event of replay.filter((e) => e.data.includes('notifications/progress'))) {
       expect(JSON.parse(event.data).params.progress).toBe(Number(event.id!.split('-')[2]));
     }
+  });
+
+  it('a revival that fails is rolled back whole: the next one still finishes the call', async () => {
+    const session = await openSession();
+    const response = await session.post({
+      jsonrpc: '2.0',
+      id: 'cut',
+      method: 'tools/call',
+      params: toolCall('countdown', { from: 1_000, interval_ms: 20 }, { progressToken: 't' }),
+    });
+    const reader = new SseReader(response);
+    const seen = await reader.take(3).finally(() => reader.cancel());
+    await abortAllDurableObjects();
+
+    // The revival's transaction fails after it stored the interrupted error (a full disk).
+    let failures = 0;
+    SessionStreams.prototype.finish = function (this: SessionStreams, stream: number) {
+      if (failures++ === 0) throw new Error('SQLITE_FULL: database or disk is full');
+      return originalFinish.call(this, stream);
+    };
+    expect((await session.get(seen[2]!.id)).status).toBe(500);
+
+    // Nothing of it stayed, in storage or in memory: the next request revives again.
+    const resumed = await session.get(seen[2]!.id);
+    expect(resumed.status).toBe(200);
+    expect(resumed.headers.get('Mcp-Session-Epoch')).toBe('2');
+    const replay = await new SseReader(resumed).all();
+    expect(messages(replay).at(-1)).toMatchObject({ id: 'cut', error: { data: { reason: 'request_interrupted', epoch: 2 } } });
   });
 
   it('streams opened after the restart carry the new epoch', async () => {
