@@ -1,10 +1,12 @@
 // Two peers, one figure, interleaved finely: for telling whether a change to one side moved it.
-//   node bench/harness/pair.mjs [--a ours] [--b durable-floor] [--calls 1000] [--runs 10] [--via miniflare]
+//   node bench/harness/pair.mjs [--a ours] [--b durable-floor] [--calls 1000] [--runs 10] [--replays 30] [--via miniflare]
 // A peer may be `ours@<dir>`, a checkout under .cache: `git worktree add .cache/base HEAD`,
 // then `--b ours@.cache/base` sets the working tree's change against HEAD.
 // Starts both peers, then W1: `--calls` echo calls alternating A, B call by call (after 50
 // unrecorded warm-up calls each), p50 of each and A ÷ B; W3: `--runs` progress {n: 5000} calls
-// alternating run by run (after one unrecorded run each), median events/s and first-event ms.
+// alternating run by run (after one unrecorded run each), median events/s and first-event ms;
+// replay: one finished progress {n: 1001} call per peer, resumed `--replays` times at its first
+// progress event, alternating (after 5 unrecorded each), median ms to the result (W5's small log).
 // A whole-workload round (run.mjs) lets a noisy minute land on one peer only; this does not.
 // Same client as run.mjs; prints a summary and never asserts a timing.
 import path from 'node:path';
@@ -22,6 +24,7 @@ const { values: args } = parseArgs({
     b: { type: 'string', default: 'durable-floor' },
     calls: { type: 'string', default: '1000' },
     runs: { type: 'string', default: '10' },
+    replays: { type: 'string', default: '30' },
     via: { type: 'string', default: 'miniflare' },
   },
 });
@@ -29,6 +32,9 @@ const calls = Number(args.calls);
 const runs = Number(args.runs);
 if (!Number.isInteger(calls) || calls < 2 || calls > 100_000) throw new Error('--calls must be an integer in 2..100000');
 if (!Number.isInteger(runs) || runs < 1 || runs > 100) throw new Error('--runs must be an integer in 1..100');
+const replays = Number(args.replays);
+if (!Number.isInteger(replays) || replays < 0 || replays > 1_000) throw new Error('--replays must be an integer in 0..1000');
+const REPLAY_N = 1_000;
 const W3_N = 5_000;
 
 async function echo(session, text) {
@@ -48,6 +54,26 @@ async function progress(url) {
   } finally {
     await session.close();
   }
+}
+
+/** A finished call of REPLAY_N progress events and its result; the cursor is at progress #1. */
+async function replayLog(url) {
+  const session = await initialize(url);
+  const call = await session.callTool('progress', { n: REPLAY_N + 1 }, { timeoutMs: 120_000 });
+  const first = call.events.find((e) => e.message?.method === 'notifications/progress' && e.message.params?.progress === 1);
+  if (!call.response?.result || !first?.id) {
+    await session.close();
+    return undefined; // this peer cannot resume (no result or no event ids)
+  }
+  return { session, cursor: first.id, requestId: call.requestId };
+}
+
+async function replayMs({ session, cursor, requestId }) {
+  const resume = await session.resume(cursor, { timeoutMs: 10_000, until: (e) => e.message?.id === requestId });
+  const answer = resume.events.find((e) => e.message?.id === requestId);
+  const replayed = resume.events.filter((e) => e.message?.method === 'notifications/progress').length;
+  if (!answer || replayed !== REPLAY_N) throw new Error(`replay: ${replayed} of ${REPLAY_N} events, result ${answer ? 'arrived' : 'missing'}`);
+  return answer.t - resume.tSent;
 }
 
 const peers = [];
@@ -75,6 +101,18 @@ try {
     for (const k of order) w3[k].push(await progress(peers[k].url));
   }
 
+  const logs = replays > 0 ? [await replayLog(a.url), await replayLog(b.url)] : [];
+  const replay = [[], []];
+  if (logs.length === 2 && logs.every(Boolean)) {
+    for (let r = -5; r < replays; r++) {
+      for (const k of r % 2 === 0 ? [0, 1] : [1, 0]) {
+        const ms = await replayMs(logs[k]);
+        if (r >= 0) replay[k].push(ms);
+      }
+    }
+  }
+  await Promise.all(logs.filter(Boolean).map(({ session }) => session.close()));
+
   const p50 = w1.map((latencies) => percentile(latencies, 50));
   const rate = w3.map((samples) => median(samples.map((s) => s.eventsPerS)));
   const first = w3.map((samples) => median(samples.map((s) => s.firstMs)));
@@ -83,6 +121,12 @@ try {
   console.log(`W1 echo p50 ms, ${calls} calls each, alternating:  A ${fmt(p50[0])}  B ${fmt(p50[1])}  A/B ${fmt(p50[0] / p50[1])}`);
   console.log(`W3 events/s, median of ${runs} runs each:          A ${fmt(rate[0], 0)}  B ${fmt(rate[1], 0)}  A/B ${fmt(rate[0] / rate[1])}`);
   console.log(`W3 first progress ms, median:                      A ${fmt(first[0], 1)}  B ${fmt(first[1], 1)}`);
+  if (replay[0].length > 0) {
+    const [ra, rb] = replay.map((samples) => median(samples));
+    console.log(`replay ${REPLAY_N} events ms, median of ${replays} each:  A ${fmt(ra)}  B ${fmt(rb)}  A/B ${fmt(ra / rb)}`);
+  } else if (replays > 0) {
+    console.log(`replay: skipped (a peer cannot resume a finished call)`);
+  }
 } finally {
   await stop();
 }
