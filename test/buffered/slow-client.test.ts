@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConnectionTable } from '../../src/session/connection-table.ts';
 import { EventLog } from '../../src/session/event-log.ts';
-import { messages, openSession, toolCall } from '../support/mcp-http.ts';
+import { messages, openSession, toolCall, type Session } from '../support/mcp-http.ts';
 import { SseReader } from '../support/sse-reader.ts';
 
 const originalEventsAfter = EventLog.prototype.eventsAfter;
@@ -30,16 +30,15 @@ function recordLogReads(): number[] {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const N = 3_000;
 
+/** POSTs countdown {from: N} with no pause between its progress events; nothing is read. */
+const startCountdown = (session: Session, id: string) =>
+  session.post({ jsonrpc: '2.0', id, method: 'tools/call', params: toolCall('countdown', { from: N, interval_ms: 0 }, { progressToken: 'p' }) });
+
 describe('a client slower than its call', () => {
   it('reads nothing while 3,000 progress events are sent, then gets each once, in order, then the result', async () => {
     const session = await openSession();
     const reads = recordLogReads();
-    const response = await session.post({
-      jsonrpc: '2.0',
-      id: 'slow',
-      method: 'tools/call',
-      params: toolCall('countdown', { from: N, interval_ms: 0 }, { progressToken: 'p' }),
-    });
+    const response = await startCountdown(session, 'slow');
     await sleep(1_000); // the call runs to its end meanwhile; its stream is finished in storage
 
     const events = await new SseReader(response).all(10_000);
@@ -79,12 +78,7 @@ describe('a client slower than its call', () => {
       return originalRelease.call(this, stream, connection);
     };
     const reads = recordLogReads();
-    const response = await session.post({
-      jsonrpc: '2.0',
-      id: 'gone',
-      method: 'tools/call',
-      params: toolCall('countdown', { from: N, interval_ms: 0 }, { progressToken: 'p' }),
-    });
+    const response = await startCountdown(session, 'gone');
     await sleep(500); // the call has finished; its connection is behind, its buffer full
     expect(released).toEqual([]);
     expect(reads).toEqual([]);
