@@ -36,12 +36,11 @@ import { decideResume, type StreamRecord } from '../core/resume.ts';
 import { utf8Length } from '../core/utf8.ts';
 import { readBoundedText, readCursor, SESSION_ID_HEADER } from '../core/request-checks.ts';
 import { DurableTransport } from './durable-transport.ts';
-import { MAX_MESSAGE_BYTES } from './event-log.ts';
 import { migrate } from './migrations.ts';
 import { PendingAnswers } from './pending-answers.ts';
 import { interruptOrphanedStreams, replayHandshake } from './session-revival.ts';
 import { SessionStore, type SessionRecord } from './session-store.ts';
-import { MessageTooLargeError, SessionStreams } from './session-streams.ts';
+import { MessageTooLargeError, SessionStreams, tooLargeToStore } from './session-streams.ts';
 import { OBJECT_ROUTES, STREAM_HEADERS } from './wire.ts';
 
 /** What a tool implementation may use of its session. */
@@ -139,13 +138,13 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
     const init = parseJsonRpcBody(body).messages[0] as JsonRpcRequest;
     // The handshake is stored for the session's life (a revived server replays it), and a
     // Durable Object cannot store a value over 2 MB: refuse it whole, before anything runs.
-    const paramsBytes = utf8Length(JSON.stringify(init.params ?? {}));
-    if (paramsBytes > MAX_MESSAGE_BYTES) {
+    const tooLarge = tooLargeToStore(utf8Length(JSON.stringify(init.params ?? {})));
+    if (tooLarge !== undefined) {
       throw new McpHttpError(
         400,
         JsonRpcCode.InvalidRequest,
-        `Invalid Request: the initialize params are too large to store: ${paramsBytes} bytes, at most ${MAX_MESSAGE_BYTES}`,
-        { reason: 'message_too_large', bytes: paramsBytes, limit: MAX_MESSAGE_BYTES },
+        `Invalid Request: the initialize params are too large to store: ${tooLarge.bytes} bytes, at most ${tooLarge.limit}`,
+        tooLarge.data,
         init.id,
       );
     }
@@ -405,7 +404,7 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
         (m as JsonRpcResponse).id,
         JsonRpcCode.InternalError,
         `The result is too large to store and send: ${error.bytes} bytes, at most ${error.limit}`,
-        { reason: 'message_too_large', bytes: error.bytes, limit: error.limit },
+        error.data,
       );
       return this.#streams.emit(stream, JSON.stringify(refusal), answers);
     }

@@ -16,6 +16,7 @@
  * reader can tell: every method starts by storing them, and `log` stores them before it is
  * handed out.
  */
+import type { ErrorData } from '../core/errors.ts';
 import { formatEventId } from '../core/event-id.ts';
 import { utf8Length } from '../core/utf8.ts';
 import type { StreamRecord } from '../core/resume.ts';
@@ -30,10 +31,20 @@ export class MessageTooLargeError extends Error {
 
   constructor(
     readonly bytes: number,
-    readonly limit: number,
+    readonly limit: number = MAX_MESSAGE_BYTES,
   ) {
     super(`the message is too large to store: ${bytes} bytes, at most ${limit}`);
   }
+
+  /** What the client is told, whichever refusal carries it. */
+  get data(): ErrorData {
+    return { reason: 'message_too_large', bytes: this.bytes, limit: this.limit };
+  }
+}
+
+/** The error to throw if a message of `bytes` UTF-8 bytes cannot be stored; undefined if it can. */
+export function tooLargeToStore(bytes: number): MessageTooLargeError | undefined {
+  return bytes > MAX_MESSAGE_BYTES ? new MessageTooLargeError(bytes) : undefined;
 }
 
 export interface StreamOptions {
@@ -263,7 +274,8 @@ export class SessionStreams {
     const known = this.#know(stream);
     if (known === undefined || !known.open) return false;
     const size = utf8Length(data);
-    if (size > MAX_MESSAGE_BYTES) throw new MessageTooLargeError(size, MAX_MESSAGE_BYTES);
+    const tooLarge = tooLargeToStore(size);
+    if (tooLarge !== undefined) throw tooLarge;
     const totals = this.#totals();
     if (answers === undefined && totals.events < this.options.maxSessionEvents && totals.bytes + size <= this.options.maxSessionBytes) {
       // The hot path (progress, logging): held, then stored with its neighbours (#storeHeld).

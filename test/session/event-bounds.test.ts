@@ -102,7 +102,11 @@ describe('one message', () => {
     expect(result.atLimit).toBe(MAX_MESSAGE_BYTES);
     expect(result.before).toEqual({ events: 1, bytes: MAX_MESSAGE_BYTES });
     expect(result.refused).toBeInstanceOf(MessageTooLargeError);
-    expect(result.refused).toMatchObject({ bytes: MAX_MESSAGE_BYTES + 1, limit: MAX_MESSAGE_BYTES });
+    expect(result.refused).toMatchObject({
+      bytes: MAX_MESSAGE_BYTES + 1,
+      limit: MAX_MESSAGE_BYTES,
+      data: { reason: 'message_too_large', bytes: MAX_MESSAGE_BYTES + 1, limit: MAX_MESSAGE_BYTES },
+    });
     expect(result.after).toEqual(result.before);
     expect(result).toMatchObject({ answered: true, open: false, events: 2 });
   });
