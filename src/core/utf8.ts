@@ -23,3 +23,24 @@ export function utf8Length(text: string): number {
   }
   return bytes;
 }
+
+/**
+ * `text` cut into pieces of at most `maxUnits` UTF-16 units (at least 2), in order, never
+ * between the two halves of a surrogate pair: SQLite stores text as UTF-8, where a lone half
+ * would become U+FFFD. A UTF-16 unit takes at most 3 UTF-8 bytes, so a piece takes at most
+ * 3 × `maxUnits`.
+ */
+export function splitText(text: string, maxUnits: number): string[] {
+  if (!Number.isInteger(maxUnits) || maxUnits < 2) throw new RangeError(`maxUnits must be an integer of at least 2, got ${maxUnits}`);
+  const pieces: string[] = [];
+  let start = 0;
+  while (text.length - start > maxUnits) {
+    let end = start + maxUnits;
+    const last = text.charCodeAt(end - 1);
+    if (last >= 0xd800 && last <= 0xdbff) end -= 1; // a high surrogate: its pair goes to the next piece
+    pieces.push(text.slice(start, end));
+    start = end;
+  }
+  pieces.push(text.slice(start));
+  return pieces;
+}

@@ -15,8 +15,11 @@ const sleep = (ms: number, signal: AbortSignal) =>
 export function registerDemoTools(server: McpServer, session: SessionContext): void {
   server.registerTool(
     'echo',
-    { description: 'Returns its text.', inputSchema: z.object({ text: z.string() }) },
-    async ({ text }) => ({ content: [{ type: 'text', text }] }),
+    {
+      description: 'Returns its text, `repeat` times over (default once): a result of any size.',
+      inputSchema: z.object({ text: z.string(), repeat: z.number().int().min(1).max(10_000).optional() }),
+    },
+    async ({ text, repeat = 1 }) => ({ content: [{ type: 'text', text: text.repeat(repeat) }] }),
   );
 
   server.registerTool(

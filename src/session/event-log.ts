@@ -7,6 +7,8 @@
  *   seq is derived: the highest stored seq, or `pruned_through` once everything was pruned
  *   (0 = only the priming event, which is never stored because it carries no message);
  * - `events(stream, seq, message)` — the serialized JSON-RPC message, keyed for range scans;
+ * - `event_parts(stream, seq, part, chunk)` — the rest of a message too long for one SQLite
+ *   value (parts 1, 2, …; its events row holds the first);
  * - `requests(request_key, stream, answered)` — a stream finishes when all its requests are
  *   answered (one request, or every request of a 2025-03-26 batch). `answered` is read only
  *   while the stream is open: the answer that finishes a stream does not set it.
@@ -15,6 +17,7 @@
  * no `await` in between.
  */
 import type { StreamKind, StreamRecord, StreamState } from '../core/resume.ts';
+import { splitText } from '../core/utf8.ts';
 
 type StreamRow = {
   stream: number;
@@ -50,12 +53,26 @@ export type StoredEvent = {
 export type StoredRow = StoredEvent & { readonly stream: number };
 
 /**
- * The most one stored message may take, in UTF-8 bytes. A Durable Object's SQLite refuses a
+ * The most one stored value may take, in UTF-8 bytes. A Durable Object's SQLite refuses a
  * string or row over 2 MB (Cloudflare's documented SQL limit; local workerd allows a little
- * more), so this keeps 1,000 bytes of that for the rest of the row. Delivery is store-then-
- * send, so a message over it cannot be sent either (SessionStreams.emit refuses it).
+ * more), so this keeps 1,000 bytes of that for the rest of the row. Values stored whole (the
+ * handshake) are bounded by it; messages are stored in parts.
  */
-export const MAX_MESSAGE_BYTES = 1_999_000;
+export const MAX_VALUE_BYTES = 1_999_000;
+
+/**
+ * The UTF-16 units of a message stored in one value: a unit takes at most 3 UTF-8 bytes, so
+ * a part stays within MAX_VALUE_BYTES. A longer message is stored in parts.
+ */
+export const PART_UNITS = 600_000;
+
+/**
+ * The most one message may take, in UTF-8 bytes. Delivery is store-then-send, so a message
+ * over it cannot be sent either (SessionStreams.emit refuses it). Twice the largest request
+ * body the Worker takes; while a message is stored and sent, several copies of it are in
+ * memory at once (the string, its SSE frame, the encoded bytes), and an isolate has 128 MB.
+ */
+export const MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
 
 /** The most events one read of a stream's log returns, whatever their size. */
 const PAGE_ROWS = 1_000;
@@ -67,11 +84,25 @@ const insertStatements: string[] = [];
 const insertRows = (count: number): string =>
   (insertStatements[count] ??= `INSERT INTO events (stream, seq, message) VALUES ${Array(count).fill('(?, ?, ?)').join(', ')}`);
 
+export interface EventLogOptions {
+  /** UTF-16 units per stored part (tests use small ones); PART_UNITS by default. */
+  readonly partUnits?: number;
+}
+
 export class EventLog {
   /** The last stream number handed out: read once, then kept here (one writer per object). */
   #lastStream: number | undefined;
+  readonly #partUnits: number;
+  private readonly sql: SqlStorage;
 
-  constructor(private readonly sql: SqlStorage) {}
+  constructor(
+    private readonly storage: DurableObjectStorage,
+    { partUnits = PART_UNITS }: EventLogOptions = {},
+  ) {
+    if (!Number.isInteger(partUnits) || partUnits < 2 || partUnits > PART_UNITS) throw new RangeError(`partUnits must be 2..${PART_UNITS}`);
+    this.sql = storage.sql;
+    this.#partUnits = partUnits;
+  }
 
   /**
    * Numbers the stream itself, from AUTOINCREMENT's counter: a plain INSERT is cheaper than
@@ -102,8 +133,26 @@ export class EventLog {
     if (events.length === 0) return;
     if (events.length > APPEND_BATCH) throw new RangeError(`appendMany takes at most ${APPEND_BATCH} rows, got ${events.length}`);
     const params: (number | string)[] = [];
-    for (const { stream, seq, message } of events) params.push(stream, seq, message);
-    this.sql.exec(insertRows(events.length), ...params);
+    let parts: [stream: number, seq: number, part: number, chunk: string][] | undefined;
+    for (const { stream, seq, message } of events) {
+      if (message.length <= this.#partUnits) {
+        params.push(stream, seq, message);
+        continue;
+      }
+      const [first, ...rest] = splitText(message, this.#partUnits);
+      params.push(stream, seq, first!);
+      parts ??= [];
+      rest.forEach((chunk, i) => parts!.push([stream, seq, i + 1, chunk]));
+    }
+    if (parts === undefined) {
+      this.sql.exec(insertRows(events.length), ...params);
+      return;
+    }
+    // A message is stored whole or not at all: its row and its parts in one transaction.
+    this.storage.transactionSync(() => {
+      this.sql.exec(insertRows(events.length), ...params);
+      for (const part of parts) this.sql.exec(`INSERT INTO event_parts (stream, seq, part, chunk) VALUES (?, ?, ?, ?)`, ...part);
+    });
   }
 
   /**
@@ -113,23 +162,38 @@ export class EventLog {
    * prefix of a stream), so a page is the key range (afterSeq, afterSeq + PAGE_ROWS]. Its size
    * is summed first, with `octet_length`, which SQLite answers without loading the message, so
    * a page of large messages never loads more of them than it returns; a page that fits (the
-   * common case) takes that sum and one read.
+   * common case) takes that sum and one read. Messages stored in parts are returned whole.
    */
   eventsAfter(stream: number, afterSeq: number, budgetBytes: number, perEventBytes = 0): StoredEvent[] {
     let through = afterSeq + PAGE_ROWS;
-    const { bytes } = this.sql
-      .exec<{ bytes: number | null }>(
-        `SELECT sum(octet_length(message) + ?) AS bytes FROM events WHERE stream = ? AND seq > ? AND seq <= ?`,
+    const { bytes, partBytes } = this.sql
+      .exec<{ bytes: number | null; partBytes: number | null }>(
+        `SELECT sum(octet_length(message) + ?) AS bytes,
+                (SELECT sum(octet_length(chunk)) FROM event_parts WHERE stream = ? AND seq > ? AND seq <= ?) AS partBytes
+           FROM events WHERE stream = ? AND seq > ? AND seq <= ?`,
         perEventBytes,
+        stream,
+        afterSeq,
+        through,
         stream,
         afterSeq,
         through,
       )
       .one();
     if (bytes === null) return [];
-    if (bytes > budgetBytes) {
+    if (bytes + (partBytes ?? 0) > budgetBytes) {
       const sizes = this.sql
-        .exec(`SELECT seq, octet_length(message) + ? FROM events WHERE stream = ? AND seq > ? AND seq <= ? ORDER BY seq`, perEventBytes, stream, afterSeq, through)
+        .exec(
+          partBytes === null
+            ? `SELECT seq, octet_length(message) + ? FROM events WHERE stream = ? AND seq > ? AND seq <= ? ORDER BY seq`
+            : `SELECT e.seq, octet_length(e.message) + ? +
+                      coalesce((SELECT sum(octet_length(p.chunk)) FROM event_parts p WHERE p.stream = e.stream AND p.seq = e.seq), 0)
+                 FROM events e WHERE e.stream = ? AND e.seq > ? AND e.seq <= ? ORDER BY e.seq`,
+          perEventBytes,
+          stream,
+          afterSeq,
+          through,
+        )
         .raw<[number, number]>();
       // Read to the end (at most PAGE_ROWS rows): a cursor left open keeps its statement busy.
       let total = 0;
@@ -141,11 +205,18 @@ export class EventLog {
     }
     // Rows as arrays, not objects: a replay of 1,000 events read in 0.7–0.9 ms instead of
     // 1.4–1.9 (toArray; warm loop in workerd).
-    const events: StoredEvent[] = [];
+    const events: { seq: number; message: string }[] = [];
     const rows = this.sql
       .exec(`SELECT seq, message FROM events WHERE stream = ? AND seq > ? AND seq <= ? ORDER BY seq`, stream, afterSeq, through)
       .raw<[number, string]>();
     for (const [seq, message] of rows) events.push({ seq, message });
+    if (partBytes !== null) {
+      const parts = this.sql
+        .exec(`SELECT seq, chunk FROM event_parts WHERE stream = ? AND seq > ? AND seq <= ? ORDER BY seq, part`, stream, afterSeq, through)
+        .raw<[number, string]>();
+      const bySeq = new Map(events.map((event) => [event.seq, event]));
+      for (const [seq, chunk] of parts) bySeq.get(seq)!.message += chunk;
+    }
     return events;
   }
 
@@ -186,7 +257,11 @@ export class EventLog {
   /** Number and total size (UTF-8 bytes) of the stored events. */
   totals(): { readonly events: number; readonly bytes: number } {
     return this.sql
-      .exec<{ events: number; bytes: number }>(`SELECT count(*) AS events, coalesce(sum(length(CAST(message AS BLOB))), 0) AS bytes FROM events`)
+      .exec<{ events: number; bytes: number }>(
+        `SELECT count(*) AS events,
+                coalesce(sum(octet_length(message)), 0) + (SELECT coalesce(sum(octet_length(chunk)), 0) FROM event_parts) AS bytes
+           FROM events`,
+      )
       .one();
   }
 
@@ -207,12 +282,17 @@ export class EventLog {
     for (const { stream } of streams) {
       const removed = this.sql
         .exec<{ events: number; bytes: number }>(
-          `SELECT count(*) AS events, coalesce(sum(length(CAST(message AS BLOB))), 0) AS bytes FROM events WHERE stream = ?`,
+          `SELECT count(*) AS events,
+                  coalesce(sum(octet_length(message)), 0) +
+                    (SELECT coalesce(sum(octet_length(chunk)), 0) FROM event_parts WHERE stream = ?) AS bytes
+             FROM events WHERE stream = ?`,
+          stream,
           stream,
         )
         .one();
       this.sql.exec(`UPDATE streams SET pruned_through = (SELECT max(seq) FROM events WHERE stream = ?) WHERE stream = ?`, stream, stream);
       this.sql.exec(`DELETE FROM events WHERE stream = ?`, stream);
+      this.sql.exec(`DELETE FROM event_parts WHERE stream = ?`, stream);
       events += removed.events;
       bytes += removed.bytes;
     }
@@ -226,7 +306,9 @@ export class EventLog {
   pruneOldest(count: number): { readonly events: number; readonly bytes: number } {
     const victims = this.sql
       .exec<{ stream: number; seq: number; size: number }>(
-        `SELECT e.stream AS stream, e.seq AS seq, length(CAST(e.message AS BLOB)) AS size
+        `SELECT e.stream AS stream, e.seq AS seq,
+                octet_length(e.message) +
+                  coalesce((SELECT sum(octet_length(p.chunk)) FROM event_parts p WHERE p.stream = e.stream AND p.seq = e.seq), 0) AS size
            FROM events e JOIN streams s ON s.stream = e.stream
           ORDER BY s.state = 'open', e.stream, e.seq
           LIMIT ?`,
@@ -237,6 +319,7 @@ export class EventLog {
     let bytes = 0;
     for (const { stream, seq, size } of victims) {
       this.sql.exec(`DELETE FROM events WHERE stream = ? AND seq = ?`, stream, seq);
+      this.sql.exec(`DELETE FROM event_parts WHERE stream = ? AND seq = ?`, stream, seq);
       through.set(stream, Math.max(through.get(stream) ?? 0, seq));
       bytes += size;
     }

@@ -1,7 +1,8 @@
 /**
  * Numbered schema migrations, applied in order inside one transaction; the highest applied
- * id is stored. Migrations run only when a session is created, so an object addressed with
- * an unknown session id never writes anything (a session is never minted lazily).
+ * id is stored. Migrations run when a session is created, and when an instance revives a
+ * session stored by an older version; never for an unknown session id, so an object addressed
+ * with one never writes anything (a session is never minted lazily).
  */
 export interface Migration {
   readonly id: number;
@@ -48,6 +49,20 @@ export const MIGRATIONS: readonly Migration[] = [
          answered     INTEGER NOT NULL DEFAULT 0
        ) WITHOUT ROWID`,
       `CREATE INDEX requests_by_stream ON requests (stream)`,
+    ],
+  },
+  {
+    id: 2,
+    statements: [
+      // A message longer than one SQLite value may be (2 MB in a Durable Object) is stored in
+      // parts: its events row holds the first, this table the rest, numbered from 1.
+      `CREATE TABLE event_parts (
+         stream  INTEGER NOT NULL,
+         seq     INTEGER NOT NULL,
+         part    INTEGER NOT NULL,
+         chunk   TEXT    NOT NULL,
+         PRIMARY KEY (stream, seq, part)
+       ) WITHOUT ROWID`,
     ],
   },
 ];

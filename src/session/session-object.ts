@@ -36,6 +36,7 @@ import { decideResume, type StreamRecord } from '../core/resume.ts';
 import { utf8Length } from '../core/utf8.ts';
 import { readBoundedText, readCursor, SESSION_ID_HEADER } from '../core/request-checks.ts';
 import { DurableTransport } from './durable-transport.ts';
+import { MAX_VALUE_BYTES } from './event-log.ts';
 import { migrate } from './migrations.ts';
 import { PendingAnswers } from './pending-answers.ts';
 import { interruptOrphanedStreams, replayHandshake } from './session-revival.ts';
@@ -136,9 +137,10 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
   async #create(sessionId: string, body: string, request: Request): Promise<Response> {
     if (this.#sessions.load() !== undefined) throw httpErrors.internal(); // 256-bit ids do not collide
     const init = parseJsonRpcBody(body).messages[0] as JsonRpcRequest;
-    // The handshake is stored for the session's life (a revived server replays it), and a
-    // Durable Object cannot store a value over 2 MB: refuse it whole, before anything runs.
-    const tooLarge = tooLargeToStore(utf8Length(JSON.stringify(init.params ?? {})));
+    // The handshake is stored for the session's life (a revived server replays it), as one
+    // value, and a Durable Object cannot store a value over 2 MB: refuse it whole, before
+    // anything runs.
+    const tooLarge = tooLargeToStore(utf8Length(JSON.stringify(init.params ?? {})), MAX_VALUE_BYTES);
     if (tooLarge !== undefined) {
       throw new McpHttpError(
         400,
@@ -285,6 +287,8 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
   async #revive(sessionId: string): Promise<LiveSession> {
     const stored = this.#sessions.load();
     if (stored === undefined) throw httpErrors.sessionNotFound();
+    // A session stored by an older version of this code gets the current schema first.
+    this.ctx.storage.transactionSync(() => migrate(this.ctx.storage.sql));
     // Streams it finishes schedule their own retention through onStreamEnded.
     const record = interruptOrphanedStreams(this.ctx.storage, this.#sessions, this.#streams, stored);
     const live = await this.#startServer(sessionId);

@@ -42,9 +42,9 @@ export class MessageTooLargeError extends Error {
   }
 }
 
-/** The error to throw if a message of `bytes` UTF-8 bytes cannot be stored; undefined if it can. */
-export function tooLargeToStore(bytes: number): MessageTooLargeError | undefined {
-  return bytes > MAX_MESSAGE_BYTES ? new MessageTooLargeError(bytes) : undefined;
+/** The error to throw if `bytes` UTF-8 bytes are over `limit`, the most that can be stored; undefined if they are not. */
+export function tooLargeToStore(bytes: number, limit = MAX_MESSAGE_BYTES): MessageTooLargeError | undefined {
+  return bytes > limit ? new MessageTooLargeError(bytes, limit) : undefined;
 }
 
 export interface StreamOptions {
@@ -87,7 +87,7 @@ export class SessionStreams {
     private readonly sessions: SessionStore,
     private readonly options: StreamOptions,
   ) {
-    this.#log = new EventLog(storage.sql);
+    this.#log = new EventLog(storage);
   }
 
   /** The durable log, with every emitted event in it. */

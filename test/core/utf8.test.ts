@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { utf8Length } from '../../src/core/utf8.ts';
+import { splitText, utf8Length } from '../../src/core/utf8.ts';
 
 describe('utf8Length', () => {
   it.each([
@@ -22,6 +22,42 @@ describe('utf8Length', () => {
     const encoder = new TextEncoder();
     fc.assert(
       fc.property(fc.string({ unit: 'binary', maxLength: 200 }), (text) => utf8Length(text) === encoder.encode(text).byteLength),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe('splitText', () => {
+  it.each([
+    { text: '', maxUnits: 2, pieces: [''], why: 'empty: one empty piece' },
+    { text: 'ab', maxUnits: 2, pieces: ['ab'], why: 'exactly one piece' },
+    { text: 'abc', maxUnits: 2, pieces: ['ab', 'c'], why: 'one unit over' },
+    { text: 'abcdef', maxUnits: 3, pieces: ['abc', 'def'], why: 'exact pieces' },
+    { text: 'a😀b', maxUnits: 2, pieces: ['a', '😀', 'b'], why: 'a pair that would straddle the cut moves whole' },
+    { text: '😀😀', maxUnits: 2, pieces: ['😀', '😀'], why: 'pairs that fit exactly stay' },
+    { text: '😀😀😀', maxUnits: 3, pieces: ['😀', '😀', '😀'], why: 'a cut after a high surrogate is moved back' },
+    { text: 'é€ab', maxUnits: 2, pieces: ['é€', 'ab'], why: 'cuts count units, not bytes' },
+  ])('$why', ({ text, maxUnits, pieces }) => {
+    expect(splitText(text, maxUnits)).toEqual(pieces);
+  });
+
+  it.each([0, 1, 2.5, Number.NaN])('refuses maxUnits %s', (maxUnits) => {
+    expect(() => splitText('abc', maxUnits)).toThrow(RangeError);
+  });
+
+  it('gives pieces that join to the text, each within its bounds and well-formed', () => {
+    const encoder = new TextEncoder();
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 200 }), fc.integer({ min: 2, max: 20 }), (text, maxUnits) => {
+        const pieces = splitText(text, maxUnits);
+        return (
+          pieces.join('') === text &&
+          pieces.every((piece) => piece.length <= maxUnits && encoder.encode(piece).byteLength <= 3 * maxUnits) &&
+          // No piece ends with a high surrogate or starts with a low one.
+          pieces.every((piece) => !/[\ud800-\udbff]$/.test(piece) && !/^[\udc00-\udfff]/.test(piece)) &&
+          pieces.slice(0, -1).every((piece) => piece.length >= maxUnits - 1)
+        );
+      }),
       { numRuns: 500 },
     );
   });

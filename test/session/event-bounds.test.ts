@@ -10,8 +10,16 @@ import { SessionStore } from '../../src/session/session-store.ts';
 import { MAX_MESSAGE_BYTES } from '../../src/session/event-log.ts';
 import { MessageTooLargeError, SessionStreams } from '../../src/session/session-streams.ts';
 
+/** Stored events and their UTF-8 bytes, parts included (a message over one value is stored in parts). */
 const stored = (sql: SqlStorage) =>
-  sql.exec<{ events: number; bytes: number }>(`SELECT count(*) AS events, coalesce(sum(length(CAST(message AS BLOB))), 0) AS bytes FROM events`).one();
+  sql
+    .exec<{ events: number; bytes: number }>(
+      `SELECT count(*) AS events,
+              coalesce(sum(length(CAST(message AS BLOB))), 0) +
+                (SELECT coalesce(sum(length(CAST(chunk AS BLOB))), 0) FROM event_parts) AS bytes
+         FROM events`,
+    )
+    .one();
 
 function fresh(storage: DurableObjectStorage, bounds: { events?: number; bytes?: number } = {}) {
   return new SessionStreams(storage, new SessionStore(storage.sql), {

@@ -14,20 +14,31 @@ const SIZES = [10, 20, 30, 40, 50];
 const SEQ_3 = `3${'é'.repeat(14)}x`;
 const message = (seq: number, size: number) => (seq === 3 ? SEQ_3 : `${seq}`.padEnd(size, 'x'));
 
-async function withLog<T>(body: (log: EventLog) => T): Promise<T> {
+async function withLog<T>(body: (log: EventLog, sql: SqlStorage) => T, partUnits?: number): Promise<T> {
   const stub = env.MCP_SESSION.get(env.MCP_SESSION.idFromName(`pages-${crypto.randomUUID()}`));
   return runInDurableObject(stub, (_instance, state) => {
     state.storage.transactionSync(() => migrate(state.storage.sql));
-    const log = new EventLog(state.storage.sql);
+    const log = new EventLog(state.storage, { partUnits });
     log.openStream('request', 1);
     log.openStream('request', 1);
     log.appendMany(SIZES.map((size, i) => ({ stream: 1, seq: i + 1, message: message(i + 1, size) })));
     log.appendMany([{ stream: 2, seq: 1, message: 'other stream' }]);
-    return body(log);
+    return body(log, state.storage.sql);
   });
 }
 
-describe('EventLog.eventsAfter', () => {
+// The same pages whether messages are stored whole or, with 4-unit parts, every one of them
+// in parts: sizes and contents are the whole message's.
+describe.each([
+  { storage: 'whole', partUnits: undefined },
+  { storage: 'in parts', partUnits: 4 },
+])('EventLog.eventsAfter, messages stored $storage', ({ partUnits }) => {
+  it('stores them as described', async () => {
+    const parts = await withLog((_log, sql) => sql.exec(`SELECT count(*) AS n FROM event_parts`).one().n, partUnits);
+    // Messages of 10, 20, 16 (seq 3), 40 and 50 units, and 12 on stream 2: 4-unit parts past each first one.
+    expect(parts).toBe(partUnits === undefined ? 0 : 2 + 4 + 3 + 9 + 12 + 2);
+  });
+
   it.each([
     { afterSeq: 0, budget: 1_000, seqs: [1, 2, 3, 4, 5], why: 'everything fits' },
     { afterSeq: 0, budget: 150, seqs: [1, 2, 3, 4, 5], why: 'an exact fit' },
@@ -41,13 +52,13 @@ describe('EventLog.eventsAfter', () => {
     { afterSeq: 5, budget: 1_000, seqs: [], why: 'nothing after the last event' },
     { afterSeq: 9, budget: 1_000, seqs: [], why: 'nothing after a cursor past the end' },
   ])('after $afterSeq with $budget bytes: $seqs ($why)', async ({ afterSeq, budget, seqs }) => {
-    const page = await withLog((log) => log.eventsAfter(1, afterSeq, budget));
+    const page = await withLog((log) => log.eventsAfter(1, afterSeq, budget), partUnits);
     expect(page.map((e) => e.seq)).toEqual(seqs);
     for (const event of page) expect(event.message.startsWith(String(event.seq))).toBe(true);
   });
 
   it('returns the stored bytes exactly', async () => {
-    const page = await withLog((log) => log.eventsAfter(1, 2, 30));
+    const page = await withLog((log) => log.eventsAfter(1, 2, 30), partUnits);
     expect(page).toEqual([{ seq: 3, message: SEQ_3 }]);
   });
 
@@ -55,7 +66,7 @@ describe('EventLog.eventsAfter', () => {
     const stub = env.MCP_SESSION.get(env.MCP_SESSION.idFromName(`pages-${crypto.randomUUID()}`));
     const pages = await runInDurableObject(stub, (_instance, state) => {
       state.storage.transactionSync(() => migrate(state.storage.sql));
-      const log = new EventLog(state.storage.sql);
+      const log = new EventLog(state.storage);
       log.openStream('request', 1);
       for (let seq = 1; seq <= 2_500; seq += 25) {
         log.appendMany(Array.from({ length: 25 }, (_, i) => ({ stream: 1, seq: seq + i, message: 'm' })));

@@ -3,8 +3,11 @@
  * a fresh McpServer serves it as the client negotiated it, and calls that were running are
  * finished with an explicit error instead of being silently continued or lost.
  */
-import { abortAllDurableObjects } from 'cloudflare:test';
+import { abortAllDurableObjects, runInDurableObject } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it } from 'vitest';
+import { PART_UNITS } from '../../src/session/event-log.ts';
+import { MIGRATIONS } from '../../src/session/migrations.ts';
 import { SessionStreams } from '../../src/session/session-streams.ts';
 import { messages, openSession, toolCall } from '../support/mcp-http.ts';
 import { SseReader } from '../support/sse-reader.ts';
@@ -142,5 +145,25 @@ describe('after the object is aborted', () => {
     expect(resumed.headers.get('Mcp-Stream-Resumed')).toBe('true');
     expect(resumed.headers.get('Mcp-Stream-Id')).toBe(response.headers.get('Mcp-Stream-Id'));
     await resumed.body?.cancel();
+  });
+});
+
+describe('a session stored by an older version', () => {
+  it('is brought to the current schema when an instance revives it', async () => {
+    const session = await openSession();
+    // A stub does not outlive abortAllDurableObjects(): one per use.
+    const stub = () => env.MCP_SESSION.get(env.MCP_SESSION.idFromName(session.id));
+    const appliedMigration = (sql: SqlStorage) => sql.exec<{ id: number }>(`SELECT max(id) AS id FROM schema_migrations`).one().id;
+    // As the version before messages could be stored in parts left it.
+    await runInDurableObject(stub(), (_instance, state) => {
+      state.storage.sql.exec(`DROP TABLE event_parts`);
+      state.storage.sql.exec(`DELETE FROM schema_migrations WHERE id = 2`);
+    });
+    await abortAllDurableObjects();
+    // An answer that needs the new table: longer than one stored part.
+    const text = 'x'.repeat(PART_UNITS + 1);
+    const [answer] = messages(await session.call('tools/call', toolCall('echo', { text })));
+    expect(answer).toMatchObject({ result: { content: [{ type: 'text', text }] } });
+    expect(await runInDurableObject(stub(), (_instance, state) => appliedMigration(state.storage.sql))).toBe(MIGRATIONS.length);
   });
 });

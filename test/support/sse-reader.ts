@@ -16,7 +16,14 @@ export const ENDED = Symbol('ended');
 export class SseReader {
   readonly #reader: ReadableStreamDefaultReader<Uint8Array>;
   readonly #decoder = new TextDecoder();
+  /** Received text that frames are taken from. */
   #buffer = '';
+  /**
+   * Text received after #buffer, kept in pieces until a frame ends in it: appending every
+   * piece to #buffer and searching it again made reading a multi-megabyte event quadratic.
+   */
+  #pieces: string[] = [];
+  #piecesEndFrame = false;
   #pendingRead: Promise<ReadableStreamReadResult<Uint8Array>> | undefined;
   /** Everything received, including comments, in order. */
   raw = '';
@@ -50,7 +57,9 @@ export class SseReader {
       if (result.done) return ENDED;
       const text = this.#decoder.decode(result.value, { stream: true });
       this.raw += text;
-      this.#buffer += text;
+      const before = this.#pieces.at(-1) ?? this.#buffer;
+      if (text.includes('\n\n') || (before.endsWith('\n') && text.startsWith('\n'))) this.#piecesEndFrame = true;
+      this.#pieces.push(text);
     }
   }
 
@@ -81,7 +90,13 @@ export class SseReader {
   }
 
   #takeFrame(): string | undefined {
-    const end = this.#buffer.indexOf('\n\n');
+    let end = this.#buffer.indexOf('\n\n');
+    if (end < 0 && this.#piecesEndFrame) {
+      this.#buffer += this.#pieces.join('');
+      this.#pieces = [];
+      this.#piecesEndFrame = false;
+      end = this.#buffer.indexOf('\n\n');
+    }
     if (end < 0) return undefined;
     const frame = this.#buffer.slice(0, end);
     this.#buffer = this.#buffer.slice(end + 2);

@@ -1,0 +1,102 @@
+/**
+ * A message longer than one SQLite value may be (2 MB in a Durable Object) is stored in parts:
+ * its events row holds the first, event_parts the rest. Readers, totals and pruning see whole
+ * messages; a message is stored whole or not at all. Small parts (4 UTF-16 units) here, so
+ * every boundary is exercised; the real size is exercised end to end in message-size.test.ts.
+ */
+import { runInDurableObject } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import { describe, expect, it } from 'vitest';
+import { utf8Length } from '../../src/core/utf8.ts';
+import { EventLog, PART_UNITS } from '../../src/session/event-log.ts';
+import { migrate } from '../../src/session/migrations.ts';
+
+/** Each crosses part boundaries differently: pairs and two- and three-byte characters at the cuts. */
+const MESSAGES = ['tiny', 'a😀b😀c😀d', 'é€é€é€é€é', '{"jsonrpc":"2.0","id":1,"result":{"text":"😀😀"}}', 'abcdefgh'];
+
+async function inLog<T>(body: (log: EventLog, sql: SqlStorage) => T, partUnits = 4): Promise<T> {
+  const stub = env.MCP_SESSION.get(env.MCP_SESSION.idFromName(`parts-${crypto.randomUUID()}`));
+  return runInDurableObject(stub, (_instance, state) => {
+    state.storage.transactionSync(() => migrate(state.storage.sql));
+    const log = new EventLog(state.storage, { partUnits });
+    log.openStream('request', 1);
+    log.openStream('request', 1);
+    return body(log, state.storage.sql);
+  });
+}
+
+const partsOf = (sql: SqlStorage, stream: number) =>
+  sql.exec<{ n: number }>(`SELECT count(*) AS n FROM event_parts WHERE stream = ?`, stream).one().n;
+
+describe('a message stored in parts', () => {
+  it('is read back whole and in order, mixed with messages stored whole', async () => {
+    const { page, parts } = await inLog((log, sql) => {
+      log.appendMany(MESSAGES.map((message, i) => ({ stream: 1, seq: i + 1, message })));
+      return { page: log.eventsAfter(1, 0, 1 << 20), parts: partsOf(sql, 1) };
+    });
+    expect(page).toEqual(MESSAGES.map((message, i) => ({ seq: i + 1, message })));
+    expect(parts).toBeGreaterThan(MESSAGES.length);
+  });
+
+  it('counts its whole UTF-8 size against a page budget', async () => {
+    const sizes = MESSAGES.map(utf8Length);
+    const seqs = await inLog((log) => {
+      log.appendMany(MESSAGES.map((message, i) => ({ stream: 1, seq: i + 1, message })));
+      // A budget one byte short of the first three: two of them.
+      return log.eventsAfter(1, 0, sizes[0]! + sizes[1]! + sizes[2]! - 1).map((e) => e.seq);
+    });
+    expect(seqs).toEqual([1, 2]);
+  });
+
+  it('is stored whole or not at all: a part that cannot be written takes the batch with it', async () => {
+    const result = await inLog((log, sql) => {
+      // A stray part where seq 2's would go: writing seq 2's parts violates the key.
+      sql.exec(`INSERT INTO event_parts (stream, seq, part, chunk) VALUES (1, 2, 1, 'x')`);
+      let failed = false;
+      try {
+        log.appendMany(MESSAGES.slice(0, 2).map((message, i) => ({ stream: 1, seq: i + 1, message })));
+      } catch {
+        failed = true;
+      }
+      return { failed, events: sql.exec(`SELECT count(*) AS n FROM events`).one().n, parts: partsOf(sql, 1) };
+    });
+    expect(result).toEqual({ failed: true, events: 0, parts: 1 });
+  });
+
+  it('counts whole in the totals, and is pruned with all its parts', async () => {
+    const bytes = MESSAGES.reduce((sum, m) => sum + utf8Length(m), 0);
+    const result = await inLog((log, sql) => {
+      log.appendMany(MESSAGES.map((message, i) => ({ stream: 1, seq: i + 1, message })));
+      log.appendMany(MESSAGES.map((message, i) => ({ stream: 2, seq: i + 1, message })));
+      const totals = log.totals();
+      // The two oldest events of stream 1, then all of stream 2 once it ended.
+      const oldest = log.pruneOldest(2);
+      const left = log.eventsAfter(1, 0, 1 << 20).map((e) => e.message);
+      log.end(2, 'finished', 1);
+      const ended = log.pruneEnded(1);
+      return { totals, oldest, left, ended, parts1: partsOf(sql, 1), parts2: partsOf(sql, 2), after: log.totals() };
+    });
+    expect(result.totals).toEqual({ events: 10, bytes: 2 * bytes });
+    expect(result.oldest).toEqual({ events: 2, bytes: utf8Length(MESSAGES[0]!) + utf8Length(MESSAGES[1]!) });
+    expect(result.left).toEqual(MESSAGES.slice(2));
+    expect(result.ended).toEqual({ events: 5, bytes });
+    expect(result.parts2).toBe(0);
+    // What is left of stream 1 still has its parts, and the totals agree with what is left.
+    expect(result.parts1).toBeGreaterThan(0);
+    expect(result.after).toEqual({ events: 3, bytes: bytes - result.oldest.bytes });
+  });
+
+  it('is split at PART_UNITS by default, where the real 2 MB value limit is', async () => {
+    // Three-byte characters: a part of PART_UNITS of them is 1.8 MB, within the limit.
+    const big = '€'.repeat(PART_UNITS * 2 + 1);
+    const result = await inLog(
+      (log, sql) => {
+        log.appendMany([{ stream: 1, seq: 1, message: big }]);
+        const [event] = log.eventsAfter(1, 0, 0);
+        return { same: event?.message === big, parts: partsOf(sql, 1), totals: log.totals() };
+      },
+      PART_UNITS,
+    );
+    expect(result).toEqual({ same: true, parts: 2, totals: { events: 1, bytes: 3 * (PART_UNITS * 2 + 1) } });
+  });
+});
