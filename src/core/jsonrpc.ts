@@ -54,35 +54,75 @@ export const MAX_REQUEST_ID_LENGTH = 1_024;
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
+/** MCP's RequestId (and ProgressToken): a string or an integer. */
 const isId = (value: unknown): value is JsonRpcId =>
-  typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value));
+  typeof value === 'string' || (typeof value === 'number' && Number.isSafeInteger(value));
 
-/** Why `value` is not a JSON-RPC message, or undefined if it is one. */
+/**
+ * The members each kind of message may have. The rules below are the MCP schema's as the SDK
+ * enforces them (its message schemas are strict): the SDK drops a message it cannot classify
+ * with no answer at all, so a request it would drop must be refused here, before its id is
+ * registered — or its POST would wait forever and the id would stay used.
+ */
+const MEMBERS = {
+  request: new Set(['jsonrpc', 'id', 'method', 'params']),
+  notification: new Set(['jsonrpc', 'method', 'params']),
+  result: new Set(['jsonrpc', 'id', 'result']),
+  error: new Set(['jsonrpc', 'id', 'error']),
+} as const;
+
+const RELATED_TASK = 'io.modelcontextprotocol/related-task';
+
+function unexpectedMember(value: Record<string, unknown>, allowed: ReadonlySet<string>): string | undefined {
+  for (const key of Object.keys(value)) if (!allowed.has(key)) return `unexpected member ${JSON.stringify(key)}`;
+  return undefined;
+}
+
+/** `_meta` of a request's or notification's params: an object, with a well-typed progress token. */
+function problemWithMeta(params: Record<string, unknown>): string | undefined {
+  if (!('_meta' in params)) return undefined;
+  const meta = params._meta;
+  if (!isObject(meta)) return 'params._meta must be an object';
+  if ('progressToken' in meta && !isId(meta.progressToken)) return 'a progress token must be a string or an integer';
+  if (RELATED_TASK in meta && !(isObject(meta[RELATED_TASK]) && typeof meta[RELATED_TASK].taskId === 'string')) {
+    return `_meta["${RELATED_TASK}"] must be an object with a string taskId`;
+  }
+  return undefined;
+}
+
+/** Why `value` is not a JSON-RPC message MCP can carry, or undefined if it is one. */
 function problemWith(value: unknown): string | undefined {
   if (!isObject(value)) return 'a message must be a JSON object';
   if (value.jsonrpc !== '2.0') return 'jsonrpc must be "2.0"';
   if ('method' in value) {
     if (typeof value.method !== 'string' || value.method === '') return 'method must be a non-empty string';
     if ('params' in value && !isObject(value.params)) return 'params must be an object';
-    // MCP: "Unlike base JSON-RPC, the ID MUST NOT be null."
-    if ('id' in value && !isId(value.id)) return 'a request id must be a string or a number';
+    // MCP: "Unlike base JSON-RPC, the ID MUST NOT be null"; its schema's RequestId is a string or an integer.
+    if ('id' in value && !isId(value.id)) return 'a request id must be a string or an integer';
     if (typeof value.id === 'string' && value.id.length > MAX_REQUEST_ID_LENGTH) {
       return `a request id may be at most ${MAX_REQUEST_ID_LENGTH} characters`;
     }
     if ('result' in value || 'error' in value) return 'a message cannot be both a request and a response';
-    return undefined;
+    return (
+      unexpectedMember(value, 'id' in value ? MEMBERS.request : MEMBERS.notification) ??
+      (isObject(value.params) ? problemWithMeta(value.params) : undefined)
+    );
   }
-  if (!('id' in value) || (value.id !== null && !isId(value.id))) return 'a response needs an id';
+  if (!('id' in value)) return 'a response needs an id';
+  if (value.id !== null && !isId(value.id)) return 'a response id must be a string, an integer or null';
   const hasResult = 'result' in value;
   const hasError = 'error' in value;
   if (hasResult === hasError) return 'a response has exactly one of result and error';
-  if (hasError) {
-    const error = value.error;
-    if (!isObject(error) || typeof error.code !== 'number' || typeof error.message !== 'string') {
-      return 'error must have a numeric code and a string message';
-    }
+  if (hasResult) {
+    if (!isObject(value.result)) return 'result must be an object';
+    if ('_meta' in value.result && !isObject(value.result._meta)) return 'result._meta must be an object';
+    return unexpectedMember(value, MEMBERS.result);
   }
-  return undefined;
+  const error = value.error;
+  if (!isObject(error) || !Number.isSafeInteger(error.code) || typeof error.message !== 'string') {
+    return 'error must have an integer code and a string message';
+  }
+  return unexpectedMember(value, MEMBERS.error);
 }
 
 /** Parses a POST body. Throws McpHttpError 400 (-32700 or -32600). */

@@ -10,6 +10,7 @@ import {
   errorOf,
   fetchWorker,
   initializeRequest,
+  messages,
   openSession,
   postRaw,
   POST_HEADERS,
@@ -146,6 +147,27 @@ describe('requests refused by the session', () => {
     const session = await openSession();
     const big = JSON.stringify({ ...ping, pad: 'x'.repeat(4 * 1024 * 1024) });
     expect(await errorOf(await session.post(big))).toMatchObject({ status: 413, code: -32000 });
+  });
+
+  // What the SDK's strict schemas would drop unanswered is refused before the id is
+  // registered: the POST is answered, and the id is still free.
+  it.each([
+    ['a fractional id', { jsonrpc: '2.0', id: 1.5, method: 'ping' }],
+    ['a non-object _meta', { jsonrpc: '2.0', id: 'meta', method: 'ping', params: { _meta: 5 } }],
+    ['a fractional progress token', { jsonrpc: '2.0', id: 'token', method: 'ping', params: { _meta: { progressToken: 1.5 } } }],
+    ['an unknown member', { jsonrpc: '2.0', id: 'member', method: 'ping', extra: true }],
+  ])('a request with %s is refused with 400, and its id stays free', async (_name, request) => {
+    const session = await openSession();
+    expect(await errorOf(await session.post(request))).toMatchObject({ status: 400, code: -32600 });
+    if (typeof request.id !== 'string') return;
+    const [answer] = messages(await session.call('ping', {}, request.id));
+    expect(answer).toEqual({ jsonrpc: '2.0', id: request.id, result: {} });
+  });
+
+  it('an initialize with a fractional id is refused with 400, and no session is created', async () => {
+    const response = await postRaw({ ...initializeRequest(), id: 1.5 });
+    expect(response.headers.get('Mcp-Session-Id')).toBeNull();
+    expect(await errorOf(response)).toMatchObject({ status: 400, code: -32600 });
   });
 
   it('a second initialize on a session is refused with 400', async () => {
