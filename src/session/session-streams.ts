@@ -260,6 +260,8 @@ export class SessionStreams {
     this.#storeHeld();
     const collector: JsonCollector = new JsonCollector(requestKeys, () => this.#connections.release(stream.stream, collector));
     this.#connections.attach(stream.stream, collector);
+    // Already finished (a 2025-03-26 batch that cancelled its own request): nothing more is owed.
+    if (this.#know(stream.stream)?.open !== true) collector.finish();
     return collector;
   }
 

@@ -39,6 +39,16 @@ describe('JSON response mode', () => {
     expect(await response.text()).toBe('');
   });
 
+  it('a 2025-03-26 batch that cancels its own request is answered 202 with no body, not left waiting', async () => {
+    const session = await openSession('2025-03-26');
+    const response = await session.post([
+      { jsonrpc: '2.0', id: 'c1', method: 'ping' },
+      { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'c1' } },
+    ]);
+    expect(response.status).toBe(202);
+    expect(await response.text()).toBe('');
+  });
+
   it('a tool call is answered with its result as JSON', async () => {
     const session = await openSession();
     const response = await session.post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: toolCall('countdown', { from: 3, interval_ms: 0 }, { progressToken: 1 }) });
