@@ -80,6 +80,8 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
   readonly #pending = new PendingAnswers();
   /** Server→client requests awaiting an answer: wire id → the stream that carried them. */
   readonly #outstanding = new Map<string, number>();
+  /** `logging/setLevel` requests the server has not answered yet: request key → level. */
+  readonly #levelRequests = new Map<string, string>();
   #live: Promise<LiveSession> | undefined;
   /** The live session once it is served here (its epoch goes on every response). */
   #current: LiveSession | undefined;
@@ -368,6 +370,7 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
     const m = message as JsonRpcMessage;
     const streams = this.#streams;
     const answers = isResponse(m) && m.id !== null ? idKey(m.id) : undefined;
+    if (answers !== undefined) this.#settleLevel(live, answers, m);
     const key = answers ?? (related !== undefined ? idKey(related) : undefined);
     const originStream = origin !== undefined ? streams.streamOfRequest(idKey(origin)) : undefined;
     const stream =
@@ -414,6 +417,16 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
     }
   }
 
+  /** A `logging/setLevel` the server accepted is persisted for revival; one it refused is forgotten. */
+  #settleLevel(live: LiveSession, requestKey: string, answer: JsonRpcMessage): void {
+    const level = this.#levelRequests.get(requestKey);
+    if (level === undefined) return;
+    this.#levelRequests.delete(requestKey);
+    if (!('result' in answer)) return;
+    this.#sessions.setLogLevel(level);
+    live.record = { ...live.record, logLevel: level };
+  }
+
   /** Server→client requests sent on `stream` can no longer be answered: fail them back. */
   #failOutstanding(live: LiveSession, stream: number, why: string): void {
     for (const [id, on] of this.#outstanding) if (on === stream) this.#failBack(live, id, why);
@@ -446,10 +459,10 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
   #observe(live: LiveSession, message: JsonRpcMessage): void {
     if (isResponse(message) && message.id !== null) this.#outstanding.delete(String(message.id));
     if (isRequest(message) && message.method === 'logging/setLevel' && LOGGING_LEVELS.has(message.params?.level as string)) {
-      // Persisted so a revived server filters logs as the client asked.
-      const level = message.params?.level as string;
-      this.#sessions.setLogLevel(level);
-      live.record = { ...live.record, logLevel: level };
+      // Persisted once the server accepts it (#route), so a revived server filters logs as the
+      // client asked; a server without the logging capability refuses it, and then a revival
+      // must not replay it.
+      this.#levelRequests.set(idKey(message.id), message.params?.level as string);
     }
     if (isNotification(message) && message.method === 'notifications/cancelled') {
       const requestId = message.params?.requestId;

@@ -50,14 +50,18 @@ export function interruptOrphanedStreams(
  * The answers are taken by `pending` and never delivered.
  */
 export async function replayHandshake(transport: DurableTransport, pending: PendingAnswers, record: SessionRecord): Promise<void> {
-  const replay = async (method: string, params: Record<string, unknown>) => {
+  const replay = async (method: string, params: Record<string, unknown>): Promise<boolean> => {
     const id = `revive:${method}`;
     const answer = pending.expect(id);
     transport.receive({ jsonrpc: '2.0', id, method, params } as JSONRPCMessage);
-    // A server that refuses its own stored handshake (say, after an SDK upgrade) must not go
-    // on serving the session uninitialized.
-    if ('error' in (await answer)) throw new Error(`the McpServer refused the replayed ${method}`);
+    return !('error' in (await answer));
   };
-  await replay('initialize', record.initializeParams);
-  if (record.logLevel !== null) await replay('logging/setLevel', { level: record.logLevel });
+  // A server that refuses its own stored handshake (say, after an SDK upgrade) must not go on
+  // serving the session uninitialized.
+  if (!(await replay('initialize', record.initializeParams))) throw new Error('the McpServer refused the replayed initialize');
+  // A refused level only means logs are not filtered as asked (a session stored before levels
+  // were kept only once accepted may hold one its server never took): serve on regardless.
+  if (record.logLevel !== null && !(await replay('logging/setLevel', { level: record.logLevel }))) {
+    console.error(JSON.stringify({ msg: 'mcp.session.level_refused', level: record.logLevel }));
+  }
 }

@@ -6,6 +6,7 @@
 import { abortAllDurableObjects, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it } from 'vitest';
+import { DemoSession } from '../../src/demo/demo-session.ts';
 import { PART_UNITS } from '../../src/session/event-log.ts';
 import { MIGRATIONS } from '../../src/session/migrations.ts';
 import { SessionStreams } from '../../src/session/session-streams.ts';
@@ -16,8 +17,10 @@ const logMessages = (events: Parameters<typeof messages>[0]) =>
   messages(events).filter((m: any) => m.method === 'notifications/message');
 
 const originalFinish = SessionStreams.prototype.finish;
+const originalCreateServer = Object.getOwnPropertyDescriptor(DemoSession.prototype, 'createServer')!;
 afterEach(() => {
   SessionStreams.prototype.finish = originalFinish;
+  Object.defineProperty(DemoSession.prototype, 'createServer', originalCreateServer);
 });
 
 describe('after the object is aborted', () => {
@@ -55,6 +58,28 @@ describe('after the object is aborted', () => {
     expect(logMessages(await session.call('tools/call', toolCall('test_tool_with_logging', {})))).toHaveLength(0);
     await abortAllDurableObjects();
     expect(logMessages(await session.call('tools/call', toolCall('test_tool_with_logging', {})))).toHaveLength(0);
+  });
+
+  it('a logging level the server refused is not replayed: the session is served after a restart', async () => {
+    // A server without logging: it answers logging/setLevel with "Method not found".
+    Object.defineProperty(DemoSession.prototype, 'createServer', {
+      ...originalCreateServer,
+      value(this: DemoSession, ...args: unknown[]) {
+        const server = originalCreateServer.value.apply(this, args);
+        server.server.removeRequestHandler('logging/setLevel');
+        return server;
+      },
+    });
+    const session = await openSession();
+    expect(messages(await session.call('logging/setLevel', { level: 'error' }, 'lvl'))).toEqual([
+      { jsonrpc: '2.0', id: 'lvl', error: expect.objectContaining({ code: -32601 }) },
+    ]);
+    const stub = env.MCP_SESSION.get(env.MCP_SESSION.idFromName(session.id));
+    const stored = await runInDurableObject(stub, (_instance, state) => state.storage.sql.exec(`SELECT log_level FROM session`).one().log_level);
+    expect(stored).toBeNull(); // kept only once the server accepts it
+    await abortAllDurableObjects();
+    const [answer] = messages(await session.call('tools/call', toolCall('echo', { text: 'still served' })));
+    expect(answer).toMatchObject({ result: { content: [{ type: 'text', text: 'still served' }] } });
   });
 
   it('the protocol version is restored: a 2025-03-26 session still gets no priming event', async () => {
