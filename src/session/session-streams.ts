@@ -119,9 +119,23 @@ export class SessionStreams {
     for (const { stream, seq, id, message } of held) this.#connections.deliver(stream, { seq, id, data: message });
   }
 
+  /**
+   * Runs `body` in one transaction. What this class believes of the streams is updated inside
+   * such bodies, so if the transaction rolls back, so does the belief: forgotten, to be read
+   * again from storage.
+   */
+  #transaction<T>(body: () => T): T {
+    try {
+      return this.storage.transactionSync(body);
+    } catch (error) {
+      this.forget();
+      throw error;
+    }
+  }
+
   openRequestStream(epoch: number, requestKeys: readonly string[]): StreamRecord {
     this.#storeHeld();
-    const stream = this.storage.transactionSync(() => {
+    const stream = this.#transaction(() => {
       const opened = this.#log.openStream('request', epoch);
       for (const key of requestKeys) this.#log.registerRequest(key, opened.stream);
       return opened;
@@ -202,7 +216,7 @@ export class SessionStreams {
   openStandalone(epoch: number, previous: number | null): StreamRecord {
     this.#storeHeld();
     const now = Date.now();
-    const stream = this.storage.transactionSync(() => {
+    const stream = this.#transaction(() => {
       if (previous !== null) this.#end(previous, 'superseded', now);
       const opened = this.#log.openStream('standalone', epoch);
       this.sessions.setStandaloneStream(opened.stream);
@@ -299,19 +313,13 @@ export class SessionStreams {
     this.#storeHeld();
     const seq = known.lastSeq + 1;
     const now = Date.now();
-    let finished: boolean;
-    try {
-      finished = this.storage.transactionSync(() => {
-        this.#log.appendMany([{ stream, seq, message: data }]);
-        this.#account(totals, 1, size);
-        const done = answers !== undefined && !this.#answer(answers, stream);
-        if (done) this.#end(stream, 'finished', now);
-        return done;
-      });
-    } catch (error) {
-      this.#storedTotals = undefined; // rolled back: read them again rather than guess
-      throw error;
-    }
+    const finished = this.#transaction(() => {
+      this.#log.appendMany([{ stream, seq, message: data }]);
+      this.#account(totals, 1, size);
+      const done = answers !== undefined && !this.#answer(answers, stream);
+      if (done) this.#end(stream, 'finished', now);
+      return done;
+    });
     known.lastSeq = seq;
     this.#connections.deliver(stream, { seq, id: formatEventId({ epoch: known.epoch, stream, seq }), data });
     if (finished) this.#ended(stream, now);
@@ -334,7 +342,7 @@ export class SessionStreams {
     const stream = this.streamOfRequest(requestKey);
     if (stream === undefined || !this.isOpen(stream)) return;
     const now = Date.now();
-    const finished = this.storage.transactionSync(() => {
+    const finished = this.#transaction(() => {
       const othersPending = this.#answer(requestKey, stream);
       if (!othersPending) this.#end(stream, 'finished', now);
       return !othersPending;
@@ -346,7 +354,7 @@ export class SessionStreams {
   pruneEnded(endedBy: number): void {
     this.#storeHeld();
     const totals = this.#totals();
-    const removed = this.storage.transactionSync(() => this.#log.pruneEnded(endedBy));
+    const removed = this.#transaction(() => this.#log.pruneEnded(endedBy));
     this.#account(totals, -removed.events, -removed.bytes);
   }
 

@@ -1,0 +1,92 @@
+/**
+ * SessionStreams keeps what it believes of the streams (open or not, last seq, unanswered
+ * requests, totals) in memory, and updates it inside the transactions that change storage.
+ * When such a transaction rolls back (a full disk, a failed write), the belief must roll back
+ * with it: otherwise the object serves a stream as ended that storage still has open, or
+ * finishes a call whose other requests were never answered.
+ */
+import { runInDurableObject } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import { afterEach, describe, expect, it } from 'vitest';
+import { EventLog } from '../../src/session/event-log.ts';
+import { migrate } from '../../src/session/migrations.ts';
+import { SessionStore } from '../../src/session/session-store.ts';
+import { SessionStreams } from '../../src/session/session-streams.ts';
+
+const originalSetAnswered = EventLog.prototype.setAnswered;
+afterEach(() => {
+  EventLog.prototype.setAnswered = originalSetAnswered;
+});
+
+/** A session store whose next standalone-stream write fails, as a full disk would. */
+class FailingStore extends SessionStore {
+  failNext = false;
+  override setStandaloneStream(stream: number): void {
+    if (this.failNext) {
+      this.failNext = false;
+      throw new Error('SQLITE_FULL (injected)');
+    }
+    super.setStandaloneStream(stream);
+  }
+}
+
+async function inNewObject<T>(body: (streams: SessionStreams, store: FailingStore, sql: SqlStorage) => T): Promise<T> {
+  const stub = env.MCP_SESSION.get(env.MCP_SESSION.idFromName(`rollback-${crypto.randomUUID()}`));
+  return runInDurableObject(stub, (_instance, state) => {
+    const store = new FailingStore(state.storage.sql);
+    state.storage.transactionSync(() => {
+      migrate(state.storage.sql);
+      store.create('2025-11-25', {}, Date.now());
+    });
+    const streams = new SessionStreams(state.storage, store, {
+      heartbeatMs: 0,
+      connectionBufferBytes: 1024 * 1024,
+      retryMs: 0,
+      maxConnectionAgeMs: 0,
+      maxSessionEvents: 1_000,
+      maxSessionBytes: 1 << 30,
+      onStreamEnded: () => undefined,
+    });
+    return body(streams, store, state.storage.sql);
+  });
+}
+
+const stateOf = (sql: SqlStorage, stream: number) => sql.exec<{ state: string }>(`SELECT state FROM streams WHERE stream = ?`, stream).one().state;
+
+describe('a transaction that rolls back', () => {
+  it('opening a standalone stream: the one it would have superseded is still open, and takes events', async () => {
+    const result = await inNewObject((streams, store, sql) => {
+      const { stream: first } = streams.openStandalone(1, null);
+      store.failNext = true;
+      let threw = false;
+      try {
+        streams.openStandalone(1, first);
+      } catch {
+        threw = true;
+      }
+      return { threw, stored: stateOf(sql, first), open: streams.isOpen(first), emitted: streams.emit(first, '{"jsonrpc":"2.0","method":"n"}') };
+    });
+    expect(result).toEqual({ threw: true, stored: 'open', open: true, emitted: true });
+  });
+
+  it('storing an answer of a batch: the stream waits for that request still, and its other answer does not finish it', async () => {
+    const result = await inNewObject((streams, _store, sql) => {
+      const { stream } = streams.openRequestStream(1, ['"x"', '"y"']);
+      EventLog.prototype.setAnswered = function () {
+        EventLog.prototype.setAnswered = originalSetAnswered;
+        throw new Error('SQLITE_FULL (injected)');
+      };
+      let threw = false;
+      try {
+        streams.emit(stream, '{"jsonrpc":"2.0","id":"x","result":{}}', '"x"');
+      } catch {
+        threw = true;
+      }
+      streams.emit(stream, '{"jsonrpc":"2.0","id":"y","result":{}}', '"y"');
+      const afterY = { stored: stateOf(sql, stream), open: streams.isOpen(stream) };
+      const retried = streams.emit(stream, '{"jsonrpc":"2.0","id":"x","result":{}}', '"x"');
+      return { threw, afterY, retried, end: stateOf(sql, stream), events: streams.log.eventsAfter(stream, 0, 1 << 20).map((e) => JSON.parse(e.message).id) };
+    });
+    expect(result).toEqual({ threw: true, afterY: { stored: 'open', open: true }, retried: true, end: 'finished', events: ['y', 'x'] });
+  });
+});
