@@ -300,18 +300,26 @@ export class EventLog {
   }
 
   /**
-   * Drops the `count` oldest events — ended streams first, then open ones — and records how
-   * far each affected stream is pruned. Returns the size of what was removed.
+   * Drops `count` events, never `keep` (the event just stored): whole ended streams first, in
+   * the order they were opened; then, of open streams, the events furthest behind their
+   * stream's newest — each stream's newest events stay longest, and those are what a client
+   * resuming it needs. Either way a stream loses a prefix of its events, never one from the
+   * middle. Records how far each affected stream is pruned; returns the size of what was removed.
    */
-  pruneOldest(count: number): { readonly events: number; readonly bytes: number } {
+  pruneOldest(count: number, keep?: { readonly stream: number; readonly seq: number }): { readonly events: number; readonly bytes: number } {
     const victims = this.sql
       .exec<{ stream: number; seq: number; size: number }>(
         `SELECT e.stream AS stream, e.seq AS seq,
                 octet_length(e.message) +
                   coalesce((SELECT sum(octet_length(p.chunk)) FROM event_parts p WHERE p.stream = e.stream AND p.seq = e.seq), 0) AS size
-           FROM events e JOIN streams s ON s.stream = e.stream
-          ORDER BY s.state = 'open', e.stream, e.seq
+           FROM events e
+           JOIN streams s ON s.stream = e.stream
+           JOIN (SELECT stream, max(seq) AS newest FROM events GROUP BY stream) h ON h.stream = e.stream
+          WHERE NOT (e.stream = ? AND e.seq = ?)
+          ORDER BY s.state = 'open', CASE WHEN s.state = 'open' THEN e.seq - h.newest ELSE 0 END, e.stream, e.seq
           LIMIT ?`,
+        keep?.stream ?? 0,
+        keep?.seq ?? 0,
         count,
       )
       .toArray();

@@ -315,7 +315,7 @@ export class SessionStreams {
     const now = Date.now();
     const finished = this.#transaction(() => {
       this.#log.appendMany([{ stream, seq, message: data }]);
-      this.#account(totals, 1, size);
+      this.#account(totals, 1, size, { stream, seq });
       const done = answers !== undefined && !this.#answer(answers, stream);
       if (done) this.#end(stream, 'finished', now);
       return done;
@@ -364,18 +364,19 @@ export class SessionStreams {
   }
 
   /**
-   * Keeps the stored events within the session's bounds: past either bound, exactly the
-   * oldest events needed to get back within it are pruned (whole ended streams first, then
-   * the oldest events of open ones). The newest event always stays. Cursors into pruned
-   * events are then refused with 410 `events_pruned`.
+   * Keeps the stored events within the session's bounds: past either bound, exactly as many
+   * events as it takes to get back within it are pruned (whole ended streams first, then of
+   * open streams the events furthest behind their stream's newest; EventLog.pruneOldest). The
+   * event just stored (`newest`) always stays. Cursors into pruned events are then refused
+   * with 410 `events_pruned`.
    */
-  #account(totals: { events: number; bytes: number }, events: number, bytes: number): void {
+  #account(totals: { events: number; bytes: number }, events: number, bytes: number, newest?: { stream: number; seq: number }): void {
     totals.events += events;
     totals.bytes += bytes;
     const { maxSessionEvents, maxSessionBytes } = this.options;
     while (totals.events > 1 && (totals.events > maxSessionEvents || totals.bytes > maxSessionBytes)) {
       const excess = totals.events > maxSessionEvents ? totals.events - maxSessionEvents : 1;
-      const removed = this.#log.pruneOldest(Math.min(excess, totals.events - 1));
+      const removed = this.#log.pruneOldest(Math.min(excess, totals.events - 1), newest);
       if (removed.events === 0) break;
       totals.events -= removed.events;
       totals.bytes -= removed.bytes;

@@ -45,6 +45,36 @@ async function inNewObject<T>(body: (storage: DurableObjectStorage) => T): Promi
 }
 
 describe('per-session bounds', () => {
+  it('keep the answer just stored, and prune the events furthest behind their stream instead', async () => {
+    const rows = await inNewObject((storage) => {
+      const streams = fresh(storage, { events: 3 });
+      const a = streams.openRequestStream(1, ['"a"']).stream;
+      const b = streams.openRequestStream(1, ['"b"']).stream;
+      for (let i = 0; i < 3; i++) streams.emit(b, `{"progress":${i}}`);
+      // At the bound: the answer on the older stream prunes b's oldest event, not itself.
+      streams.emit(a, '{"jsonrpc":"2.0","id":"a","result":{}}', '"a"');
+      return { a, b, rows: storage.sql.exec<{ stream: number; seq: number }>(`SELECT stream, seq FROM events ORDER BY stream, seq`).toArray() };
+    });
+    expect(rows.rows).toEqual([
+      { stream: rows.a, seq: 1 },
+      { stream: rows.b, seq: 2 },
+      { stream: rows.b, seq: 3 },
+    ]);
+  });
+
+  it('keep the event just stored even when every stream holds only its newest', async () => {
+    const rows = await inNewObject((storage) => {
+      const streams = fresh(storage, { events: 2 });
+      const ids = [1, 2, 3].map((n) => streams.openRequestStream(1, [`"${n}"`]).stream);
+      streams.emit(ids[1]!, '{"n":2}');
+      streams.emit(ids[2]!, '{"n":3}');
+      streams.emit(ids[0]!, '{"n":1}'); // the lowest stream number, stored last
+      return storage.sql.exec<{ message: string }>(`SELECT message FROM events ORDER BY stream, seq`).toArray().map((r) => r.message);
+    });
+    expect(rows).toContain('{"n":1}');
+    expect(rows).toHaveLength(2);
+  });
+
   it('keep exactly MAX_SESSION_EVENTS events, counting the first write of an instance once', async () => {
     const count = await inNewObject((storage) => {
       const streams = fresh(storage, { events: 3 });

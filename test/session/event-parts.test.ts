@@ -69,11 +69,11 @@ describe('a message stored in parts', () => {
       log.appendMany(MESSAGES.map((message, i) => ({ stream: 1, seq: i + 1, message })));
       log.appendMany(MESSAGES.map((message, i) => ({ stream: 2, seq: i + 1, message })));
       const totals = log.totals();
-      // The two oldest events of stream 1, then all of stream 2 once it ended.
-      const oldest = log.pruneOldest(2);
-      const left = log.eventsAfter(1, 0, 1 << 20).map((e) => e.message);
+      // All of stream 2 once it ended, then the two oldest events of stream 1.
       log.end(2, 'finished', 1);
       const ended = log.pruneEnded(1);
+      const oldest = log.pruneOldest(2);
+      const left = log.eventsAfter(1, 0, 1 << 20).map((e) => e.message);
       return { totals, oldest, left, ended, parts1: partsOf(sql, 1), parts2: partsOf(sql, 2), after: log.totals() };
     });
     expect(result.totals).toEqual({ events: 10, bytes: 2 * bytes });
