@@ -403,7 +403,7 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
    */
   #emit(stream: number, m: JsonRpcMessage, answers: string | undefined): boolean {
     try {
-      return this.#streams.emit(stream, JSON.stringify(m), answers);
+      return this.#streams.emit(stream, JSON.stringify(m), answers, isRequest(m));
     } catch (error) {
       if (!(error instanceof MessageTooLargeError) || answers === undefined) throw error;
       console.error(JSON.stringify({ msg: 'mcp.session.answer_too_large', bytes: error.bytes, limit: error.limit }));

@@ -282,18 +282,21 @@ export class SessionStreams {
   /**
    * Persist, then deliver. `answers` names the request a response answers: when it was the
    * stream's last unanswered request, the stream is finished, and its connection ends once it
-   * delivered it.
+   * delivered it. `awaitsAnswer` marks a server→client request: it is stored at once, never
+   * held, so that a failure to store it reaches its sender instead of leaving it waiting for
+   * an answer to a request nobody was sent.
    * Returns false, storing nothing, when the stream is no longer open; throws
    * MessageTooLargeError, storing nothing, for a message over MAX_MESSAGE_BYTES.
    */
-  emit(stream: number, data: string, answers?: string): boolean {
+  emit(stream: number, data: string, answers?: string, awaitsAnswer = false): boolean {
     const known = this.#know(stream);
     if (known === undefined || !known.open) return false;
     const size = utf8Length(data);
     const tooLarge = tooLargeToStore(size);
     if (tooLarge !== undefined) throw tooLarge;
     const totals = this.#totals();
-    if (answers === undefined && totals.events < this.options.maxSessionEvents && totals.bytes + size <= this.options.maxSessionBytes) {
+    const holdable = answers === undefined && !awaitsAnswer;
+    if (holdable && totals.events < this.options.maxSessionEvents && totals.bytes + size <= this.options.maxSessionBytes) {
       // The hot path (progress, logging): held, then stored with its neighbours (#storeHeld).
       const seq = ++known.lastSeq;
       this.#held.push({ stream, seq, message: data, id: formatEventId({ epoch: known.epoch, stream, seq }) });
@@ -309,7 +312,8 @@ export class SessionStreams {
       }
       return true;
     }
-    // An answer, or an event that needs pruning: stored (and delivered) after everything held.
+    // An answer, a server→client request, or an event that needs pruning: stored (and
+    // delivered) after everything held.
     this.#storeHeld();
     const seq = known.lastSeq + 1;
     const now = Date.now();
@@ -394,8 +398,14 @@ export class SessionStreams {
     this.#connections.close(stream);
   }
 
+  /**
+   * The session is being deleted: every connection ends, and held events are dropped with the
+   * rest of its storage (storing them first could fail, and stop the deletion).
+   */
   closeAll(): void {
-    this.#storeHeld();
+    this.#held = [];
+    if (this.#storeTimer !== undefined) clearTimeout(this.#storeTimer);
+    this.#storeTimer = undefined;
     this.#connections.closeAll();
     this.forget();
   }

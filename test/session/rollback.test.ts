@@ -14,8 +14,10 @@ import { SessionStore } from '../../src/session/session-store.ts';
 import { SessionStreams } from '../../src/session/session-streams.ts';
 
 const originalSetAnswered = EventLog.prototype.setAnswered;
+const originalAppendMany = EventLog.prototype.appendMany;
 afterEach(() => {
   EventLog.prototype.setAnswered = originalSetAnswered;
+  EventLog.prototype.appendMany = originalAppendMany;
 });
 
 /** A session store whose next standalone-stream write fails, as a full disk would. */
@@ -88,5 +90,50 @@ describe('a transaction that rolls back', () => {
       return { threw, afterY, retried, end: stateOf(sql, stream), events: streams.log.eventsAfter(stream, 0, 1 << 20).map((e) => JSON.parse(e.message).id) };
     });
     expect(result).toEqual({ threw: true, afterY: { stored: 'open', open: true }, retried: true, end: 'finished', events: ['y', 'x'] });
+  });
+});
+
+describe('a server→client request', () => {
+  // Notifications after a turn's first are held and stored together when the turn ends; if
+  // that store fails, nobody is left to tell. A request's sender waits for its answer, so a
+  // request is never held: storing it fails in its sender's `send`.
+  it('is stored at once, after what was held, and a failure to store it reaches its sender', async () => {
+    const result = await inNewObject((streams, _store, sql) => {
+      const rows = () => sql.exec<{ n: number }>(`SELECT count(*) AS n FROM events`).one().n;
+      const { stream } = streams.openRequestStream(1, ['"t"']);
+      streams.emit(stream, '{"jsonrpc":"2.0","method":"n","params":{"i":1}}'); // the turn's first: stored at once
+      streams.emit(stream, '{"jsonrpc":"2.0","method":"n","params":{"i":2}}'); // held
+      const beforeRequest = rows();
+      streams.emit(stream, '{"jsonrpc":"2.0","id":"tag.0","method":"elicitation/create","params":{}}', undefined, true);
+      const afterRequest = rows();
+      EventLog.prototype.appendMany = () => {
+        throw new Error('SQLITE_FULL (injected)');
+      };
+      let threw = false;
+      try {
+        streams.emit(stream, '{"jsonrpc":"2.0","id":"tag.1","method":"elicitation/create","params":{}}', undefined, true);
+      } catch {
+        threw = true;
+      }
+      return { beforeRequest, afterRequest, threw };
+    });
+    expect(result).toEqual({ beforeRequest: 1, afterRequest: 3, threw: true });
+  });
+});
+
+describe('deleting the session', () => {
+  it('drops what is held rather than store it: a store that fails cannot stop the deletion', async () => {
+    const result = await inNewObject((streams, _store, sql) => {
+      const { stream } = streams.openRequestStream(1, ['"t"']);
+      streams.emit(stream, '{"jsonrpc":"2.0","method":"n","params":{"i":1}}'); // stored at once
+      streams.emit(stream, '{"jsonrpc":"2.0","method":"n","params":{"i":2}}'); // held
+      EventLog.prototype.appendMany = () => {
+        throw new Error('SQLITE_FULL (injected)');
+      };
+      streams.closeAll();
+      EventLog.prototype.appendMany = originalAppendMany;
+      return sql.exec<{ n: number }>(`SELECT count(*) AS n FROM events`).one().n;
+    });
+    expect(result).toBe(1);
   });
 });
