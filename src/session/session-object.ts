@@ -373,12 +373,17 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
     if (answers !== undefined) this.#settleLevel(live, answers, m);
     const key = answers ?? (related !== undefined ? idKey(related) : undefined);
     const originStream = origin !== undefined ? streams.streamOfRequest(idKey(origin)) : undefined;
+    // The server cancelling its own request (a timeout, an aborted handler): the cancellation
+    // goes where the request went, and nothing waits for that request's answer any more.
+    const cancelledOn = isNotification(m) && m.method === 'notifications/cancelled' ? this.#withdraw(m.params?.requestId) : undefined;
     const stream =
-      key !== undefined
-        ? streams.streamOfRequest(key)
-        : originStream !== undefined && streams.isOpen(originStream)
-          ? originStream
-          : (live.record.standaloneStream ?? undefined);
+      cancelledOn !== undefined && streams.isOpen(cancelledOn)
+        ? cancelledOn
+        : key !== undefined
+          ? streams.streamOfRequest(key)
+          : originStream !== undefined && streams.isOpen(originStream)
+            ? originStream
+            : (live.record.standaloneStream ?? undefined);
     if (isRequest(m) && this.#config.responseMode === 'json' && stream !== undefined && stream !== live.record.standaloneStream) {
       // A JSON response carries responses only: the client would never see this request.
       this.#failBack(live, m.id, 'in JSON response mode a POST response cannot carry requests');
@@ -425,6 +430,14 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
     if (!('result' in answer)) return;
     this.#sessions.setLogLevel(level);
     live.record = { ...live.record, logLevel: level };
+  }
+
+  /** Forgets an outstanding server→client request; returns the stream it was sent on. */
+  #withdraw(wireId: unknown): number | undefined {
+    const key = String(wireId);
+    const stream = this.#outstanding.get(key);
+    this.#outstanding.delete(key);
+    return stream;
   }
 
   /** Server→client requests sent on `stream` can no longer be answered: fail them back. */
