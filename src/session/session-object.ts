@@ -289,14 +289,21 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
   async #revive(sessionId: string): Promise<LiveSession> {
     const stored = this.#sessions.load();
     if (stored === undefined) throw httpErrors.sessionNotFound();
-    // A session stored by an older version of this code gets the current schema first.
-    this.ctx.storage.transactionSync(() => migrate(this.ctx.storage.sql));
+    this.#upgradeSchema();
     // Streams it finishes schedule their own retention through onStreamEnded.
     const record = interruptOrphanedStreams(this.ctx.storage, this.#sessions, this.#streams, stored);
     const live = await this.#startServer(sessionId);
     live.record = record;
     await replayHandshake(live.transport, this.#pending, record);
     return live;
+  }
+
+  /**
+   * Brings a session stored by an older version of this code to the current schema. Only for a
+   * session that exists: an object addressed with an unknown id never writes anything.
+   */
+  #upgradeSchema(): void {
+    this.ctx.storage.transactionSync(() => migrate(this.ctx.storage.sql));
   }
 
   /** Ends the session: connections, handlers, and every byte it stored, in one step. */
@@ -321,6 +328,8 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
     this.#alarmAt = null;
     const record = this.#sessions.load();
     if (record === undefined) return;
+    // The alarm can be the first thing a new deploy runs for a session.
+    this.#upgradeSchema();
     const now = Date.now();
     const { sessionTtlMs, retentionMs } = this.#config;
     const running = this.#live !== undefined && this.#streams.log.openRequestStreams().length > 0;

@@ -3,7 +3,7 @@
  * a fresh McpServer serves it as the client negotiated it, and calls that were running are
  * finished with an explicit error instead of being silently continued or lost.
  */
-import { abortAllDurableObjects, runInDurableObject } from 'cloudflare:test';
+import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DemoSession } from '../../src/demo/demo-session.ts';
@@ -190,5 +190,23 @@ describe('a session stored by an older version', () => {
     const [answer] = messages(await session.call('tools/call', toolCall('echo', { text })));
     expect(answer).toMatchObject({ result: { content: [{ type: 'text', text }] } });
     expect(await runInDurableObject(stub(), (_instance, state) => appliedMigration(state.storage.sql))).toBe(MIGRATIONS.length);
+  });
+
+  it('is brought to the current schema when its alarm is the first thing a new instance runs', async () => {
+    const session = await openSession();
+    await session.call('tools/call', toolCall('echo', { text: 'done' })); // a finished stream: retention is due
+    const stub = () => env.MCP_SESSION.get(env.MCP_SESSION.idFromName(session.id));
+    await runInDurableObject(stub(), (_instance, state) => {
+      state.storage.sql.exec(`DROP TABLE event_parts`);
+      state.storage.sql.exec(`DELETE FROM schema_migrations WHERE id = 2`);
+    });
+    await abortAllDurableObjects();
+    expect(await runDurableObjectAlarm(stub())).toBe(true);
+    const after = await runInDurableObject(stub(), async (_instance, state) => ({
+      migration: state.storage.sql.exec<{ id: number }>(`SELECT max(id) AS id FROM schema_migrations`).one().id,
+      alarm: await state.storage.getAlarm(),
+    }));
+    expect(after.migration).toBe(MIGRATIONS.length);
+    expect(after.alarm).not.toBeNull(); // the alarm ran to the end and armed the next one
   });
 });
