@@ -183,23 +183,14 @@ export class EventLog {
     if (bytes === null) return [];
     if (bytes + (partBytes ?? 0) > budgetBytes) {
       const sizes = this.sql
-        .exec(
-          partBytes === null
-            ? `SELECT seq, octet_length(message) + ? FROM events WHERE stream = ? AND seq > ? AND seq <= ? ORDER BY seq`
-            : `SELECT e.seq, octet_length(e.message) + ? +
-                      coalesce((SELECT sum(octet_length(p.chunk)) FROM event_parts p WHERE p.stream = e.stream AND p.seq = e.seq), 0)
-                 FROM events e WHERE e.stream = ? AND e.seq > ? AND e.seq <= ? ORDER BY e.seq`,
-          perEventBytes,
-          stream,
-          afterSeq,
-          through,
-        )
+        .exec(`SELECT seq, octet_length(message) + ? FROM events WHERE stream = ? AND seq > ? AND seq <= ? ORDER BY seq`, perEventBytes, stream, afterSeq, through)
         .raw<[number, number]>();
+      const more = partBytes === null ? undefined : this.#partBytes(stream, afterSeq, through);
       // Read to the end (at most PAGE_ROWS rows): a cursor left open keeps its statement busy.
       let total = 0;
       through = afterSeq;
       for (const [seq, size] of sizes) {
-        total += size;
+        total += size + (more?.get(seq) ?? 0);
         if (through === afterSeq || total <= budgetBytes) through = seq;
       }
     }
@@ -218,6 +209,20 @@ export class EventLog {
       for (const [seq, chunk] of parts) bySeq.get(seq)!.message += chunk;
     }
     return events;
+  }
+
+  /**
+   * The bytes stored in parts, per seq, of the stream's events in (afterSeq, through]. One range
+   * read: asked row by row, as a correlated subquery, it made a page of small events take
+   * 100× longer once any large message was stored.
+   */
+  #partBytes(stream: number, afterSeq: number, through: number): Map<number, number> {
+    const bytes = new Map<number, number>();
+    const rows = this.sql
+      .exec(`SELECT seq, sum(octet_length(chunk)) FROM event_parts WHERE stream = ? AND seq > ? AND seq <= ? GROUP BY seq`, stream, afterSeq, through)
+      .raw<[number, number]>();
+    for (const [seq, size] of rows) bytes.set(seq, size);
+    return bytes;
   }
 
   end(stream: number, state: Exclude<StreamState, 'open'>, now: number): void {
@@ -300,41 +305,61 @@ export class EventLog {
   }
 
   /**
-   * Drops `count` events, never `keep` (the event just stored): whole ended streams first, in
-   * the order they were opened; then, of open streams, the events furthest behind their
-   * stream's newest — each stream's newest events stay longest, and those are what a client
-   * resuming it needs. Either way a stream loses a prefix of its events, never one from the
-   * middle. Records how far each affected stream is pruned; returns the size of what was removed.
+   * Drops the fewest events, in pruning order, that make at least `atLeast.events` events and
+   * `atLeast.bytes` bytes, never `keep` (the event just stored). Pruning order: ended streams
+   * first, then open ones, each in the order they were opened, and each stream from its oldest
+   * event — so a stream loses a prefix of its events, never one from the middle. The streams
+   * are picked from the streams table and their events read along the primary key, a page at a
+   * time: the usual case (one event over the bound) reads one event instead of sorting the
+   * whole log. Records how far each affected stream is pruned; returns what was removed.
    */
-  pruneOldest(count: number, keep?: { readonly stream: number; readonly seq: number }): { readonly events: number; readonly bytes: number } {
-    const victims = this.sql
-      .exec<{ stream: number; seq: number; size: number }>(
-        `SELECT e.stream AS stream, e.seq AS seq,
-                octet_length(e.message) +
-                  coalesce((SELECT sum(octet_length(p.chunk)) FROM event_parts p WHERE p.stream = e.stream AND p.seq = e.seq), 0) AS size
-           FROM events e
-           JOIN streams s ON s.stream = e.stream
-           JOIN (SELECT stream, max(seq) AS newest FROM events GROUP BY stream) h ON h.stream = e.stream
-          WHERE NOT (e.stream = ? AND e.seq = ?)
-          ORDER BY s.state = 'open', CASE WHEN s.state = 'open' THEN e.seq - h.newest ELSE 0 END, e.stream, e.seq
-          LIMIT ?`,
-        keep?.stream ?? 0,
-        keep?.seq ?? 0,
-        count,
-      )
-      .toArray();
-    const through = new Map<number, number>();
+  pruneOldest(
+    atLeast: { readonly events: number; readonly bytes: number },
+    keep: { readonly stream: number; readonly seq: number },
+  ): { readonly events: number; readonly bytes: number } {
+    let events = 0;
     let bytes = 0;
-    for (const { stream, seq, size } of victims) {
-      this.sql.exec(`DELETE FROM events WHERE stream = ? AND seq = ?`, stream, seq);
-      this.sql.exec(`DELETE FROM event_parts WHERE stream = ? AND seq = ?`, stream, seq);
-      through.set(stream, Math.max(through.get(stream) ?? 0, seq));
-      bytes += size;
+    const enough = () => events >= atLeast.events && bytes >= atLeast.bytes;
+    const candidates = [
+      ...this.sql
+        .exec(`SELECT s.stream FROM streams s WHERE ${HAS_EVENTS} ORDER BY s.state = 'open', s.stream`)
+        .raw<[number]>(),
+    ];
+    for (const [stream] of candidates) {
+      let through = 0;
+      for (let page = Math.max(1, atLeast.events - events); !enough(); page *= 4) {
+        const rows = [
+          ...this.sql
+            .exec(
+              `SELECT seq, octet_length(message) FROM events
+                WHERE stream = ? AND seq > ? AND NOT (stream = ? AND seq = ?)
+                ORDER BY seq
+                LIMIT ?`,
+              stream,
+              through,
+              keep.stream,
+              keep.seq,
+              page,
+            )
+            .raw<[number, number]>(),
+        ];
+        const more = this.#partBytes(stream, through, rows.at(-1)?.[0] ?? through);
+        for (const [seq, size] of rows) {
+          if (enough()) break;
+          through = seq;
+          events += 1;
+          bytes += size + (more.get(seq) ?? 0);
+        }
+        if (rows.length < page) break; // the rest of this stream, if any, is `keep`
+      }
+      if (through > 0) {
+        this.sql.exec(`DELETE FROM events WHERE stream = ? AND seq <= ?`, stream, through);
+        this.sql.exec(`DELETE FROM event_parts WHERE stream = ? AND seq <= ?`, stream, through);
+        this.sql.exec(`UPDATE streams SET pruned_through = max(pruned_through, ?) WHERE stream = ?`, through, stream);
+      }
+      if (enough()) break;
     }
-    for (const [stream, seq] of through) {
-      this.sql.exec(`UPDATE streams SET pruned_through = max(pruned_through, ?) WHERE stream = ?`, seq, stream);
-    }
-    return { events: victims.length, bytes };
+    return { events, bytes };
   }
 
   /** When the oldest unpruned ended stream ended, if any. */

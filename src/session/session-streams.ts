@@ -368,23 +368,22 @@ export class SessionStreams {
   }
 
   /**
-   * Keeps the stored events within the session's bounds: past either bound, exactly as many
-   * events as it takes to get back within it are pruned (whole ended streams first, then of
-   * open streams the events furthest behind their stream's newest; EventLog.pruneOldest). The
-   * event just stored (`newest`) always stays. Cursors into pruned events are then refused
-   * with 410 `events_pruned`.
+   * Counts events stored (`newest` among them) or removed, and keeps the stored events within
+   * the session's bounds: past either bound, exactly as many events as it takes to get back
+   * within it are pruned (ended streams' events first, then open streams', the oldest stream's
+   * oldest first; EventLog.pruneOldest). The event just stored always stays.
+   * Cursors into pruned events are then refused with 410 `events_pruned`.
    */
   #account(totals: { events: number; bytes: number }, events: number, bytes: number, newest?: { stream: number; seq: number }): void {
     totals.events += events;
     totals.bytes += bytes;
+    if (newest === undefined) return; // nothing was added
     const { maxSessionEvents, maxSessionBytes } = this.options;
-    while (totals.events > 1 && (totals.events > maxSessionEvents || totals.bytes > maxSessionBytes)) {
-      const excess = totals.events > maxSessionEvents ? totals.events - maxSessionEvents : 1;
-      const removed = this.#log.pruneOldest(Math.min(excess, totals.events - 1), newest);
-      if (removed.events === 0) break;
-      totals.events -= removed.events;
-      totals.bytes -= removed.bytes;
-    }
+    const excess = { events: Math.max(0, totals.events - maxSessionEvents), bytes: Math.max(0, totals.bytes - maxSessionBytes) };
+    if (excess.events === 0 && excess.bytes === 0) return;
+    const removed = this.#log.pruneOldest(excess, newest);
+    totals.events -= removed.events;
+    totals.bytes -= removed.bytes;
   }
 
   /** Stored totals, read from storage before this instance's first write. */

@@ -45,7 +45,7 @@ async function inNewObject<T>(body: (storage: DurableObjectStorage) => T): Promi
 }
 
 describe('per-session bounds', () => {
-  it('keep the answer just stored, and prune the events furthest behind their stream instead', async () => {
+  it('keep the answer just stored, and prune older events of another stream instead', async () => {
     const rows = await inNewObject((storage) => {
       const streams = fresh(storage, { events: 3 });
       const a = streams.openRequestStream(1, ['"a"']).stream;
@@ -60,6 +60,50 @@ describe('per-session bounds', () => {
       { stream: rows.b, seq: 2 },
       { stream: rows.b, seq: 3 },
     ]);
+  });
+
+  it('prune just enough older events for a large answer at the byte bound, the minimal prefix', async () => {
+    const SMALL = '{"i":0000}'.length;
+    const result = await inNewObject((storage) => {
+      const streams = fresh(storage, { bytes: 2_000 });
+      const small = streams.openRequestStream(1, ['"s"']).stream;
+      for (let i = 0; i < 150; i++) streams.emit(small, `{"i":${String(i).padStart(4, '0')}}`); // SMALL bytes each
+      const big = streams.openRequestStream(1, ['"b"']).stream;
+      const answer = JSON.stringify({ jsonrpc: '2.0', id: 'b', result: { text: 'x'.repeat(1_000) } });
+      streams.emit(big, answer, '"b"');
+      const left = storage.sql.exec<{ stream: number; seq: number }>(`SELECT stream, seq FROM events ORDER BY stream, seq`).toArray();
+      return { small, big, left, bytes: stored(storage.sql).bytes, answerBytes: answer.length };
+    });
+    // 150 small events and the answer are over 2,000 bytes: the fewest small events that cover it go.
+    const over = 150 * SMALL + result.answerBytes - 2_000;
+    const pruned = Math.ceil(over / SMALL);
+    expect(result.left).toEqual([
+      ...Array.from({ length: 150 - pruned }, (_, i) => ({ stream: result.small, seq: pruned + i + 1 })),
+      { stream: result.big, seq: 1 },
+    ]);
+    expect(result.bytes).toBeLessThanOrEqual(2_000);
+    expect(result.bytes + SMALL).toBeGreaterThan(2_000); // one event fewer pruned would not have fit
+  });
+
+  it('prune ended streams first, then open ones, the oldest stream’s oldest events first', async () => {
+    const rows = await inNewObject((storage) => {
+      const streams = fresh(storage, { events: 5 });
+      const open = streams.openRequestStream(1, ['"open"']).stream;
+      for (let i = 0; i < 2; i++) streams.emit(open, `{"open":${i}}`);
+      const ended = streams.openRequestStream(1, ['"ended"']).stream;
+      streams.emit(ended, '{"ended":0}');
+      streams.emit(ended, '{"jsonrpc":"2.0","id":"ended","result":{}}', '"ended"');
+      const later = streams.openRequestStream(1, ['"later"']).stream;
+      streams.emit(later, '{"later":0}'); // 5 events: at the bound
+      streams.emit(later, '{"later":1}'); // one over: the ended stream's first event goes
+      const first = storage.sql.exec<{ message: string }>(`SELECT message FROM events ORDER BY stream, seq`).toArray().map((r) => r.message);
+      streams.emit(later, '{"later":2}'); // its answer next
+      streams.emit(later, '{"later":3}'); // then the oldest open stream's oldest event
+      const second = storage.sql.exec<{ message: string }>(`SELECT message FROM events ORDER BY stream, seq`).toArray().map((r) => r.message);
+      return { first, second };
+    });
+    expect(rows.first).toEqual(['{"open":0}', '{"open":1}', '{"jsonrpc":"2.0","id":"ended","result":{}}', '{"later":0}', '{"later":1}']);
+    expect(rows.second).toEqual(['{"open":1}', '{"later":0}', '{"later":1}', '{"later":2}', '{"later":3}']);
   });
 
   it('keep the event just stored even when every stream holds only its newest', async () => {

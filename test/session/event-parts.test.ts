@@ -72,7 +72,7 @@ describe('a message stored in parts', () => {
       // All of stream 2 once it ended, then the two oldest events of stream 1.
       log.end(2, 'finished', 1);
       const ended = log.pruneEnded(1);
-      const oldest = log.pruneOldest(2);
+      const oldest = log.pruneOldest({ events: 2, bytes: 0 }, { stream: 1, seq: MESSAGES.length });
       const left = log.eventsAfter(1, 0, 1 << 20).map((e) => e.message);
       return { totals, oldest, left, ended, parts1: partsOf(sql, 1), parts2: partsOf(sql, 2), after: log.totals() };
     });
