@@ -19,7 +19,8 @@ export interface JsonRpcNotification {
 
 export interface JsonRpcResponse {
   readonly jsonrpc: '2.0';
-  readonly id: JsonRpcId | null;
+  /** Absent or null only on an error response about no request in particular. */
+  readonly id?: JsonRpcId | null;
   readonly result?: unknown;
   readonly error?: { readonly code: number; readonly message: string; readonly data?: unknown };
 }
@@ -108,11 +109,12 @@ function problemWith(value: unknown): string | undefined {
       (isObject(value.params) ? problemWithMeta(value.params) : undefined)
     );
   }
-  if (!('id' in value)) return 'a response needs an id';
-  if (value.id !== null && !isId(value.id)) return 'a response id must be a string, an integer or null';
   const hasResult = 'result' in value;
   const hasError = 'error' in value;
   if (hasResult === hasError) return 'a response has exactly one of result and error';
+  // MCP's schema lets an error response leave its id out (an error about no request in particular).
+  if (hasResult && !('id' in value)) return 'a result needs an id';
+  if ('id' in value && value.id !== null && !isId(value.id)) return 'a response id must be a string, an integer or null';
   if (hasResult) {
     if (!isObject(value.result)) return 'result must be an object';
     if ('_meta' in value.result && !isObject(value.result._meta)) return 'result._meta must be an object';

@@ -321,7 +321,7 @@ export class JsonCollector implements Connection {
 
   deliver({ data }: Delivery): void {
     const message = JSON.parse(data) as JsonRpcMessage;
-    if (!isResponse(message) || message.id === null) return;
+    if (!isResponse(message) || message.id === null || message.id === undefined) return;
     this.#pending.delete(idKey(message.id));
     this.#responses.push(message);
     if (this.#pending.size === 0) this.close();

@@ -378,7 +378,7 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
     if (this.#live === undefined) return; // the session was deleted under a running handler
     const m = message as JsonRpcMessage;
     const streams = this.#streams;
-    const answers = isResponse(m) && m.id !== null ? idKey(m.id) : undefined;
+    const answers = isResponse(m) && m.id !== null && m.id !== undefined ? idKey(m.id) : undefined;
     if (answers !== undefined) this.#settleLevel(live, answers, m);
     const key = answers ?? (related !== undefined ? idKey(related) : undefined);
     const originStream = origin !== undefined ? streams.streamOfRequest(idKey(origin)) : undefined;
@@ -422,7 +422,7 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
       if (!(error instanceof MessageTooLargeError) || answers === undefined) throw error;
       console.error(JSON.stringify({ msg: 'mcp.session.answer_too_large', bytes: error.bytes, limit: error.limit }));
       const refusal = errorAnswer(
-        (m as JsonRpcResponse).id,
+        (m as JsonRpcResponse).id ?? null,
         JsonRpcCode.InternalError,
         `The result is too large to store and send: ${error.bytes} bytes, at most ${error.limit}`,
         error.data,
@@ -479,7 +479,7 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
 
   /** Client messages the transport itself acts on before the SDK sees them. */
   #observe(live: LiveSession, message: JsonRpcMessage): void {
-    if (isResponse(message) && message.id !== null) this.#outstanding.delete(String(message.id));
+    if (isResponse(message) && message.id !== null && message.id !== undefined) this.#outstanding.delete(String(message.id));
     if (isRequest(message) && message.method === 'logging/setLevel' && LOGGING_LEVELS.has(message.params?.level as string)) {
       // Persisted once the server accepts it (#route), so a revived server filters logs as the
       // client asked; a server without the logging capability refuses it, and then a revival

@@ -84,6 +84,12 @@ describe('parseJsonRpcBody accepts', () => {
       batch: false,
     },
     {
+      name: 'an error response without an id (MCP’s schema allows it)',
+      text: body({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' } }),
+      messages: [{ jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' } }],
+      batch: false,
+    },
+    {
       name: 'a batch mixing a request, a notification and a response',
       text: body([req(1), { jsonrpc: '2.0', method: 'n' }, { jsonrpc: '2.0', id: 9, result: {} }]),
       messages: [req(1), { jsonrpc: '2.0', method: 'n' }, { jsonrpc: '2.0', id: 9, result: {} }],
@@ -158,7 +164,7 @@ describe('parseJsonRpcBody refuses', () => {
     { name: 'a request carrying a result', text: body(req(6, 'x', { result: {} })), problem: 'a message cannot be both a request and a response', id: 6 },
     { name: 'a request carrying an error', text: body(req(6, 'x', { error: { code: 1, message: 'm' } })), problem: 'a message cannot be both a request and a response', id: 6 },
     { name: 'a notification carrying a result', text: body({ jsonrpc: '2.0', method: 'n', result: 1 }), problem: 'a message cannot be both a request and a response' },
-    { name: 'a response without an id', text: body({ jsonrpc: '2.0', result: {} }), problem: 'a response needs an id' },
+    { name: 'a result without an id', text: body({ jsonrpc: '2.0', result: {} }), problem: 'a result needs an id' },
     { name: 'a response with a boolean id', text: body({ jsonrpc: '2.0', id: false, result: {} }), problem: 'a response id must be a string, an integer or null' },
     { name: 'a response with an object id', text: body({ jsonrpc: '2.0', id: {}, result: {} }), problem: 'a response id must be a string, an integer or null' },
     { name: 'a response with a fractional id', text: body({ jsonrpc: '2.0', id: 0.5, result: {} }), problem: 'a response id must be a string, an integer or null' },

@@ -197,6 +197,10 @@ describe('requests refused by the session', () => {
     const response = await session.post({ jsonrpc: '2.0', method: 'notifications/roots/list_changed' });
     expect(response.status).toBe(202);
     expect(await response.text()).toBe('');
+    // An error response about no request in particular: MCP's schema lets it leave out its id.
+    const idless = await session.post({ jsonrpc: '2.0', error: { code: -32600, message: 'Invalid Request' } });
+    expect(idless.status).toBe(202);
+    expect(await idless.text()).toBe('');
   });
 });
 
