@@ -488,7 +488,10 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
     }
     if (isNotification(message) && message.method === 'notifications/cancelled') {
       const requestId = message.params?.requestId;
-      if (typeof requestId === 'string' || typeof requestId === 'number') this.#streams.abandon(idKey(requestId));
+      if (typeof requestId === 'string' || typeof requestId === 'number') {
+        this.#streams.abandon(idKey(requestId));
+        this.#levelRequests.delete(idKey(requestId)); // a cancelled request is never answered
+      }
     }
   }
 
