@@ -280,6 +280,9 @@ class Restart implements Command {
   check = () => true;
   async run(_m: object, world: World) {
     for (const client of world.clients) await drain(world, client);
+    // An instance stops between turns: a turn's writes commit, and its output leaves, when it
+    // ends or not at all. So what the last turn held is stored, as its end stores it.
+    await new Promise((resolve) => setTimeout(resolve, 0));
     world.system.closeAll();
     for (const client of world.clients) {
       const event = await client.reader.next(0);
