@@ -77,6 +77,9 @@ export const MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
 /** The most events one read of a stream's log returns, whatever their size. */
 const PAGE_ROWS = 1_000;
 
+/** Rows a prune reads first from a stream (then 4× more each time): enough for the usual case. */
+const MIN_PRUNE_PAGE = 32;
+
 /** Rows per INSERT: three bound parameters each, and a Durable Object statement binds at most 100. */
 export const APPEND_BATCH = 33;
 
@@ -308,10 +311,12 @@ export class EventLog {
    * Drops the fewest events, in pruning order, that make at least `atLeast.events` events and
    * `atLeast.bytes` bytes, never `keep` (the event just stored). Pruning order: ended streams
    * first, then open ones, each in the order they were opened, and each stream from its oldest
-   * event — so a stream loses a prefix of its events, never one from the middle. The streams
-   * are picked from the streams table and their events read along the primary key, a page at a
-   * time: the usual case (one event over the bound) reads one event instead of sorting the
-   * whole log. Records how far each affected stream is pruned; returns what was removed.
+   * event — so a stream loses a prefix of its events, never one from the middle. It walks only
+   * the streams that have events, one primary-key seek each (stream rows stay for the
+   * session's life, so reading them all would cost more with every call the session ever
+   * made), and reads a stream's events along the key a page at a time: the usual case (one
+   * event over the bound) reads a few rows. Records how far each affected stream is pruned;
+   * returns what was removed.
    */
   pruneOldest(
     atLeast: { readonly events: number; readonly bytes: number },
@@ -320,14 +325,9 @@ export class EventLog {
     let events = 0;
     let bytes = 0;
     const enough = () => events >= atLeast.events && bytes >= atLeast.bytes;
-    const candidates = [
-      ...this.sql
-        .exec(`SELECT s.stream FROM streams s WHERE ${HAS_EVENTS} ORDER BY s.state = 'open', s.stream`)
-        .raw<[number]>(),
-    ];
-    for (const [stream] of candidates) {
+    const pruneFrom = (stream: number): void => {
       let through = 0;
-      for (let page = Math.max(1, atLeast.events - events); !enough(); page *= 4) {
+      for (let page = Math.max(MIN_PRUNE_PAGE, atLeast.events - events); !enough(); page *= 4) {
         const rows = [
           ...this.sql
             .exec(
@@ -352,14 +352,32 @@ export class EventLog {
         }
         if (rows.length < page) break; // the rest of this stream, if any, is `keep`
       }
-      if (through > 0) {
-        this.sql.exec(`DELETE FROM events WHERE stream = ? AND seq <= ?`, stream, through);
-        this.sql.exec(`DELETE FROM event_parts WHERE stream = ? AND seq <= ?`, stream, through);
-        this.sql.exec(`UPDATE streams SET pruned_through = max(pruned_through, ?) WHERE stream = ?`, through, stream);
-      }
+      if (through === 0) return;
+      this.sql.exec(`DELETE FROM events WHERE stream = ? AND seq <= ?`, stream, through);
+      this.sql.exec(`DELETE FROM event_parts WHERE stream = ? AND seq <= ?`, stream, through);
+      this.sql.exec(`UPDATE streams SET pruned_through = max(pruned_through, ?) WHERE stream = ?`, through, stream);
+    };
+    const open: number[] = [];
+    for (let next = this.#nextStreamWithEvents(0); next !== undefined && !enough(); next = this.#nextStreamWithEvents(next.stream)) {
+      if (next.open) open.push(next.stream);
+      else pruneFrom(next.stream);
+    }
+    for (const stream of open) {
       if (enough()) break;
+      pruneFrom(stream);
     }
     return { events, bytes };
+  }
+
+  /** The first stream numbered after `after` that has stored events, and whether it is open. */
+  #nextStreamWithEvents(after: number): { stream: number; open: boolean } | undefined {
+    // Read to the end (one row): a cursor left open keeps its statement busy.
+    const [row] = [
+      ...this.sql
+        .exec(`SELECT e.stream, s.state = 'open' FROM events e JOIN streams s ON s.stream = e.stream WHERE e.stream > ? ORDER BY e.stream LIMIT 1`, after)
+        .raw<[number, number]>(),
+    ];
+    return row === undefined ? undefined : { stream: row[0], open: row[1] === 1 };
   }
 
   /** When the oldest unpruned ended stream ended, if any. */
