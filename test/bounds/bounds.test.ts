@@ -6,7 +6,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { errorOf, messages, openSession, toolCall, type Session } from '../support/mcp-http.ts';
+import { errorOf, messages, openSession, callTool, toolCall, type Session } from '../support/mcp-http.ts';
 import { SseReader } from '../support/sse-reader.ts';
 
 const stubOf = (session: Session) => env.MCP_SESSION.get(env.MCP_SESSION.idFromName(session.id));
@@ -47,12 +47,7 @@ describe('retention', () => {
 describe('per-session bounds', () => {
   it('beyond MAX_SESSION_EVENTS the oldest events are pruned; early cursors get 410, late ones resume', async () => {
     const session = await openSession();
-    const response = await session.post({
-      jsonrpc: '2.0',
-      id: 'big',
-      method: 'tools/call',
-      params: toolCall('countdown', { from: 120, interval_ms: 5 }, { progressToken: 1 }),
-    });
+    const response = await session.post(callTool('big', 'countdown', { from: 120, interval_ms: 5 }, { progressToken: 1 }));
     const stream = response.headers.get('Mcp-Stream-Id');
     const live = new SseReader(response);
     try {
@@ -114,7 +109,7 @@ describe('idle expiry', () => {
 
   it('a session with a call still running does not expire, even with no client attached', async () => {
     const session = await openSession();
-    const response = await session.post({ jsonrpc: '2.0', id: 'run', method: 'tools/call', params: toolCall('countdown', { from: 40, interval_ms: 40 }) });
+    const response = await session.post(callTool('run', 'countdown', { from: 40, interval_ms: 40 }));
     const first = new SseReader(response);
     const [priming] = await first.take(1).finally(() => first.cancel());
     await sleep(1_100);

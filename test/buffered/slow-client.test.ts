@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConnectionTable } from '../../src/session/connection-table.ts';
 import { EventLog } from '../../src/session/event-log.ts';
-import { messages, openSession, toolCall, type Session } from '../support/mcp-http.ts';
+import { messages, openSession, callTool, toolCall, type Session } from '../support/mcp-http.ts';
 import { SseReader } from '../support/sse-reader.ts';
 
 const originalEventsAfter = EventLog.prototype.eventsAfter;
@@ -32,7 +32,7 @@ const N = 3_000;
 
 /** POSTs countdown {from: N} with no pause between its progress events; nothing is read. */
 const startCountdown = (session: Session, id: string) =>
-  session.post({ jsonrpc: '2.0', id, method: 'tools/call', params: toolCall('countdown', { from: N, interval_ms: 0 }, { progressToken: 'p' }) });
+  session.post(callTool(id, 'countdown', { from: N, interval_ms: 0 }, { progressToken: 'p' }));
 
 describe('a client slower than its call', () => {
   it('reads nothing while 3,000 progress events are sent, then gets each once, in order, then the result', async () => {

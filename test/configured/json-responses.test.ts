@@ -4,7 +4,7 @@
  * heartbeats (HEARTBEAT_MS = 50 in this project).
  */
 import { describe, expect, it } from 'vitest';
-import { errorOf, initializeRequest, openSession, postRaw, toolCall } from '../support/mcp-http.ts';
+import { errorOf, initializeRequest, openSession, postRaw, callTool } from '../support/mcp-http.ts';
 import { SseReader } from '../support/sse-reader.ts';
 
 describe('JSON response mode', () => {
@@ -25,13 +25,13 @@ describe('JSON response mode', () => {
 
   it('a tool that closes its SSE stream (SEP-1699) still gets its JSON answer: there is no stream to close', async () => {
     const session = await openSession();
-    const response = await session.post({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: toolCall('test_reconnection', {}) });
+    const response = await session.post(callTool(3, 'test_reconnection', {}));
     expect(await response.json()).toMatchObject({ id: 3, result: { content: [{ text: 'Reconnection test completed successfully' }] } });
   });
 
   it('a cancelled call is answered 202 with no body, never an invented one', async () => {
     const session = await openSession();
-    const pending = session.post({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: toolCall('countdown', { from: 100, interval_ms: 20 }) });
+    const pending = session.post(callTool(4, 'countdown', { from: 100, interval_ms: 20 }));
     await new Promise((resolve) => setTimeout(resolve, 100));
     await session.post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 4 } });
     const response = await pending;
@@ -51,7 +51,7 @@ describe('JSON response mode', () => {
 
   it('a tool call is answered with its result as JSON', async () => {
     const session = await openSession();
-    const response = await session.post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: toolCall('countdown', { from: 3, interval_ms: 0 }, { progressToken: 1 }) });
+    const response = await session.post(callTool(1, 'countdown', { from: 3, interval_ms: 0 }, { progressToken: 1 }));
     expect(response.headers.get('Content-Type')).toMatch(/^application\/json/);
     expect(await response.json()).toEqual({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'liftoff after 3' }] } });
   });
@@ -68,8 +68,8 @@ describe('JSON response mode', () => {
 
   it('a re-sent request id is still refused: the log recorded it', async () => {
     const session = await openSession();
-    await (await session.post({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: toolCall('tally', { key: 'j' }) })).json();
-    expect(await errorOf(await session.post({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: toolCall('tally', { key: 'j' }) }))).toMatchObject({
+    await (await session.post(callTool(7, 'tally', { key: 'j' }))).json();
+    expect(await errorOf(await session.post(callTool(7, 'tally', { key: 'j' })))).toMatchObject({
       status: 409,
       reason: 'duplicate_request_id',
     });
@@ -77,7 +77,7 @@ describe('JSON response mode', () => {
 
   it('a tool that asks the client something fails at once instead of leaving the POST unanswered', async () => {
     const session = await openSession('2025-11-25', { elicitation: {} });
-    const response = await session.post({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: toolCall('test_elicitation', { message: 'who?' }) });
+    const response = await session.post(callTool(9, 'test_elicitation', { message: 'who?' }));
     expect(await response.json()).toMatchObject({
       id: 9,
       result: { isError: true, content: [{ text: expect.stringContaining('JSON response mode') }] },

@@ -4,13 +4,11 @@
  * Here the log is an array and the client a reader over the connection's body, so what the
  * connection took live and what it read back is exact.
  */
-import { runInDurableObject } from 'cloudflare:test';
-import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { SseConnection, type Backlog, type Delivery } from '../../src/session/connection.ts';
-import { migrate } from '../../src/session/migrations.ts';
 import { SessionStore } from '../../src/session/session-store.ts';
 import { SessionStreams } from '../../src/session/session-streams.ts';
+import { inNewObject, streamOptions } from '../support/session-fixture.ts';
 import { ENDED, SseReader, TIMED_OUT } from '../support/sse-reader.ts';
 
 const FRAME = 'x'.repeat(200);
@@ -175,23 +173,9 @@ describe('a connection whose client does not keep up', () => {
 });
 
 /** SessionStreams over a new object's real storage, with a small connection buffer. */
-async function withStreams<T>(bufferBytes: number, body: (streams: SessionStreams) => Promise<T> | T): Promise<T> {
-  const stub = env.MCP_SESSION.get(env.MCP_SESSION.idFromName(`buffer-${crypto.randomUUID()}`));
-  return runInDurableObject(stub, async (_i, state) => {
-    const sessions = new SessionStore(state.storage.sql);
-    state.storage.transactionSync(() => {
-      migrate(state.storage.sql);
-      sessions.create('2025-11-25', {}, Date.now());
-    });
-    const streams = new SessionStreams(state.storage, sessions, {
-      heartbeatMs: 0,
-      connectionBufferBytes: bufferBytes,
-      retryMs: 1000,
-      maxConnectionAgeMs: 0,
-      maxSessionEvents: 1_000_000,
-      maxSessionBytes: 1 << 30,
-      onStreamEnded: () => undefined,
-    });
+function withStreams<T>(bufferBytes: number, body: (streams: SessionStreams) => Promise<T> | T): Promise<T> {
+  return inNewObject(async (storage) => {
+    const streams = new SessionStreams(storage, new SessionStore(storage.sql), streamOptions({ connectionBufferBytes: bufferBytes }));
     try {
       return await body(streams);
     } finally {

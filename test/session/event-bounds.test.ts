@@ -2,13 +2,11 @@
  * The per-session event bounds count exactly what is stored: across instances, after
  * retention pruning, and in UTF-8 bytes (as SQLite measures them), whatever the characters.
  */
-import { runInDurableObject } from 'cloudflare:test';
-import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { migrate } from '../../src/session/migrations.ts';
 import { SessionStore } from '../../src/session/session-store.ts';
 import { MAX_MESSAGE_BYTES } from '../../src/session/event-log.ts';
 import { MessageTooLargeError, SessionStreams } from '../../src/session/session-streams.ts';
+import { inNewObject, streamOptions } from '../support/session-fixture.ts';
 
 /** Stored events and their UTF-8 bytes, parts included (a message over one value is stored in parts). */
 const stored = (sql: SqlStorage) =>
@@ -22,26 +20,11 @@ const stored = (sql: SqlStorage) =>
     .one();
 
 function fresh(storage: DurableObjectStorage, bounds: { events?: number; bytes?: number } = {}) {
-  return new SessionStreams(storage, new SessionStore(storage.sql), {
-    heartbeatMs: 0,
-    connectionBufferBytes: 1024 * 1024,
-    retryMs: 0,
-    maxConnectionAgeMs: 0,
-    maxSessionEvents: bounds.events ?? 1_000,
-    maxSessionBytes: bounds.bytes ?? 1 << 30,
-    onStreamEnded: () => undefined,
-  });
-}
-
-async function inNewObject<T>(body: (storage: DurableObjectStorage) => T): Promise<T> {
-  const stub = env.MCP_SESSION.get(env.MCP_SESSION.idFromName(`bounds-${crypto.randomUUID()}`));
-  return runInDurableObject(stub, (_i, state) => {
-    state.storage.transactionSync(() => {
-      migrate(state.storage.sql);
-      new SessionStore(state.storage.sql).create('2025-11-25', {}, 0);
-    });
-    return body(state.storage);
-  });
+  return new SessionStreams(
+    storage,
+    new SessionStore(storage.sql),
+    streamOptions({ maxSessionEvents: bounds.events ?? 1_000, maxSessionBytes: bounds.bytes ?? 1 << 30 }),
+  );
 }
 
 describe('per-session bounds', () => {

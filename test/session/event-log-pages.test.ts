@@ -2,11 +2,9 @@
  * EventLog.eventsAfter reads a stream's log a page at a time: in order, from the cursor, as
  * many events as fit in the budget (UTF-8 bytes) but always at least one, at most PAGE_ROWS.
  */
-import { runInDurableObject } from 'cloudflare:test';
-import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { EventLog } from '../../src/session/event-log.ts';
-import { migrate } from '../../src/session/migrations.ts';
+import { inNewObject } from '../support/session-fixture.ts';
 
 /** Stream 1: seq n has a message of SIZES[n - 1] UTF-8 bytes; stream 2 has one event, never returned. */
 const SIZES = [10, 20, 30, 40, 50];
@@ -14,16 +12,14 @@ const SIZES = [10, 20, 30, 40, 50];
 const SEQ_3 = `3${'é'.repeat(14)}x`;
 const message = (seq: number, size: number) => (seq === 3 ? SEQ_3 : `${seq}`.padEnd(size, 'x'));
 
-async function withLog<T>(body: (log: EventLog, sql: SqlStorage) => T, partUnits?: number): Promise<T> {
-  const stub = env.MCP_SESSION.get(env.MCP_SESSION.idFromName(`pages-${crypto.randomUUID()}`));
-  return runInDurableObject(stub, (_instance, state) => {
-    state.storage.transactionSync(() => migrate(state.storage.sql));
-    const log = new EventLog(state.storage, { partUnits });
+function withLog<T>(body: (log: EventLog, sql: SqlStorage) => T, partUnits?: number): Promise<T> {
+  return inNewObject((storage) => {
+    const log = new EventLog(storage, { partUnits });
     log.openStream('request', 1);
     log.openStream('request', 1);
     log.appendMany(SIZES.map((size, i) => ({ stream: 1, seq: i + 1, message: message(i + 1, size) })));
     log.appendMany([{ stream: 2, seq: 1, message: 'other stream' }]);
-    return body(log, state.storage.sql);
+    return body(log, storage.sql);
   });
 }
 
@@ -63,10 +59,8 @@ describe.each([
   });
 
   it('returns at most 1,000 events however small they are', async () => {
-    const stub = env.MCP_SESSION.get(env.MCP_SESSION.idFromName(`pages-${crypto.randomUUID()}`));
-    const pages = await runInDurableObject(stub, (_instance, state) => {
-      state.storage.transactionSync(() => migrate(state.storage.sql));
-      const log = new EventLog(state.storage);
+    const pages = await inNewObject((storage) => {
+      const log = new EventLog(storage);
       log.openStream('request', 1);
       for (let seq = 1; seq <= 2_500; seq += 25) {
         log.appendMany(Array.from({ length: 25 }, (_, i) => ({ stream: 1, seq: seq + i, message: 'm' })));

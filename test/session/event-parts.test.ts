@@ -4,24 +4,20 @@
  * messages; a message is stored whole or not at all. Small parts (4 UTF-16 units) here, so
  * every boundary is exercised; the real size is exercised end to end in message-size.test.ts.
  */
-import { runInDurableObject } from 'cloudflare:test';
-import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { utf8Length } from '../../src/core/utf8.ts';
 import { EventLog, PART_UNITS } from '../../src/session/event-log.ts';
-import { migrate } from '../../src/session/migrations.ts';
+import { inNewObject } from '../support/session-fixture.ts';
 
 /** Each crosses part boundaries differently: pairs and two- and three-byte characters at the cuts. */
 const MESSAGES = ['tiny', 'a😀b😀c😀d', 'é€é€é€é€é', '{"jsonrpc":"2.0","id":1,"result":{"text":"😀😀"}}', 'abcdefgh'];
 
-async function inLog<T>(body: (log: EventLog, sql: SqlStorage) => T, partUnits = 4): Promise<T> {
-  const stub = env.MCP_SESSION.get(env.MCP_SESSION.idFromName(`parts-${crypto.randomUUID()}`));
-  return runInDurableObject(stub, (_instance, state) => {
-    state.storage.transactionSync(() => migrate(state.storage.sql));
-    const log = new EventLog(state.storage, { partUnits });
+function inLog<T>(body: (log: EventLog, sql: SqlStorage) => T, partUnits = 4): Promise<T> {
+  return inNewObject((storage) => {
+    const log = new EventLog(storage, { partUnits });
     log.openStream('request', 1);
     log.openStream('request', 1);
-    return body(log, state.storage.sql);
+    return body(log, storage.sql);
   });
 }
 

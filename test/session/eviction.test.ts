@@ -10,7 +10,7 @@ import { DemoSession } from '../../src/demo/demo-session.ts';
 import { PART_UNITS } from '../../src/session/event-log.ts';
 import { MIGRATIONS } from '../../src/session/migrations.ts';
 import { SessionStreams } from '../../src/session/session-streams.ts';
-import { messages, openSession, toolCall } from '../support/mcp-http.ts';
+import { messages, openSession, callTool, toolCall } from '../support/mcp-http.ts';
 import { SseReader } from '../support/sse-reader.ts';
 
 const logMessages = (events: Parameters<typeof messages>[0]) =>
@@ -28,7 +28,7 @@ describe('after the object is aborted', () => {
     const session = await openSession();
     await session.call('tools/call', toolCall('tally', { key: 'k' }));
     await abortAllDurableObjects();
-    const response = await session.post({ jsonrpc: '2.0', id: 'after', method: 'tools/call', params: toolCall('tally', { key: 'k' }) });
+    const response = await session.post(callTool('after', 'tally', { key: 'k' }));
     expect(response.headers.get('Mcp-Session-Epoch')).toBe('1');
     expect(messages(await new SseReader(response).all())).toEqual([
       { jsonrpc: '2.0', id: 'after', result: { content: [{ type: 'text', text: '2' }] } },
@@ -38,7 +38,7 @@ describe('after the object is aborted', () => {
   it('the client’s capabilities are restored: elicitation still works', async () => {
     const session = await openSession('2025-11-25', { elicitation: {} });
     await abortAllDurableObjects();
-    const response = await session.post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: toolCall('test_elicitation', { message: 'still there?' }) });
+    const response = await session.post(callTool(1, 'test_elicitation', { message: 'still there?' }));
     const reader = new SseReader(response);
     try {
       const [, ask] = await reader.take(2);
@@ -91,12 +91,7 @@ describe('after the object is aborted', () => {
 
   it('a call that was running is finished with an interrupted error after a gap-free replay, and the epoch advances', async () => {
     const session = await openSession();
-    const response = await session.post({
-      jsonrpc: '2.0',
-      id: 'long',
-      method: 'tools/call',
-      params: toolCall('countdown', { from: 1_000, interval_ms: 20 }, { progressToken: 't' }),
-    });
+    const response = await session.post(callTool('long', 'countdown', { from: 1_000, interval_ms: 20 }, { progressToken: 't' }));
     const stream = response.headers.get('Mcp-Stream-Id');
     const reader = new SseReader(response);
     const seen = await reader.take(4).finally(() => reader.cancel());
@@ -123,12 +118,7 @@ describe('after the object is aborted', () => {
 
   it('a revival that fails is rolled back whole: the next one still finishes the call', async () => {
     const session = await openSession();
-    const response = await session.post({
-      jsonrpc: '2.0',
-      id: 'cut',
-      method: 'tools/call',
-      params: toolCall('countdown', { from: 1_000, interval_ms: 20 }, { progressToken: 't' }),
-    });
+    const response = await session.post(callTool('cut', 'countdown', { from: 1_000, interval_ms: 20 }, { progressToken: 't' }));
     const reader = new SseReader(response);
     const seen = await reader.take(3).finally(() => reader.cancel());
     await abortAllDurableObjects();
@@ -151,7 +141,7 @@ describe('after the object is aborted', () => {
 
   it('streams opened after the restart carry the new epoch', async () => {
     const session = await openSession();
-    const response = await session.post({ jsonrpc: '2.0', id: 'slow', method: 'tools/call', params: toolCall('countdown', { from: 100, interval_ms: 50 }) });
+    const response = await session.post(callTool('slow', 'countdown', { from: 100, interval_ms: 50 }));
     await response.body?.cancel();
     await abortAllDurableObjects();
     const events = await session.call('ping', {}, 'next');

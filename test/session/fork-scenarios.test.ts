@@ -6,7 +6,7 @@
 import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { messages, openSession, toolCall } from '../support/mcp-http.ts';
+import { messages, openSession, callTool, toolCall } from '../support/mcp-http.ts';
 import { SseReader, type ReadEvent } from '../support/sse-reader.ts';
 
 const seqOf = (event: ReadEvent) => Number(event.id!.split('-')[2]);
@@ -52,12 +52,7 @@ describe('a reconnect without a cursor while a background task emits', () => {
 describe('two resumes racing for one stream', () => {
   it('end with exactly one attached: the other connection ends, and live events reach only the winner', async () => {
     const session = await openSession();
-    const response = await session.post({
-      jsonrpc: '2.0',
-      id: 'race',
-      method: 'tools/call',
-      params: toolCall('countdown', { from: 30, interval_ms: 20 }, { progressToken: 1 }),
-    });
+    const response = await session.post(callTool('race', 'countdown', { from: 30, interval_ms: 20 }, { progressToken: 1 }));
     const original = new SseReader(response);
     const seen = await original.take(4);
     await original.cancel();

@@ -3,7 +3,7 @@
  * cursor names, or a typed refusal — one test per row of the decision table.
  */
 import { describe, expect, it } from 'vitest';
-import { errorOf, messages, openSession, toolCall, type Session } from '../support/mcp-http.ts';
+import { errorOf, messages, openSession, callTool, toolCall, type Session } from '../support/mcp-http.ts';
 import { ENDED, SseReader, TIMED_OUT, type ReadEvent } from '../support/sse-reader.ts';
 
 const countdown = (from: number, interval_ms: number) =>
@@ -163,7 +163,7 @@ describe('request ids', () => {
     const first = messages(await session.call('tools/call', toolCall('tally', { key: 'once' }), 'req-1'));
     expect(first).toEqual([{ jsonrpc: '2.0', id: 'req-1', result: { content: [{ type: 'text', text: '1' }] } }]);
 
-    const refused = await errorOf(await session.post({ jsonrpc: '2.0', id: 'req-1', method: 'tools/call', params: toolCall('tally', { key: 'once' }) }));
+    const refused = await errorOf(await session.post(callTool('req-1', 'tally', { key: 'once' })));
     expect(refused).toMatchObject({ status: 409, reason: 'duplicate_request_id', body: { id: 'req-1' } });
     const cursor = refused.body.error.data.cursor as string;
     expect(cursor).toMatch(/^1-\d+-0$/);
@@ -180,8 +180,8 @@ describe('request ids', () => {
     await session.call('tools/call', toolCall('tally', { key: 'batch' }), 'used');
     const refused = await errorOf(
       await session.post([
-        { jsonrpc: '2.0', id: 'fresh', method: 'tools/call', params: toolCall('tally', { key: 'batch' }) },
-        { jsonrpc: '2.0', id: 'used', method: 'tools/call', params: toolCall('tally', { key: 'batch' }) },
+        callTool('fresh', 'tally', { key: 'batch' }),
+        callTool('used', 'tally', { key: 'batch' }),
       ]),
     );
     expect(refused).toMatchObject({ status: 409, reason: 'duplicate_request_id', body: { id: 'used' } });
@@ -194,8 +194,8 @@ describe('request ids', () => {
     const session = await openSession('2025-03-26');
     const refused = await errorOf(
       await session.post([
-        { jsonrpc: '2.0', id: 9, method: 'tools/call', params: toolCall('tally', { key: 'twice' }) },
-        { jsonrpc: '2.0', id: 9, method: 'tools/call', params: toolCall('tally', { key: 'twice' }) },
+        callTool(9, 'tally', { key: 'twice' }),
+        callTool(9, 'tally', { key: 'twice' }),
       ]),
     );
     expect(refused).toMatchObject({ status: 400, code: -32600 });

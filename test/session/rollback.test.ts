@@ -5,13 +5,11 @@
  * with it: otherwise the object serves a stream as ended that storage still has open, or
  * finishes a call whose other requests were never answered.
  */
-import { runInDurableObject } from 'cloudflare:test';
-import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EventLog } from '../../src/session/event-log.ts';
-import { migrate } from '../../src/session/migrations.ts';
 import { SessionStore } from '../../src/session/session-store.ts';
 import { SessionStreams } from '../../src/session/session-streams.ts';
+import { inNewObject as inObject, streamOptions } from '../support/session-fixture.ts';
 
 const originalSetAnswered = EventLog.prototype.setAnswered;
 const originalAppendMany = EventLog.prototype.appendMany;
@@ -32,24 +30,10 @@ class FailingStore extends SessionStore {
   }
 }
 
-async function inNewObject<T>(body: (streams: SessionStreams, store: FailingStore, sql: SqlStorage) => T): Promise<T> {
-  const stub = env.MCP_SESSION.get(env.MCP_SESSION.idFromName(`rollback-${crypto.randomUUID()}`));
-  return runInDurableObject(stub, (_instance, state) => {
-    const store = new FailingStore(state.storage.sql);
-    state.storage.transactionSync(() => {
-      migrate(state.storage.sql);
-      store.create('2025-11-25', {}, Date.now());
-    });
-    const streams = new SessionStreams(state.storage, store, {
-      heartbeatMs: 0,
-      connectionBufferBytes: 1024 * 1024,
-      retryMs: 0,
-      maxConnectionAgeMs: 0,
-      maxSessionEvents: 1_000,
-      maxSessionBytes: 1 << 30,
-      onStreamEnded: () => undefined,
-    });
-    return body(streams, store, state.storage.sql);
+function inNewObject<T>(body: (streams: SessionStreams, store: FailingStore, sql: SqlStorage) => T): Promise<T> {
+  return inObject((storage) => {
+    const store = new FailingStore(storage.sql);
+    return body(new SessionStreams(storage, store, streamOptions({ maxSessionEvents: 1_000 })), store, storage.sql);
   });
 }
 

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import type { McpServer } from '@modelcontextprotocol/server';
 import { DemoSession } from '../../src/demo/demo-session.ts';
-import { openSession, toolCall } from '../support/mcp-http.ts';
+import { openSession, callTool } from '../support/mcp-http.ts';
 import { SseReader } from '../support/sse-reader.ts';
 
 const originalCreateServer = Object.getOwnPropertyDescriptor(DemoSession.prototype, 'createServer')!;
@@ -40,7 +40,7 @@ describe('a server→client request the server gives up on', () => {
   it('is cancelled by its wire id, on the stream it went out on, before the call ends', async () => {
     withImpatientTool();
     const session = await openSession('2025-11-25', { elicitation: {} });
-    const response = await session.post({ jsonrpc: '2.0', id: 'ask', method: 'tools/call', params: toolCall('ask_briefly', {}) });
+    const response = await session.post(callTool('ask', 'ask_briefly', {}));
     const events = (await new SseReader(response).all()).filter((e) => e.data !== '').map((e) => JSON.parse(e.data));
     const [request, cancelled, answer] = events;
     expect(request).toMatchObject({ method: 'elicitation/create', id: expect.any(String) });

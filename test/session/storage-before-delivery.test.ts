@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SseConnection, type Delivery } from '../../src/session/connection.ts';
 import { EventLog } from '../../src/session/event-log.ts';
 import { parseEventId } from '../../src/core/event-id.ts';
-import { messages, openSession, toolCall } from '../support/mcp-http.ts';
+import { messages, openSession, callTool, toolCall } from '../support/mcp-http.ts';
 import { ENDED, SseReader } from '../support/sse-reader.ts';
 
 const originalDeliver = SseConnection.prototype.deliver;
@@ -51,7 +51,7 @@ describe('storage before delivery', () => {
       if (++appends === 3) throw new Error('SQLITE_FULL: database or disk is full');
       return originalAppendMany.call(this, events);
     };
-    const response = await session.post({ jsonrpc: '2.0', id: 'c', method: 'tools/call', params: toolCall('countdown', { from: 5, interval_ms: 20 }, { progressToken: 't' }) });
+    const response = await session.post(callTool('c', 'countdown', { from: 5, interval_ms: 20 }, { progressToken: 't' }));
     const reader = new SseReader(response);
     const seen = await reader.all(5_000); // the connection ends where storing failed
     expect(seen.map((e) => e.id)).toEqual(['1-2-0', '1-2-1', '1-2-2']);

@@ -24,6 +24,7 @@ import { migrate } from '../../src/session/migrations.ts';
 import { interruptOrphanedStreams } from '../../src/session/session-revival.ts';
 import { SessionStore } from '../../src/session/session-store.ts';
 import { SessionStreams } from '../../src/session/session-streams.ts';
+import { streamOptions } from '../support/session-fixture.ts';
 import { ENDED, SseReader, TIMED_OUT } from '../support/sse-reader.ts';
 
 interface ModelStream {
@@ -69,15 +70,7 @@ class World {
   }
 
   newSystem(): SessionStreams {
-    return new SessionStreams(this.storage, this.sessions, {
-      heartbeatMs: 0,
-      connectionBufferBytes: this.bufferBytes,
-      retryMs: 1000,
-      maxConnectionAgeMs: 0,
-      maxSessionEvents: 1_000_000,
-      maxSessionBytes: 1 << 30,
-      onStreamEnded: () => undefined,
-    });
+    return new SessionStreams(this.storage, this.sessions, streamOptions({ connectionBufferBytes: this.bufferBytes }));
   }
 
   payload(): string {

@@ -95,6 +95,14 @@ export const toolCall = (name: string, args: Record<string, unknown>, meta?: Rec
   ...(meta !== undefined && { _meta: meta }),
 });
 
+/** A whole `tools/call` request with id `id`, as a client posts it. */
+export const callTool = (id: number | string, name: string, args: Record<string, unknown>, meta?: Record<string, unknown>) => ({
+  jsonrpc: '2.0' as const,
+  id,
+  method: 'tools/call',
+  params: toolCall(name, args, meta),
+});
+
 export async function errorOf(response: Response): Promise<{ status: number; code: number; reason?: string; body: any }> {
   const body = (await response.json()) as any;
   return { status: response.status, code: body?.error?.code, reason: body?.error?.data?.reason, body };

@@ -1,0 +1,35 @@
+/**
+ * For tests that drive the session layer directly inside a Durable Object: a new object whose
+ * storage has the current schema and a session, and options for the SessionStreams under test.
+ */
+import { runInDurableObject } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import { migrate } from '../../src/session/migrations.ts';
+import { SessionStore } from '../../src/session/session-store.ts';
+import type { StreamOptions } from '../../src/session/session-streams.ts';
+
+/** Runs `body` in a new session object (storage is per test file: every call gets its own object). */
+export function inNewObject<T>(body: (storage: DurableObjectStorage) => T | Promise<T>): Promise<T> {
+  const stub = env.MCP_SESSION.get(env.MCP_SESSION.idFromName(`fixture-${crypto.randomUUID()}`));
+  return runInDurableObject(stub, (_instance, state) => {
+    state.storage.transactionSync(() => {
+      migrate(state.storage.sql);
+      new SessionStore(state.storage.sql).create('2025-11-25', {}, Date.now());
+    });
+    return body(state.storage);
+  });
+}
+
+/** No clocks, a 1 MiB connection buffer, bounds out of the way: override what a test is about. */
+export function streamOptions(overrides: Partial<StreamOptions> = {}): StreamOptions {
+  return {
+    heartbeatMs: 0,
+    connectionBufferBytes: 1024 * 1024,
+    retryMs: 1000,
+    maxConnectionAgeMs: 0,
+    maxSessionEvents: 1_000_000,
+    maxSessionBytes: 1 << 30,
+    onStreamEnded: () => undefined,
+    ...overrides,
+  };
+}
