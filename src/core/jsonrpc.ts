@@ -45,6 +45,9 @@ export const isRequest = (m: JsonRpcMessage): m is JsonRpcRequest => 'method' in
 export const isNotification = (m: JsonRpcMessage): m is JsonRpcNotification => 'method' in m && !('id' in m);
 export const isResponse = (m: JsonRpcMessage): m is JsonRpcResponse => !('method' in m);
 
+/** The id of the request a response answers; undefined for any other message, or an error about no request. */
+export const answeredId = (m: JsonRpcMessage): JsonRpcId | undefined => (isResponse(m) ? (m.id ?? undefined) : undefined);
+
 /**
  * The longest string request id accepted. Every id is stored for the session's life (reuse is
  * refused), and a Durable Object cannot store a value over 2 MB; JSON-RPC sets no bound, and

@@ -5,7 +5,7 @@
  */
 import { encodeComment, encodeEvent } from '../core/sse.ts';
 import { utf8Length } from '../core/utf8.ts';
-import { idKey, isResponse, type JsonRpcMessage } from '../core/jsonrpc.ts';
+import { answeredId, idKey, type JsonRpcMessage } from '../core/jsonrpc.ts';
 
 /** One event of a stream: its number, its id and the serialized JSON-RPC message, exactly as stored. */
 export interface Delivery {
@@ -321,8 +321,9 @@ export class JsonCollector implements Connection {
 
   deliver({ data }: Delivery): void {
     const message = JSON.parse(data) as JsonRpcMessage;
-    if (!isResponse(message) || message.id === null || message.id === undefined) return;
-    this.#pending.delete(idKey(message.id));
+    const answered = answeredId(message);
+    if (answered === undefined) return;
+    this.#pending.delete(idKey(answered));
     this.#responses.push(message);
     if (this.#pending.size === 0) this.close();
   }

@@ -19,12 +19,12 @@ import { readConfig, type ConfigVars, type TransportConfig } from '../config.ts'
 import { asHttpError, errorResponse, httpErrors, JsonRpcCode, McpHttpError } from '../core/errors.ts';
 import { formatEventId } from '../core/event-id.ts';
 import {
+  answeredId,
   errorAnswer,
   idKey,
   isInitializeRequest,
   isNotification,
   isRequest,
-  isResponse,
   parseJsonRpcBody,
   type JsonRpcMessage,
   type JsonRpcRequest,
@@ -378,7 +378,8 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
     if (this.#live === undefined) return; // the session was deleted under a running handler
     const m = message as JsonRpcMessage;
     const streams = this.#streams;
-    const answers = isResponse(m) && m.id !== null && m.id !== undefined ? idKey(m.id) : undefined;
+    const answered = answeredId(m);
+    const answers = answered !== undefined ? idKey(answered) : undefined;
     if (answers !== undefined) this.#settleLevel(live, answers, m);
     const key = answers ?? (related !== undefined ? idKey(related) : undefined);
     const originStream = origin !== undefined ? streams.streamOfRequest(idKey(origin)) : undefined;
@@ -479,7 +480,8 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
 
   /** Client messages the transport itself acts on before the SDK sees them. */
   #observe(live: LiveSession, message: JsonRpcMessage): void {
-    if (isResponse(message) && message.id !== null && message.id !== undefined) this.#outstanding.delete(String(message.id));
+    const answered = answeredId(message);
+    if (answered !== undefined) this.#outstanding.delete(String(answered));
     if (isRequest(message) && message.method === 'logging/setLevel' && LOGGING_LEVELS.has(message.params?.level as string)) {
       // Persisted once the server accepts it (#route), so a revived server filters logs as the
       // client asked; a server without the logging capability refuses it, and then a revival

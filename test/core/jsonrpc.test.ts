@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { JsonRpcId } from '../../src/core/errors.ts';
 import {
+  answeredId,
   errorAnswer,
   idKey,
   isInitializeRequest,
@@ -246,6 +247,17 @@ describe('message kinds', () => {
     { name: 'an error response', message: errorResponse, kinds: [false, false, true, false] },
   ])('classifies $name as [request, notification, response, initialize] = $kinds', ({ message, kinds }) => {
     expect([isRequest(message), isNotification(message), isResponse(message), isInitializeRequest(message)]).toEqual(kinds);
+  });
+
+  it.each<{ name: string; message: JsonRpcMessage; id: JsonRpcId | undefined }>([
+    { name: 'a result', message: response, id: 1 },
+    { name: 'an error with a string id', message: { jsonrpc: '2.0', id: 'x', error: { code: -1, message: 'm' } }, id: 'x' },
+    { name: 'an error with a null id', message: errorResponse, id: undefined },
+    { name: 'an error without an id', message: { jsonrpc: '2.0', error: { code: -1, message: 'm' } }, id: undefined },
+    { name: 'a request (it answers nothing)', message: request, id: undefined },
+    { name: 'a notification', message: notification, id: undefined },
+  ])('answeredId of $name is $id', ({ message, id }) => {
+    expect(answeredId(message)).toBe(id);
   });
 });
 
