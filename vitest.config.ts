@@ -1,4 +1,4 @@
-import { cloudflareTest } from '@cloudflare/vitest-pool-workers';
+import { cloudflareTest } from '@cloudflare/vitest-plugin';
 import { defineConfig } from 'vitest/config';
 
 const worker = (vars: Record<string, string> = {}) =>
@@ -11,12 +11,13 @@ const worker = (vars: Record<string, string> = {}) =>
 const shared = {
   // The first request of a file pays for loading the SDK into workerd (~4 s on 2 cores).
   testTimeout: 20_000,
-  // The Worker's one-line-per-request log is for `wrangler tail`, not for test output.
-  onConsoleLog: (log: string) => !log.includes('"msg":"mcp.request"'),
 };
 
 export default defineConfig({
   test: {
+    // The Worker's one-line-per-request log is for `wrangler tail`, not for test output (a
+    // root-only option: vitest ignores it inside a project).
+    onConsoleLog: (log: string) => !log.includes('"msg":"mcp.request"'),
     projects: [
       {
         plugins: [worker()],
