@@ -1,29 +1,52 @@
 // Runs the MCP conformance suite (the independent judge of protocol behaviour), the official
 // Node client and a raw-HTTP walk of the resume decision table against `wrangler dev` on
-// loopback. Fails on any FAILURE or WARNING check — the suite's summary line hides warnings,
-// so every checks.json is read.
+// loopback. Two releases of the suite: 0.1.16 with every scenario (`--suite all`, pending ones
+// included) and 0.2.0-alpha.12 with exactly what revision 2025-11-25 requires. Fails on any
+// FAILURE or WARNING check — the suite's summary line hides warnings, so every checks.json is
+// read.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { withDevServer } from './dev-server.mjs';
 import { checkWithSdkClient } from './sdk-client-check.mjs';
 import { walkResumeTable } from './walk-resume-table.mjs';
 
 const port = Number(process.env.CONFORMANCE_PORT ?? 8797);
+const require = createRequire(import.meta.url);
+/** The suite's CLI inside an installed package (both releases install the same `conformance` bin name). */
+const cli = (pkg) => join(dirname(require.resolve(`${pkg}/package.json`)), 'dist', 'index.js');
+
+const RUNS = [
+  { label: 'conformance 0.1.16 --suite all', cli: cli('@modelcontextprotocol/conformance'), args: ['--suite', 'all'] },
+  { label: 'conformance 0.2.0-alpha.12 --requirements 2025-11-25', cli: cli('conformance-0.2'), args: ['--requirements', '2025-11-25'] },
+];
+// What makes a session resumable: these must pass outright, not be skipped.
 const MUST_SUCCEED = ['server-sse-priming-event', 'server-sse-retry-field', 'server-sse-disconnect-resume'];
 
 await withDevServer(port, async (url) => {
+  let failed = false;
+  for (const run of RUNS) {
+    const problems = runSuite(run, url);
+    if (problems.length > 0) failed = true;
+  }
+  if (failed) process.exit(1);
+  await checkWithSdkClient(url);
+  if (!(await walkResumeTable(url))) process.exit(1);
+});
+
+/** One release of the suite; returns every failure, warning and missing must-pass check. */
+function runSuite({ label, cli, args }, url) {
   const out = mkdtempSync(join(tmpdir(), 'conformance-'));
-  const run = spawnSync('npx', ['conformance', 'server', '--url', url, '--suite', 'all', '-o', out], {
-    stdio: 'inherit',
-    timeout: 300_000,
-  });
+  console.log(`\n== ${label}`);
+  const run = spawnSync(process.execPath, [cli, 'server', '--url', url, ...args, '-o', out], { stdio: 'inherit', timeout: 600_000 });
   if (run.error) throw run.error;
 
   const problems = [];
   let checks = 0;
-  for (const scenario of readdirSync(out)) {
+  const scenarios = readdirSync(out);
+  for (const scenario of scenarios) {
     const results = JSON.parse(readFileSync(join(out, scenario, 'checks.json'), 'utf8'));
     for (const check of results) {
       checks++;
@@ -36,15 +59,13 @@ await withDevServer(port, async (url) => {
     }
   }
   // Directories are named `server-<scenario>-<timestamp>` (the scenario's own name starts with server- too).
-  const pollingDir = readdirSync(out).find((name) => name.startsWith('server-server-sse-polling-'));
+  const pollingDir = scenarios.find((name) => name.startsWith('server-server-sse-polling-'));
   const polling = pollingDir === undefined ? [] : JSON.parse(readFileSync(join(out, pollingDir, 'checks.json'), 'utf8'));
   for (const id of MUST_SUCCEED) {
     if (!polling.some((check) => check.id === id)) problems.push(`server-sse-polling: ${id} missing`);
   }
-  console.log(`conformance: ${checks} checks read, ${problems.length} failures or warnings`);
+  if (run.status !== 0) problems.push(`the suite exited with ${run.status}`);
+  console.log(`${label}: ${scenarios.length} scenarios, ${checks} checks read, ${problems.length} failures or warnings`);
   for (const problem of problems) console.log(`  ${problem}`);
-  if (problems.length > 0 || run.status !== 0) process.exit(1);
-
-  await checkWithSdkClient(url);
-  if (!(await walkResumeTable(url))) process.exit(1);
-});
+  return problems;
+}
