@@ -50,10 +50,11 @@ export interface SessionContext {
   /** The session's own durable storage; deleted with the session. */
   readonly storage: DurableObjectStorage;
   /**
-   * Registers work that outlives the call that started it. On runtimes with pending-I/O
-   * keep-alive (compatibility date 2026-10-01 or later) this keeps the object resident until
-   * `task` settles; on the pinned 2026-04-20 runtime it does not, and such a task lives only
-   * as long as the object does.
+   * Registers work that outlives the call that started it (a call's own work needs nothing:
+   * a running call keeps the object resident by itself, residency.ts). The object stays
+   * resident until `task` settles, with or without a client connected: the runtime's
+   * pending-I/O keep-alive, the default from compatibility date 2026-10-01. What such a task
+   * keeps in memory still dies with the instance (a deploy, a crash).
    */
   readonly waitUntil: (task: Promise<unknown>) => void;
 }
@@ -98,6 +99,7 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
     this.#streams = new SessionStreams(ctx.storage, this.#sessions, {
       ...this.#config,
       onStreamEnded: (at) => this.#armAlarm(at + this.#config.retentionMs),
+      keepResident: (until) => this.ctx.waitUntil(until),
     });
   }
 

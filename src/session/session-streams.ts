@@ -23,6 +23,7 @@ import type { StreamRecord } from '../core/resume.ts';
 import { ConnectionTable } from './connection-table.ts';
 import { JsonCollector, SseConnection, type Delivery } from './connection.ts';
 import { APPEND_BATCH, EventLog, MAX_MESSAGE_BYTES, type StoredRow } from './event-log.ts';
+import { Residency } from './residency.ts';
 import type { SessionStore } from './session-store.ts';
 
 /** A message too large to store, and so to send: nothing of it was stored or delivered. */
@@ -57,11 +58,14 @@ export interface StreamOptions {
   readonly maxSessionBytes: number;
   /** Told the time whenever a stream ends, so its events' retention can be scheduled. */
   readonly onStreamEnded: (at: number) => void;
+  /** The object's `ctx.waitUntil`: each request stream keeps the object resident until it ends (residency.ts). */
+  readonly keepResident: (until: Promise<void>) => void;
 }
 
 export class SessionStreams {
   readonly #log: EventLog;
   readonly #connections = new ConnectionTable();
+  readonly #residency: Residency;
   /** Hot-path events not yet stored, in emission order; none of them was delivered. */
   #held: (StoredRow & { readonly id: string })[] = [];
   /** Set by the first event of a turn; fires once the turn is over and stores what is held. */
@@ -88,6 +92,7 @@ export class SessionStreams {
     private readonly options: StreamOptions,
   ) {
     this.#log = new EventLog(storage);
+    this.#residency = new Residency(options.keepResident);
   }
 
   /** The durable log, with every emitted event in it. */
@@ -143,6 +148,8 @@ export class SessionStreams {
     for (const key of requestKeys) this.#requestStreams.set(key, stream.stream);
     this.#unanswered.set(stream.stream, new Set(requestKeys));
     this.#known.set(stream.stream, { epoch: stream.epoch, open: true, lastSeq: 0 });
+    // The call runs to its end here even if its client goes away: it is answered into the log.
+    this.#residency.hold(stream.stream);
     return stream;
   }
 
@@ -206,6 +213,7 @@ export class SessionStreams {
   #ended(stream: number, at: number, how: 'finished' | 'superseded' = 'finished'): void {
     if (how === 'finished') this.#connections.finish(stream);
     else this.#connections.close(stream);
+    this.#residency.release(stream);
     this.options.onStreamEnded(at);
   }
 
@@ -406,6 +414,7 @@ export class SessionStreams {
     if (this.#storeTimer !== undefined) clearTimeout(this.#storeTimer);
     this.#storeTimer = undefined;
     this.#connections.closeAll();
+    this.#residency.releaseAll();
     this.forget();
   }
 

@@ -30,6 +30,7 @@ export function streamOptions(overrides: Partial<StreamOptions> = {}): StreamOpt
     maxSessionEvents: 1_000_000,
     maxSessionBytes: 1 << 30,
     onStreamEnded: () => undefined,
+    keepResident: () => undefined,
     ...overrides,
   };
 }
