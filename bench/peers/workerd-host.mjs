@@ -15,7 +15,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
-import { Miniflare } from 'miniflare';
+import { convertV4MiniflareOptions, Miniflare } from 'miniflare';
 import { unstable_getMiniflareWorkerOptions } from 'wrangler';
 
 const [config, portText, stateDirArg] = process.argv.slice(2);
@@ -28,25 +28,30 @@ const ROOT = resolve(import.meta.dirname, '../..');
 const stateDir = resolve(stateDirArg);
 const bundleDir = join(stateDir, 'bundle');
 
-execFileSync(join(ROOT, 'node_modules/.bin/wrangler'), ['deploy', '--dry-run', '--outdir', bundleDir, '-c', config], {
+// On this process's Node: wrangler needs Node >= 22, which the system's may not be.
+execFileSync(process.execPath, [join(ROOT, 'node_modules/wrangler/bin/wrangler.js'), 'deploy', '--dry-run', '--outdir', bundleDir, '-c', config], {
   cwd: ROOT,
   stdio: ['ignore', 'ignore', 'inherit'],
 });
-const { workerOptions } = unstable_getMiniflareWorkerOptions(resolve(ROOT, config));
+// Module rules are for sources, and wrangler has bundled them: one ES module (Miniflare 5 also
+// refuses to convert rules it cannot carry over exactly).
+const { modulesRules: _sourceRules, ...workerOptions } = unstable_getMiniflareWorkerOptions(resolve(ROOT, config)).workerOptions;
 
-const mf = new Miniflare({
-  ...workerOptions,
-  name: 'peer',
-  modules: true,
-  modulesRoot: bundleDir,
-  scriptPath: join(bundleDir, 'index.js'),
-  modulesRules: [{ type: 'ESModule', include: ['**/*.js'] }],
-  host: '127.0.0.1',
-  port,
-  durableObjectsPersist: join(stateDir, 'do'),
-  // Miniflare would otherwise download Cloudflare's request.cf fixture.
-  cf: false,
-});
+// wrangler derives Miniflare 4's option shape; Miniflare 5 takes its own, converted.
+const mf = new Miniflare(
+  convertV4MiniflareOptions({
+    ...workerOptions,
+    name: 'peer',
+    modules: true,
+    modulesRoot: bundleDir,
+    scriptPath: join(bundleDir, 'index.js'),
+    host: '127.0.0.1',
+    port,
+    durableObjectsPersist: join(stateDir, 'do'),
+    // Miniflare would otherwise download Cloudflare's request.cf fixture.
+    cf: false,
+  }),
+);
 const url = await mf.ready;
 console.log(`ready ${url.href}`);
 

@@ -1,5 +1,5 @@
 /**
- * Fixtures for the MCP conformance suite (`@modelcontextprotocol/conformance@0.1.13`,
+ * Fixtures for the MCP conformance suite (`@modelcontextprotocol/conformance` 0.1.16 and 0.2.0-alpha.12,
  * `conformance server --suite all`): every tool, resource, resource template, prompt,
  * completion and subscription handler its server scenarios exercise, with the exact
  * names, arguments and payloads the scenarios check.
