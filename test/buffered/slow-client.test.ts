@@ -69,7 +69,8 @@ describe('a client slower than its call', () => {
   });
 
   // Either signal ends it: the body's cancel, or the request's abort signal
-  // (enable_request_signal); with neither wired, the connection stays (checked by mutation).
+  // (on by default from compatibility date 2026-11-17); with neither wired, the connection
+  // stays (checked by mutation).
   it('a client that leaves while its connection is behind frees the connection', async () => {
     const session = await openSession();
     const released: number[] = [];
