@@ -78,3 +78,73 @@ export function formatTable(rows, peerNames, ratioList, ours = 'ours') {
   if (notes.length) text.push('', 'notes (* = median of fewer rounds than run):', ...notes);
   return text.join('\n');
 }
+
+/** What a summary carries over from the raw result unchanged (the run's metadata and figures). */
+const SUMMARY_KEYS = ['date', 'mode', 'rounds', 'workerd_via', 'sizes', 'node', 'machine', 'workloads', 'peers', 'unavailable', 'duration_ms', 'medians', 'ratios_ours_over_peer'];
+
+/**
+ * The committed shape of a run: the raw result (run.mjs) without its samples, plus, from them,
+ * `per_round[metric][peer]` — the metric's value in each round (index r - 1 for round r; null
+ * where that round failed, was skipped or gave no value; W6 has round 1 only) — and
+ * `notes[workload][peer]`, the distinct refusals and errors. Every value is kept as measured.
+ * `rawFile`, where the samples were written (relative to the repository root), is recorded as
+ * `raw_samples`. Pure: raw result in, summary out.
+ */
+export function toSummary(result, { rawFile } = {}) {
+  const summary = {};
+  for (const key of SUMMARY_KEYS) {
+    if (key === 'medians' && rawFile !== undefined) summary.raw_samples = rawFile;
+    if (result[key] !== undefined) summary[key] = result[key];
+  }
+  const perRound = {};
+  const notes = {};
+  for (const workload of result.workloads ?? []) {
+    const byPeer = result.samples?.[workload.id] ?? {};
+    for (const metric of workload.metrics) {
+      const row = (perRound[`${workload.id}.${metric.key}`] = {});
+      for (const [peer, runs] of Object.entries(byPeer)) {
+        const values = [];
+        for (const sample of runs) {
+          const value = sample.metrics?.[metric.key];
+          values[sample.round - 1] = Number.isFinite(value) ? value : null;
+        }
+        row[peer] = Array.from(values, (v) => v ?? null);
+      }
+    }
+    for (const [peer, runs] of Object.entries(byPeer)) {
+      const distinct = [...new Set(runs.map((s) => s.error ?? s.status).filter(Boolean))];
+      if (distinct.length) (notes[workload.id] ??= {})[peer] = distinct;
+    }
+  }
+  summary.per_round = perRound;
+  summary.notes = notes;
+  summary.table = result.table;
+  return summary;
+}
+
+const isPrimitive = (v) => v === null || v === undefined || typeof v !== 'object';
+
+/**
+ * JSON with two-space indentation, kept short: an array of numbers (or null, booleans) and an
+ * object of at most 8 primitive values (a ratio, a peer, one metric's medians) take one line.
+ */
+export function toJson(value, indent = '') {
+  if (Array.isArray(value)) {
+    if (value.length === 0) return '[]';
+    if (value.every((v) => isPrimitive(v) && typeof v !== 'string')) {
+      return `[${value.map((v) => JSON.stringify(v ?? null)).join(', ')}]`;
+    }
+    const inner = indent + '  ';
+    return `[\n${value.map((v) => inner + (v === undefined ? 'null' : toJson(v, inner))).join(',\n')}\n${indent}]`;
+  }
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value).filter(([, v]) => v !== undefined && typeof v !== 'function');
+    if (entries.length === 0) return '{}';
+    if (entries.length <= 8 && entries.every(([, v]) => isPrimitive(v))) {
+      return `{ ${entries.map(([k, v]) => `${JSON.stringify(k)}: ${JSON.stringify(v) ?? 'null'}`).join(', ')} }`;
+    }
+    const inner = indent + '  ';
+    return `{\n${entries.map(([k, v]) => `${inner}${JSON.stringify(k)}: ${toJson(v, inner)}`).join(',\n')}\n${indent}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}

@@ -6,8 +6,11 @@
 // peer round by round (in round r each workload runs for every peer before the next workload —
 // W1 for all peers at once, call by call; the peer order rotates by one each round; W6, memory,
 // runs in round 1 only, on fresh peers), prints medians per peer and the ratios of `ours`
-// against each other peer, and writes every raw sample to JSON. Peers are stopped at the end,
-// on error and on SIGINT/SIGTERM.
+// against each other peer, and writes two JSON files: every raw sample to raw/<date>.json beside
+// the output (ignored by git), and the summary (report.mjs `toSummary`: metadata, medians,
+// ratios, each round's value of each metric, notes, the table) to the output itself —
+// bench/results/latest.json for a complete full run, partial.json otherwise. Peers are stopped
+// at the end, on error and on SIGINT/SIGTERM.
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,10 +18,11 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { freePort } from './ports.mjs';
-import { formatTable, ratios, summarize } from './report.mjs';
+import { formatTable, ratios, summarize, toJson, toSummary } from './report.mjs';
 import { SIZES, WORKLOADS as ALL_WORKLOADS } from './workloads.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
+const REPO = path.resolve(HERE, '..', '..');
 const START_TIMEOUT_MS = 180_000;
 const STOP_TIMEOUT_MS = 15_000;
 const STAGGER_MS = 1_500;
@@ -246,9 +250,14 @@ async function main() {
     samples,
     table,
   };
-  await mkdir(path.dirname(outFile), { recursive: true });
-  await writeFile(outFile, `${JSON.stringify(result, null, 2)}\n`);
-  log(`wrote ${path.relative(process.cwd(), outFile)}; benchmark ${(benchMs / 1000).toFixed(1)} s, total ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  // The raw samples beside the output, in raw/ (ignored by git); the summary in the output.
+  const rawFile = path.join(path.dirname(outFile), 'raw', `${result.date.replace(/[:.]/g, '-')}.json`);
+  await mkdir(path.dirname(rawFile), { recursive: true });
+  await writeFile(rawFile, `${JSON.stringify(result, null, 2)}\n`);
+  const fromRepo = path.relative(REPO, rawFile);
+  const summary = toSummary(result, { rawFile: fromRepo.startsWith('..') ? rawFile : fromRepo });
+  await writeFile(outFile, `${toJson(summary)}\n`);
+  log(`wrote ${path.relative(process.cwd(), outFile)} (summary) and ${path.relative(process.cwd(), rawFile)} (raw samples); benchmark ${(benchMs / 1000).toFixed(1)} s, total ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 }
 
 let exitCode = 0;

@@ -1,4 +1,4 @@
-// node --test bench/harness/  — the SSE parser the benchmark client relies on.
+// node --test bench/harness/*.test.mjs  — the SSE parser the benchmark client relies on.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { SseParser } from './sse.mjs';

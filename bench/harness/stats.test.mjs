@@ -1,4 +1,4 @@
-// node --test bench/harness/  — the statistics behind the table.
+// node --test bench/harness/*.test.mjs  — the statistics behind the table.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { median, percentile } from './stats.mjs';

@@ -9,7 +9,7 @@
  * its workerd goes with it. Worker peers run in workerd, by default through workerd-host.mjs
  * (bundled as `wrangler deploy` bundles, served by Miniflare: no dev proxy, no DevTools
  * attached), or with `{ via: 'wrangler-dev' }` under the root's `wrangler dev`. State lives in
- * a fresh dir, /work/main/.cache/bench-state/<name>, cleared at every start; the peer's stdout
+ * a fresh dir, <repo>/.cache/bench-state/<name>, cleared at every start; the peer's stdout
  * and stderr go to peer.log in that dir.
  */
 import { spawn } from 'node:child_process';
@@ -170,7 +170,7 @@ function killGroup(pid, signal) {
  * Starts peer `name` on 127.0.0.1:`port` and resolves once `POST /mcp` answers with a status
  * below 500 (90 s at most). Returns { name, url, pid (process group leader), stop(),
  * servingPids(), proxyPids(), workerdPid (wrangler peers, else undefined), logPath, stateDir }.
- * `stateDir` (default /work/main/.cache/bench-state/<name>) is removed and re-created first:
+ * `stateDir` (default <repo>/.cache/bench-state/<name>) is removed and re-created first:
  * two peers running at once need different ones. `via` (Worker peers): 'miniflare' (default)
  * or 'wrangler-dev'.
  */
