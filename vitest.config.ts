@@ -3,8 +3,8 @@ import { defineConfig } from 'vitest/config';
 
 const worker = (vars: Record<string, string> = {}) =>
   cloudflareTest({
-    main: './src/index.ts',
-    wrangler: { configPath: './wrangler.toml' },
+    main: './test/fixture-server/index.ts',
+    wrangler: { configPath: './test/fixture-server/wrangler.toml' },
     miniflare: { bindings: vars },
   });
 

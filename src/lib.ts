@@ -1,10 +1,14 @@
 /**
- * The deployed entry point: the edge Worker and the demo's session object.
- * Library code lives in core/ and session/; the demo (your tools go there) in demo/.
+ * mcp-edge-sessions: fork-proof MCP Streamable HTTP sessions on Cloudflare Durable Objects.
+ * What a user's Worker imports: the edge Worker, the session object to subclass, the options
+ * its McpServer needs, and the types around them. Everything else is internal.
  */
-import { DemoSession } from './demo/demo-session.ts';
-import { createMcpWorker } from './worker.ts';
-
-export { DemoSession };
-
-export default createMcpWorker<Env>({ sessions: (env) => env.MCP_SESSION }) satisfies ExportedHandler<Env>;
+export { createMcpWorker, type McpWorkerOptions, type SessionNamespace } from './edge/worker.ts';
+export { McpSessionObject } from './session/session-object.ts';
+export type { SessionContext } from './session/session-context.ts';
+export { sessionServerOptions } from './session/server-options.ts';
+export type { ConfigVars, ResponseMode, TransportConfig } from './config.ts';
+export type { LogEvent } from './core/log.ts';
+export { HEADERS, JsonRpcCode } from './core/wire.ts';
+export type { ErrorData, RefusalReason } from './core/errors.ts';
+export { SUPPORTED_PROTOCOL_VERSIONS, type ProtocolVersion } from './core/protocol-version.ts';

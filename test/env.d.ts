@@ -1,6 +1,6 @@
 declare namespace Cloudflare {
   interface GlobalProps {
-    mainModule: typeof import('../src/index.ts');
-    durableNamespaces: 'DemoSession';
+    mainModule: typeof import('./fixture-server/index.ts');
+    durableNamespaces: 'FixtureSession';
   }
 }

@@ -3,17 +3,7 @@
  * wire through {@link errorResponse}: an HTTP status paired with a JSON-RPC error body.
  * Nothing else builds error responses, and nothing sends a stack trace.
  */
-
-/** JSON-RPC 2.0 codes, plus the implementation-defined server range MCP transports use. */
-export const JsonRpcCode = {
-  ParseError: -32700,
-  InvalidRequest: -32600,
-  InternalError: -32603,
-  /** Transport-level refusal (bad headers, wrong state, refused cursor). */
-  ServerError: -32000,
-  /** The addressed session does not exist (never did, was deleted, or expired). */
-  SessionNotFound: -32001,
-} as const;
+import { JsonRpcCode } from './wire.ts';
 
 /** Machine-readable refusal reasons, carried in `error.data.reason`. Part of the wire contract. */
 export type RefusalReason =

@@ -9,10 +9,7 @@ import { acceptListsType, isJsonContentType, parseAccept } from './media-type.ts
 import { isHostAllowed, isOriginAllowed, type Allowlist } from './allowlist.ts';
 import { ASSUMED_PROTOCOL_VERSION, isSupportedProtocolVersion, type ProtocolVersion } from './protocol-version.ts';
 import { isWellFormedSessionId } from './session-id.ts';
-
-export const SESSION_ID_HEADER = 'Mcp-Session-Id';
-export const PROTOCOL_VERSION_HEADER = 'MCP-Protocol-Version';
-export const LAST_EVENT_ID_HEADER = 'Last-Event-ID';
+import { HEADERS } from './wire.ts';
 
 /**
  * `urlHost` stands in when there is no Host header: a request made in-process (a service
@@ -74,7 +71,7 @@ export function checkJsonContentType(headers: Headers): void {
  * it MUST respond with 400 Bad Request." An absent header means 2025-03-26.
  */
 export function readProtocolVersion(headers: Headers): ProtocolVersion {
-  const value = headers.get(PROTOCOL_VERSION_HEADER);
+  const value = headers.get(HEADERS.protocolVersion);
   if (value === null) return ASSUMED_PROTOCOL_VERSION;
   if (!isSupportedProtocolVersion(value.trim())) {
     throw httpErrors.badRequest(`unsupported protocol version ${JSON.stringify(value)}`);
@@ -84,7 +81,7 @@ export function readProtocolVersion(headers: Headers): ProtocolVersion {
 
 /** The session id, if the request carries one; a malformed one is a 400, never a lookup. */
 export function readSessionId(headers: Headers): string | undefined {
-  const value = headers.get(SESSION_ID_HEADER);
+  const value = headers.get(HEADERS.sessionId);
   if (value === null) return undefined;
   if (!isWellFormedSessionId(value)) throw httpErrors.badRequest('malformed Mcp-Session-Id header');
   return value;
@@ -98,7 +95,7 @@ export function requireSessionId(headers: Headers): string {
 
 /** The resumption cursor, if any. */
 export function readCursor(headers: Headers): EventId | undefined {
-  const value = headers.get(LAST_EVENT_ID_HEADER);
+  const value = headers.get(HEADERS.lastEventId);
   if (value === null) return undefined;
   const cursor = parseEventId(value.trim());
   if (cursor === undefined) {

@@ -1,24 +1,42 @@
-/** Header names of the wire contract, and the routes between the Worker and the object. */
-export const STREAM_HEADERS = {
+/**
+ * Every name and number this server puts on the wire, in one place: header names, methods,
+ * the Worker→object routes and the JSON-RPC error codes. Nothing else spells them.
+ */
+
+/** Request and response headers of MCP's Streamable HTTP transport, and this server's own. */
+export const HEADERS = {
+  sessionId: 'Mcp-Session-Id',
+  protocolVersion: 'MCP-Protocol-Version',
+  lastEventId: 'Last-Event-ID',
   /** The session's current epoch, on every response of a session. */
   epoch: 'Mcp-Session-Epoch',
   /** The stream number an SSE response carries. */
   streamId: 'Mcp-Stream-Id',
   /** `true` when the SSE response continues an existing stream, `false` when it starts one. */
   resumed: 'Mcp-Stream-Resumed',
-  sse: {
-    'Content-Type': 'text/event-stream',
-    'Cache-Control': 'no-cache, no-transform',
-  },
 } as const;
 
-export const EXPOSED_HEADERS = [
-  'Mcp-Session-Id',
-  'MCP-Protocol-Version',
-  STREAM_HEADERS.epoch,
-  STREAM_HEADERS.streamId,
-  STREAM_HEADERS.resumed,
+/** The headers of every SSE response. */
+export const SSE_RESPONSE_HEADERS = {
+  'Content-Type': 'text/event-stream',
+  'Cache-Control': 'no-cache, no-transform',
+} as const;
+
+/** The methods of the transport; anything else is 405. */
+export const ALLOWED_METHODS = ['GET', 'POST', 'DELETE', 'OPTIONS'] as const;
+
+/** What a browser client may send (CORS preflight). */
+export const ALLOWED_REQUEST_HEADERS = [
+  'Content-Type',
+  'Accept',
+  'Authorization',
+  HEADERS.sessionId,
+  HEADERS.protocolVersion,
+  HEADERS.lastEventId,
 ] as const;
+
+/** What a browser client may read (CORS). */
+export const EXPOSED_HEADERS = [HEADERS.sessionId, HEADERS.protocolVersion, HEADERS.epoch, HEADERS.streamId, HEADERS.resumed] as const;
 
 /** Paths of requests the Worker forwards to a session object (never reachable from outside). */
 export const OBJECT_ROUTES = {
@@ -26,4 +44,15 @@ export const OBJECT_ROUTES = {
   create: '/create',
   /** Everything addressed to an existing session. */
   session: '/session',
+} as const;
+
+/** JSON-RPC 2.0 codes, plus the implementation-defined server range MCP transports use. */
+export const JsonRpcCode = {
+  ParseError: -32700,
+  InvalidRequest: -32600,
+  InternalError: -32603,
+  /** Transport-level refusal (bad headers, wrong state, refused cursor), and a server→client request the client can no longer answer. */
+  ServerError: -32000,
+  /** The addressed session does not exist (never did, was deleted, or expired). */
+  SessionNotFound: -32001,
 } as const;

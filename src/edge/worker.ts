@@ -4,9 +4,10 @@
  * core function, every rejection goes through errorResponse().
  */
 import { Hono, type Context } from 'hono';
-import { readConfig, type ConfigVars, type TransportConfig } from './config.ts';
-import { asHttpError, errorResponse, httpErrors, McpHttpError } from './core/errors.ts';
-import { isInitializeRequest, parseJsonRpcBody } from './core/jsonrpc.ts';
+import { readConfig, type ConfigVars, type TransportConfig } from '../config.ts';
+import { asHttpError, errorResponse, httpErrors, McpHttpError } from '../core/errors.ts';
+import { isInitializeRequest, parseJsonRpcBody } from '../core/jsonrpc.ts';
+import { log } from '../core/log.ts';
 import {
   checkGetAccept,
   checkHostAndOrigin,
@@ -18,10 +19,11 @@ import {
   readProtocolVersion,
   readSessionId,
   requireSessionId,
-  SESSION_ID_HEADER,
-} from './core/request-checks.ts';
-import { newSessionId } from './core/session-id.ts';
-import { EXPOSED_HEADERS, OBJECT_ROUTES, STREAM_HEADERS } from './session/wire.ts';
+} from '../core/request-checks.ts';
+import { newSessionId } from '../core/session-id.ts';
+import { ALLOWED_METHODS, HEADERS, JsonRpcCode, OBJECT_ROUTES } from '../core/wire.ts';
+import { preflightResponse, withCors } from './cors.ts';
+import { logRequest } from './request-log.ts';
 
 /** All the Worker needs of the session namespace: name → object, and a way to fetch it. */
 export interface SessionNamespace {
@@ -36,9 +38,6 @@ export interface McpWorkerOptions<E> {
   readonly path?: string;
 }
 
-const ALLOWED_METHODS = ['GET', 'POST', 'DELETE', 'OPTIONS'];
-const ALLOWED_REQUEST_HEADERS = ['Content-Type', 'Accept', 'Authorization', SESSION_ID_HEADER, 'MCP-Protocol-Version', 'Last-Event-ID'];
-
 type Env<E> = { Bindings: E; Variables: { config: TransportConfig } };
 
 export function createMcpWorker<E extends ConfigVars>({ sessions, path = '/mcp' }: McpWorkerOptions<E>) {
@@ -50,7 +49,7 @@ export function createMcpWorker<E extends ConfigVars>({ sessions, path = '/mcp' 
     if (cached?.vars !== c.env) cached = { vars: c.env, config: readConfig(c.env) };
     c.set('config', cached.config);
     await next();
-    if (cached.config.requestLog) logRequest(c, started);
+    if (cached.config.requestLog) logRequest(c.req.raw, c.res, started);
   });
 
   // DNS-rebinding defence first: a forbidden Host or Origin learns nothing else.
@@ -60,26 +59,13 @@ export function createMcpWorker<E extends ConfigVars>({ sessions, path = '/mcp' 
     await next();
     const origin = c.req.header('Origin');
     if (origin !== undefined) {
-      // Responses from a Durable Object have immutable headers: copy before adding CORS.
-      const response = new Response(c.res.body, c.res);
-      response.headers.set('Access-Control-Allow-Origin', origin);
-      response.headers.set('Access-Control-Expose-Headers', EXPOSED_HEADERS.join(', '));
-      response.headers.append('Vary', 'Origin');
+      const response = withCors(c.res, origin);
       c.res = undefined;
       c.res = response;
     }
   });
 
-  app.options(path, () =>
-    new Response(null, {
-      status: 204,
-      headers: {
-        'Access-Control-Allow-Methods': ALLOWED_METHODS.join(', '),
-        'Access-Control-Allow-Headers': ALLOWED_REQUEST_HEADERS.join(', '),
-        'Access-Control-Max-Age': '86400',
-      },
-    }),
-  );
+  app.options(path, preflightResponse);
 
   app.post(path, async (c) => {
     const { headers } = c.req.raw;
@@ -127,11 +113,11 @@ export function createMcpWorker<E extends ConfigVars>({ sessions, path = '/mcp' 
     throw httpErrors.methodNotAllowed(ALLOWED_METHODS);
   });
 
-  app.notFound(() => errorResponse(new McpHttpError(404, -32000, `Not found: the MCP endpoint is ${path}`)));
+  app.notFound(() => errorResponse(new McpHttpError(404, JsonRpcCode.ServerError, `Not found: the MCP endpoint is ${path}`)));
 
   app.onError((error) => {
     const failure = asHttpError(error);
-    if (!(error instanceof McpHttpError)) console.error(JSON.stringify({ msg: 'mcp.worker.error', error: String(error) }));
+    if (!(error instanceof McpHttpError)) log({ msg: 'mcp.worker.error', error: String(error) });
     return errorResponse(failure);
   });
 
@@ -139,7 +125,7 @@ export function createMcpWorker<E extends ConfigVars>({ sessions, path = '/mcp' 
   function forward(c: Context<Env<E>>, sessionId: string, route: string, body?: BodyInit | null): Promise<Response> {
     const stub = sessions(c.env).get(sessions(c.env).idFromName(sessionId));
     const headers = new Headers(c.req.raw.headers);
-    headers.set(SESSION_ID_HEADER, sessionId);
+    headers.set(HEADERS.sessionId, sessionId);
     return stub.fetch(new Request(`https://session.internal${route}`, {
       method: c.req.method,
       headers,
@@ -150,23 +136,3 @@ export function createMcpWorker<E extends ConfigVars>({ sessions, path = '/mcp' 
 
   return app;
 }
-
-/** One structured line per request, readable in `wrangler tail`; never message bodies. */
-function logRequest<E extends ConfigVars>(c: Context<Env<E>>, started: number): void {
-  const session = c.res.headers.get(SESSION_ID_HEADER) ?? c.req.header(SESSION_ID_HEADER);
-  console.log(
-    JSON.stringify({
-      msg: 'mcp.request',
-      method: c.req.method,
-      // A prefix identifies the session in logs without making logs a session-id store.
-      session: session?.slice(0, 8) ?? null,
-      stream: numberOrNull(c.res.headers.get(STREAM_HEADERS.streamId)),
-      resumed: c.res.headers.get(STREAM_HEADERS.resumed) ?? null,
-      epoch: numberOrNull(c.res.headers.get(STREAM_HEADERS.epoch)),
-      status: c.res.status,
-      duration_ms: Date.now() - started,
-    }),
-  );
-}
-
-const numberOrNull = (value: string | null) => (value === null ? null : Number(value));

@@ -18,6 +18,7 @@
  */
 import type { StreamKind, StreamRecord, StreamState } from '../core/resume.ts';
 import { splitText } from '../core/utf8.ts';
+import { oldestUnprunedEnd, partBytes as partBytesOf, pruneEnded, pruneOldest, storedTotals } from './event-pruning.ts';
 
 type StreamRow = {
   stream: number;
@@ -32,9 +33,6 @@ type StreamRow = {
 const SELECT_STREAM = `SELECT s.stream, s.epoch, s.kind, s.state, s.pruned_through,
                                 max(s.pruned_through, coalesce((SELECT max(seq) FROM events e WHERE e.stream = s.stream), 0)) AS last_seq
                            FROM streams s`;
-
-/** Streams that still have stored events. */
-const HAS_EVENTS = `EXISTS (SELECT 1 FROM events e WHERE e.stream = s.stream)`;
 
 const toRecord = (row: StreamRow): StreamRecord => ({
   stream: row.stream,
@@ -76,9 +74,6 @@ export const MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
 
 /** The most events one read of a stream's log returns, whatever their size. */
 const PAGE_ROWS = 1_000;
-
-/** Rows a prune reads first from a stream (then 4× more each time): enough for the usual case. */
-const MIN_PRUNE_PAGE = 32;
 
 /** Rows per INSERT: three bound parameters each, and a Durable Object statement binds at most 100. */
 export const APPEND_BATCH = 33;
@@ -188,7 +183,7 @@ export class EventLog {
       const sizes = this.sql
         .exec(`SELECT seq, octet_length(message) + ? FROM events WHERE stream = ? AND seq > ? AND seq <= ? ORDER BY seq`, perEventBytes, stream, afterSeq, through)
         .raw<[number, number]>();
-      const more = partBytes === null ? undefined : this.#partBytes(stream, afterSeq, through);
+      const more = partBytes === null ? undefined : partBytesOf(this.sql, stream, afterSeq, through);
       // Read to the end (at most PAGE_ROWS rows): a cursor left open keeps its statement busy.
       let total = 0;
       through = afterSeq;
@@ -212,20 +207,6 @@ export class EventLog {
       for (const [seq, chunk] of parts) bySeq.get(seq)!.message += chunk;
     }
     return events;
-  }
-
-  /**
-   * The bytes stored in parts, per seq, of the stream's events in (afterSeq, through]. One range
-   * read: asked row by row, as a correlated subquery, it made a page of small events take
-   * 100× longer once any large message was stored.
-   */
-  #partBytes(stream: number, afterSeq: number, through: number): Map<number, number> {
-    const bytes = new Map<number, number>();
-    const rows = this.sql
-      .exec(`SELECT seq, sum(octet_length(chunk)) FROM event_parts WHERE stream = ? AND seq > ? AND seq <= ? GROUP BY seq`, stream, afterSeq, through)
-      .raw<[number, number]>();
-    for (const [seq, size] of rows) bytes.set(seq, size);
-    return bytes;
   }
 
   end(stream: number, state: Exclude<StreamState, 'open'>, now: number): void {
@@ -264,129 +245,22 @@ export class EventLog {
 
   /** Number and total size (UTF-8 bytes) of the stored events. */
   totals(): { readonly events: number; readonly bytes: number } {
-    return this.sql
-      .exec<{ events: number; bytes: number }>(
-        `SELECT count(*) AS events,
-                coalesce(sum(octet_length(message)), 0) + (SELECT coalesce(sum(octet_length(chunk)), 0) FROM event_parts) AS bytes
-           FROM events`,
-      )
-      .one();
+    return storedTotals(this.sql);
   }
 
-  /**
-   * Drops the events of streams that ended at or before `endedBy`. The stream rows stay, so a
-   * cursor into them is answered `events_pruned`, not `unknown_stream`.
-   * Returns what was removed.
-   */
+  /** Drops the events of streams that ended at or before `endedBy` (event-pruning.ts). */
   pruneEnded(endedBy: number): { readonly events: number; readonly bytes: number } {
-    const streams = this.sql
-      .exec<{ stream: number }>(
-        `SELECT stream FROM streams s WHERE state != 'open' AND ended_at <= ? AND ${HAS_EVENTS}`,
-        endedBy,
-      )
-      .toArray();
-    let events = 0;
-    let bytes = 0;
-    for (const { stream } of streams) {
-      const removed = this.sql
-        .exec<{ events: number; bytes: number }>(
-          `SELECT count(*) AS events,
-                  coalesce(sum(octet_length(message)), 0) +
-                    (SELECT coalesce(sum(octet_length(chunk)), 0) FROM event_parts WHERE stream = ?) AS bytes
-             FROM events WHERE stream = ?`,
-          stream,
-          stream,
-        )
-        .one();
-      this.sql.exec(`UPDATE streams SET pruned_through = (SELECT max(seq) FROM events WHERE stream = ?) WHERE stream = ?`, stream, stream);
-      this.sql.exec(`DELETE FROM events WHERE stream = ?`, stream);
-      this.sql.exec(`DELETE FROM event_parts WHERE stream = ?`, stream);
-      events += removed.events;
-      bytes += removed.bytes;
-    }
-    return { events, bytes };
+    return pruneEnded(this.sql, endedBy);
   }
 
-  /**
-   * Drops the fewest events, in pruning order, that make at least `atLeast.events` events and
-   * `atLeast.bytes` bytes, never `keep` (the event just stored). Pruning order: ended streams
-   * first, then open ones, each in the order they were opened, and each stream from its oldest
-   * event — so a stream loses a prefix of its events, never one from the middle. It walks only
-   * the streams that have events, one primary-key seek each (stream rows stay for the
-   * session's life, so reading them all would cost more with every call the session ever
-   * made), and reads a stream's events along the key a page at a time: the usual case (one
-   * event over the bound) reads a few rows. Records how far each affected stream is pruned;
-   * returns what was removed.
-   */
-  pruneOldest(
-    atLeast: { readonly events: number; readonly bytes: number },
-    keep: { readonly stream: number; readonly seq: number },
-  ): { readonly events: number; readonly bytes: number } {
-    let events = 0;
-    let bytes = 0;
-    const enough = () => events >= atLeast.events && bytes >= atLeast.bytes;
-    const pruneFrom = (stream: number): void => {
-      let through = 0;
-      for (let page = Math.max(MIN_PRUNE_PAGE, atLeast.events - events); !enough(); page *= 4) {
-        const rows = [
-          ...this.sql
-            .exec(
-              `SELECT seq, octet_length(message) FROM events
-                WHERE stream = ? AND seq > ? AND NOT (stream = ? AND seq = ?)
-                ORDER BY seq
-                LIMIT ?`,
-              stream,
-              through,
-              keep.stream,
-              keep.seq,
-              page,
-            )
-            .raw<[number, number]>(),
-        ];
-        const more = this.#partBytes(stream, through, rows.at(-1)?.[0] ?? through);
-        for (const [seq, size] of rows) {
-          if (enough()) break;
-          through = seq;
-          events += 1;
-          bytes += size + (more.get(seq) ?? 0);
-        }
-        if (rows.length < page) break; // the rest of this stream, if any, is `keep`
-      }
-      if (through === 0) return;
-      this.sql.exec(`DELETE FROM events WHERE stream = ? AND seq <= ?`, stream, through);
-      this.sql.exec(`DELETE FROM event_parts WHERE stream = ? AND seq <= ?`, stream, through);
-      this.sql.exec(`UPDATE streams SET pruned_through = max(pruned_through, ?) WHERE stream = ?`, through, stream);
-    };
-    const open: number[] = [];
-    for (let next = this.#nextStreamWithEvents(0); next !== undefined && !enough(); next = this.#nextStreamWithEvents(next.stream)) {
-      if (next.open) open.push(next.stream);
-      else pruneFrom(next.stream);
-    }
-    for (const stream of open) {
-      if (enough()) break;
-      pruneFrom(stream);
-    }
-    return { events, bytes };
-  }
-
-  /** The first stream numbered after `after` that has stored events, and whether it is open. */
-  #nextStreamWithEvents(after: number): { stream: number; open: boolean } | undefined {
-    // Read to the end (one row): a cursor left open keeps its statement busy.
-    const [row] = [
-      ...this.sql
-        .exec(`SELECT e.stream, s.state = 'open' FROM events e JOIN streams s ON s.stream = e.stream WHERE e.stream > ? ORDER BY e.stream LIMIT 1`, after)
-        .raw<[number, number]>(),
-    ];
-    return row === undefined ? undefined : { stream: row[0], open: row[1] === 1 };
+  /** Drops the fewest events, oldest first, that cover `atLeast`, never `keep` (event-pruning.ts). */
+  pruneOldest(atLeast: { readonly events: number; readonly bytes: number }, keep: { readonly stream: number; readonly seq: number }): { readonly events: number; readonly bytes: number } {
+    return pruneOldest(this.sql, atLeast, keep);
   }
 
   /** When the oldest unpruned ended stream ended, if any. */
   oldestUnprunedEnd(): number | undefined {
-    return (
-      this.sql
-        .exec<{ at: number | null }>(`SELECT min(ended_at) AS at FROM streams s WHERE state != 'open' AND ${HAS_EVENTS}`)
-        .one().at ?? undefined
-    );
+    return oldestUnprunedEnd(this.sql);
   }
 
   unansweredRequests(stream: number): string[] {

@@ -1,15 +1,12 @@
 /**
- * Numbered schema migrations, applied in order inside one transaction; the highest applied
- * id is stored. Migrations run when a session is created, and when an instance revives a
- * session stored by an older version; never for an unknown session id, so an object addressed
- * with one never writes anything (a session is never minted lazily).
+ * The session object's schema, as numbered migrations (storage/migrator.ts). They run when a
+ * session is created, and when an instance revives a session or runs its alarm for a session
+ * stored by an older version; never for an unknown session id, so an object addressed with
+ * one never writes anything (a session is never minted lazily).
  */
-export interface Migration {
-  readonly id: number;
-  readonly statements: readonly string[];
-}
+import { migrate, type Migration } from '../storage/migrator.ts';
 
-export const MIGRATIONS: readonly Migration[] = [
+export const SESSION_MIGRATIONS: readonly Migration[] = [
   {
     id: 1,
     statements: [
@@ -67,19 +64,5 @@ export const MIGRATIONS: readonly Migration[] = [
   },
 ];
 
-export function schemaExists(sql: SqlStorage): boolean {
-  return sql.exec(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`).toArray().length > 0;
-}
-
-/** Applies every pending migration. Call inside `storage.transactionSync`. */
-export function migrate(sql: SqlStorage, migrations: readonly Migration[] = MIGRATIONS): void {
-  migrations.forEach((migration, index) => {
-    if (migration.id !== index + 1) throw new Error(`migration ids must be 1..n in order; found ${migration.id} at ${index}`);
-  });
-  sql.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (id INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`);
-  const applied = sql.exec<{ id: number | null }>(`SELECT max(id) AS id FROM schema_migrations`).one().id ?? 0;
-  for (const migration of migrations.slice(applied)) {
-    for (const statement of migration.statements) sql.exec(statement);
-    sql.exec(`INSERT INTO schema_migrations (id, applied_at) VALUES (?, ?)`, migration.id, Date.now());
-  }
-}
+/** Brings the session's tables up to date. Call inside `storage.transactionSync`. */
+export const migrateSession = (sql: SqlStorage): void => migrate(sql, SESSION_MIGRATIONS);

@@ -11,65 +11,32 @@
  * - Attach decisions are synchronous sections (read the stream, decide, switch the
  *   connection), so concurrent reconnects are serialized by the object itself.
  * - A fresh instance revives the session before serving anything (session-revival.ts).
- * - This class only speaks HTTP and routes messages; decisions are in ../core.
+ * - This class speaks HTTP and runs the session's lifecycle; where messages go is
+ *   message-router.ts, the alarm's clocks session-clock.ts, decisions are in ../core.
  */
 import { DurableObject } from 'cloudflare:workers';
-import type { JSONRPCMessage, McpServer, MessageExtraInfo, RequestId } from '@modelcontextprotocol/server';
+import type { JSONRPCMessage, MessageExtraInfo, McpServer } from '@modelcontextprotocol/server';
 import { readConfig, type ConfigVars, type TransportConfig } from '../config.ts';
-import { asHttpError, errorResponse, httpErrors, JsonRpcCode, McpHttpError } from '../core/errors.ts';
+import { asHttpError, errorResponse, httpErrors, McpHttpError } from '../core/errors.ts';
 import { formatEventId } from '../core/event-id.ts';
-import {
-  answeredId,
-  errorAnswer,
-  idKey,
-  isInitializeRequest,
-  isNotification,
-  isRequest,
-  parseJsonRpcBody,
-  type JsonRpcMessage,
-  type JsonRpcRequest,
-  type JsonRpcResponse,
-  type ParsedBody,
-} from '../core/jsonrpc.ts';
+import { idKey, isInitializeRequest, isRequest, parseJsonRpcBody, type JsonRpcMessage, type JsonRpcRequest, type ParsedBody } from '../core/jsonrpc.ts';
+import { log } from '../core/log.ts';
 import { acceptsBatches, isSupportedProtocolVersion, sendsPrimingEvent } from '../core/protocol-version.ts';
+import { readBoundedText, readCursor } from '../core/request-checks.ts';
 import { decideResume, type StreamRecord } from '../core/resume.ts';
 import { utf8Length } from '../core/utf8.ts';
-import { readBoundedText, readCursor, SESSION_ID_HEADER } from '../core/request-checks.ts';
+import { HEADERS, JsonRpcCode, OBJECT_ROUTES, SSE_RESPONSE_HEADERS, ALLOWED_METHODS } from '../core/wire.ts';
 import { DurableTransport } from './durable-transport.ts';
 import { MAX_VALUE_BYTES } from './event-log.ts';
-import { migrate } from './migrations.ts';
+import { MessageRouter, type LiveSession } from './message-router.ts';
 import { PendingAnswers } from './pending-answers.ts';
+import { migrateSession } from './schema.ts';
+import { isExpired, nextAlarm, SessionClock } from './session-clock.ts';
 import { interruptOrphanedStreams, replayHandshake } from './session-revival.ts';
 import { SessionStore, type SessionRecord } from './session-store.ts';
-import { MessageTooLargeError, SessionStreams, tooLargeToStore } from './session-streams.ts';
-import { OBJECT_ROUTES, STREAM_HEADERS } from './wire.ts';
-
-/** What a tool implementation may use of its session. */
-export interface SessionContext {
-  readonly sessionId: string;
-  /** The session's own durable storage; deleted with the session. */
-  readonly storage: DurableObjectStorage;
-  /**
-   * Registers work that outlives the call that started it (a call's own work needs nothing:
-   * a running call keeps the object resident by itself, residency.ts). The object stays
-   * resident until `task` settles, with or without a client connected: the runtime's
-   * pending-I/O keep-alive, the default from compatibility date 2026-10-01. What such a task
-   * keeps in memory still dies with the instance (a deploy, a crash).
-   */
-  readonly waitUntil: (task: Promise<unknown>) => void;
-}
-
-/** RFC 5424 severities, as MCP's `logging/setLevel` takes them. */
-const LOGGING_LEVELS = new Set(['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency']);
-
-const ALLOWED_METHODS = ['GET', 'POST', 'DELETE', 'OPTIONS'];
-
-/** The session as served by this instance. */
-interface LiveSession {
-  readonly server: McpServer;
-  readonly transport: DurableTransport;
-  record: SessionRecord;
-}
+import type { SessionContext } from './session-context.ts';
+import { tooLargeToStore } from './message-size.ts';
+import { SessionStreams } from './session-streams.ts';
 
 export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> extends DurableObject<Env> {
   /** Builds the McpServer for a session. Construct it with `sessionServerOptions(...)`. */
@@ -79,33 +46,28 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
   readonly #sessions: SessionStore;
   readonly #streams: SessionStreams;
   readonly #pending = new PendingAnswers();
-  /** Server→client requests awaiting an answer: wire id → the stream that carried them. */
-  readonly #outstanding = new Map<string, number>();
-  /** `logging/setLevel` requests the server has not answered yet: request key → level. */
-  readonly #levelRequests = new Map<string, string>();
+  readonly #router: MessageRouter;
+  readonly #clock: SessionClock;
   #live: Promise<LiveSession> | undefined;
   /** The live session once it is served here (its epoch goes on every response). */
   #current: LiveSession | undefined;
-  /** When this instance last wrote the session's activity time. */
-  #touchedAt = 0;
-  /** The scheduled alarm (ms), null for none, undefined until read from storage. */
-  #alarmAt: number | null | undefined;
-  #arming: Promise<void> = Promise.resolve();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#config = readConfig(env);
     this.#sessions = new SessionStore(ctx.storage.sql);
+    this.#clock = new SessionClock(ctx.storage, this.#sessions, this.#config.sessionTtlMs);
     this.#streams = new SessionStreams(ctx.storage, this.#sessions, {
       ...this.#config,
-      onStreamEnded: (at) => this.#armAlarm(at + this.#config.retentionMs),
+      onStreamEnded: (at) => this.#clock.arm(at + this.#config.retentionMs),
       keepResident: (until) => this.ctx.waitUntil(until),
     });
+    this.#router = new MessageRouter(this.#streams, this.#sessions, this.#config.responseMode);
   }
 
   override async fetch(request: Request): Promise<Response> {
     try {
-      const sessionId = request.headers.get(SESSION_ID_HEADER) ?? '';
+      const sessionId = request.headers.get(HEADERS.sessionId) ?? '';
       // The body is read before the session is looked at: from here to the end of the handler
       // nothing awaits I/O, so a concurrent DELETE cannot remove the session mid-request.
       // The Worker forwards a session's bodies unread: the bound and the JSON-RPC checks are
@@ -117,7 +79,7 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
       const live = await opened;
       if (this.#live !== opened) throw httpErrors.sessionNotFound(); // deleted while reviving
       this.#current = live;
-      this.#touch();
+      this.#clock.touch();
       switch (request.method) {
         case 'POST':
           return await this.#post(live, posted!, request);
@@ -130,7 +92,7 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
       }
     } catch (error) {
       const failure = asHttpError(error);
-      if (failure.status >= 500) console.error(JSON.stringify({ msg: 'mcp.session.error', error: String(error) }));
+      if (failure.status >= 500) log({ msg: 'mcp.session.error', error: String(error) });
       return errorResponse(failure, this.#epochHeader());
     }
   }
@@ -169,13 +131,13 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
       throw new McpHttpError(400, error?.code ?? JsonRpcCode.InvalidRequest, error?.message ?? 'initialize failed', undefined, init.id);
     }
     const stream = this.ctx.storage.transactionSync(() => {
-      migrate(this.ctx.storage.sql);
+      migrateSession(this.ctx.storage.sql);
       live.record = this.#sessions.create(version, init.params ?? {}, Date.now());
       return this.#streams.openRequestStream(live.record.epoch, [idKey(init.id)]);
     });
     this.#streams.emit(stream.stream, JSON.stringify(response), idKey(init.id));
-    this.#armAlarm(Date.now() + this.#config.sessionTtlMs);
-    const headers = { [SESSION_ID_HEADER]: sessionId };
+    this.#clock.arm(Date.now() + this.#config.sessionTtlMs);
+    const headers = { [HEADERS.sessionId]: sessionId };
     if (this.#config.responseMode === 'json') return Response.json(response, { headers: this.#streamHeaders(stream, false, headers) });
     return this.#sse(live, stream, 0, false, request, headers);
   }
@@ -188,10 +150,10 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
     const requests = messages.filter(isRequest);
     const keys = requests.map((r) => idKey(r.id));
     // Registered before anything is observed: a 2025-03-26 batch may cancel its own request.
-    const stream = keys.length > 0 ? this.#openRequestStream(live, requests, keys) : undefined;
-    for (const message of messages) this.#observe(live, message);
+    const stream = keys.length > 0 ? this.#router.register(live, requests, keys) : undefined;
+    for (const message of messages) this.#router.observe(message);
     const dispatch = () => {
-      for (const message of messages) live.transport.receive(message as JSONRPCMessage, this.#extra(live, message, request));
+      for (const message of messages) live.transport.receive(message as JSONRPCMessage, this.#router.handlerInfo(live, message, request));
     };
 
     if (stream === undefined) {
@@ -240,7 +202,7 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
     const previous = live.record.standaloneStream;
     const stream = this.#streams.openStandalone(live.record.epoch, previous);
     live.record = { ...live.record, standaloneStream: stream.stream };
-    if (previous !== null) this.#failOutstanding(live, previous, 'the stream it was sent on was superseded');
+    if (previous !== null) this.#router.failOutstanding(live, previous, 'the stream it was sent on was superseded');
     return this.#sse(live, stream, 0, false, request);
   }
 
@@ -253,7 +215,7 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
   async #sse(live: LiveSession, stream: StreamRecord, afterSeq: number, resumed: boolean, request: Request, extra: Record<string, string> = {}): Promise<Response> {
     const connection = this.#streams.attach(stream, afterSeq, sendsPrimingEvent(live.record.protocolVersion), request.signal);
     await connection.endedOrTurnOver();
-    return new Response(connection.body, { headers: this.#streamHeaders(stream, resumed, { ...STREAM_HEADERS.sse, ...extra }) });
+    return new Response(connection.body, { headers: this.#streamHeaders(stream, resumed, { ...SSE_RESPONSE_HEADERS, ...extra }) });
   }
 
   // ---- Session lifecycle -------------------------------------------------------------------
@@ -266,12 +228,16 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
     });
     const live: LiveSession = {
       server,
-      transport: new DurableTransport(sessionId, (message, related, origin) => this.#route(live, message, related, origin)),
+      transport: new DurableTransport(sessionId, (message, related, origin) => {
+        if (this.#pending.take(message)) return;
+        if (this.#live === undefined) return; // the session was deleted under a running handler
+        this.#router.route(live, message, related, origin);
+      }),
       record: undefined as unknown as SessionRecord, // set once the session is created or loaded
     };
     // The SDK reports what it cannot hand to anyone (say, a response it failed to send) only
     // here; left unset, those failures vanish.
-    server.server.onerror = (error) => console.error(JSON.stringify({ msg: 'mcp.session.sdk_error', error: String(error) }));
+    server.server.onerror = (error) => log({ msg: 'mcp.session.sdk_error', error: String(error) });
     await server.connect(live.transport);
     return live;
   }
@@ -305,7 +271,7 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
    * session that exists: an object addressed with an unknown id never writes anything.
    */
   #upgradeSchema(): void {
-    this.ctx.storage.transactionSync(() => migrate(this.ctx.storage.sql));
+    this.ctx.storage.transactionSync(() => migrateSession(this.ctx.storage.sql));
   }
 
   /** Ends the session: connections, handlers, and every byte it stored, in one step. */
@@ -313,245 +279,51 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
     // Forget the instance first: anything its handlers still emit finds no session to write to.
     this.#live = undefined;
     this.#current = undefined;
-    this.#outstanding.clear();
+    this.#router.forget();
     this.#streams.closeAll();
     await live?.server.close().catch(() => undefined);
-    await this.ctx.storage.deleteAlarm();
+    await this.#clock.disarm();
     await this.ctx.storage.deleteAll();
-    this.#alarmAt = null;
   }
 
-  /**
-   * The object's one alarm serves both clocks: idle expiry and event retention. An idle
-   * session — no request for SESSION_TTL_MS, no client attached, no call running here —
-   * is deleted whole, so it answers 404 from then on and is never re-created.
-   */
+  /** Idle expiry and retention (session-clock.ts). */
   override async alarm(): Promise<void> {
-    this.#alarmAt = null;
+    this.#clock.fired();
     const record = this.#sessions.load();
     if (record === undefined) return;
     // The alarm can be the first thing a new deploy runs for a session.
     this.#upgradeSchema();
-    const now = Date.now();
     const { sessionTtlMs, retentionMs } = this.#config;
     const running = this.#live !== undefined && this.#streams.log.openRequestStreams().length > 0;
-    const busy = running || this.#streams.hasConnections;
-    if (!busy && now >= record.lastActiveAt + sessionTtlMs) {
+    const state = { now: Date.now(), lastActiveAt: record.lastActiveAt, busy: running || this.#streams.hasConnections, sessionTtlMs, retentionMs };
+    if (isExpired(state)) {
       const live = await this.#live?.catch(() => undefined);
       // Nothing but the revival can have run meanwhile; a request that arrived during it
       // touched the session, and then it is not idle any more.
       if ((this.#sessions.load()?.lastActiveAt ?? 0) === record.lastActiveAt) {
-        console.log(JSON.stringify({ msg: 'mcp.session.expired', idle_ms: now - record.lastActiveAt }));
+        log({ msg: 'mcp.session.expired', idle_ms: state.now - record.lastActiveAt });
         await this.#destroy(live);
         return;
       }
     }
-    this.#streams.pruneEnded(now - retentionMs);
-    const nextExpiry = busy ? now + sessionTtlMs : record.lastActiveAt + sessionTtlMs;
-    const oldestEnd = this.#streams.log.oldestUnprunedEnd();
-    this.#armAlarm(Math.min(nextExpiry, oldestEnd === undefined ? Infinity : oldestEnd + retentionMs));
-  }
-
-  /**
-   * Moves the alarm earlier if `at` is sooner than what is scheduled. Calls are chained, so
-   * two of them can never interleave between reading and setting the alarm.
-   */
-  #armAlarm(at: number): void {
-    this.#arming = this.#arming
-      .then(async () => {
-        if (this.#alarmAt === undefined) this.#alarmAt = await this.ctx.storage.getAlarm();
-        if (this.#alarmAt !== null && this.#alarmAt <= at) return;
-        this.#alarmAt = at;
-        await this.ctx.storage.setAlarm(at);
-      })
-      .catch((error: unknown) => console.error(JSON.stringify({ msg: 'mcp.session.alarm_error', error: String(error) })));
+    this.#streams.pruneEnded(state.now - retentionMs);
+    this.#clock.arm(nextAlarm(state, this.#streams.log.oldestUnprunedEnd()));
   }
 
   // ---- Messages ----------------------------------------------------------------------------
 
-  /**
-   * Where an outgoing message goes: a response to its request's stream; a message related
-   * to a request to that request's stream; a server→client request to the stream of the
-   * request it originates from while that stream is open; anything else to the standalone
-   * stream.
-   */
-  #route(live: LiveSession, message: JSONRPCMessage, related: RequestId | undefined, origin?: RequestId): void {
-    if (this.#pending.take(message)) return;
-    if (this.#live === undefined) return; // the session was deleted under a running handler
-    const m = message as JsonRpcMessage;
-    const streams = this.#streams;
-    const answered = answeredId(m);
-    const answers = answered !== undefined ? idKey(answered) : undefined;
-    if (answers !== undefined) this.#settleLevel(live, answers, m);
-    const key = answers ?? (related !== undefined ? idKey(related) : undefined);
-    const originStream = origin !== undefined ? streams.streamOfRequest(idKey(origin)) : undefined;
-    // The server cancelling its own request (a timeout, an aborted handler): the cancellation
-    // goes where the request went, and nothing waits for that request's answer any more.
-    const cancelledOn = isNotification(m) && m.method === 'notifications/cancelled' ? this.#withdraw(m.params?.requestId) : undefined;
-    const stream =
-      cancelledOn !== undefined && streams.isOpen(cancelledOn)
-        ? cancelledOn
-        : key !== undefined
-          ? streams.streamOfRequest(key)
-          : originStream !== undefined && streams.isOpen(originStream)
-            ? originStream
-            : (live.record.standaloneStream ?? undefined);
-    if (isRequest(m) && this.#config.responseMode === 'json' && stream !== undefined && stream !== live.record.standaloneStream) {
-      // A JSON response carries responses only: the client would never see this request.
-      this.#failBack(live, m.id, 'in JSON response mode a POST response cannot carry requests');
-      return;
-    }
-    const delivered = stream !== undefined && this.#emit(stream, m, answers);
-    if (!isRequest(m)) return;
-    if (delivered) {
-      this.#outstanding.set(String(m.id), stream);
-    } else {
-      // Nowhere to send a server→client request: fail it back to the waiting handler now
-      // rather than let it wait for an answer that cannot come.
-      this.#failBack(live, m.id, 'there is no open stream to send it on');
-    }
-  }
-
-  /**
-   * Stores, then delivers. A message too large to store cannot be sent: a notification or a
-   * server→client request is refused to its sender (its `send` rejects with
-   * MessageTooLargeError); an answer is replaced by an error answer to the same request, so
-   * the call still ends, and ends the same way for every client that replays it.
-   */
-  #emit(stream: number, m: JsonRpcMessage, answers: string | undefined): boolean {
-    try {
-      return this.#streams.emit(stream, JSON.stringify(m), answers, isRequest(m));
-    } catch (error) {
-      if (!(error instanceof MessageTooLargeError) || answers === undefined) throw error;
-      console.error(JSON.stringify({ msg: 'mcp.session.answer_too_large', bytes: error.bytes, limit: error.limit }));
-      const refusal = errorAnswer(
-        (m as JsonRpcResponse).id ?? null,
-        JsonRpcCode.InternalError,
-        `The result is too large to store and send: ${error.bytes} bytes, at most ${error.limit}`,
-        error.data,
-      );
-      return this.#streams.emit(stream, JSON.stringify(refusal), answers);
-    }
-  }
-
-  /** A `logging/setLevel` the server accepted is persisted for revival; one it refused is forgotten. */
-  #settleLevel(live: LiveSession, requestKey: string, answer: JsonRpcMessage): void {
-    const level = this.#levelRequests.get(requestKey);
-    if (level === undefined) return;
-    this.#levelRequests.delete(requestKey);
-    if (!('result' in answer)) return;
-    this.#sessions.setLogLevel(level);
-    live.record = { ...live.record, logLevel: level };
-  }
-
-  /** Forgets an outstanding server→client request; returns the stream it was sent on. */
-  #withdraw(wireId: unknown): number | undefined {
-    const key = String(wireId);
-    const stream = this.#outstanding.get(key);
-    this.#outstanding.delete(key);
-    return stream;
-  }
-
-  /** Server→client requests sent on `stream` can no longer be answered: fail them back. */
-  #failOutstanding(live: LiveSession, stream: number, why: string): void {
-    for (const [id, on] of this.#outstanding) if (on === stream) this.#failBack(live, id, why);
-  }
-
-  #failBack(live: LiveSession, wireId: RequestId, why: string): void {
-    this.#outstanding.delete(String(wireId));
-    live.transport.receive(errorAnswer(wireId, -32000, `The client cannot answer this request: ${why}`) as JSONRPCMessage);
-  }
-
-  /** What the SDK hands a handler about its HTTP request, including SEP-1699 polling hooks. */
-  #extra(live: LiveSession, message: JsonRpcMessage, request: Request): MessageExtraInfo {
-    const sse = this.#config.responseMode === 'sse';
-    return {
-      request,
-      // SEP-1699 polling is an SSE feature; in JSON mode there is no stream to close.
-      ...(isRequest(message) && sse && {
-        closeSSEStream: () => {
-          const stream = this.#streams.streamOfRequest(idKey(message.id));
-          if (stream !== undefined) this.#streams.closeConnection(stream);
-        },
-      }),
-      closeStandaloneSSEStream: () => {
-        if (live.record.standaloneStream !== null) this.#streams.closeConnection(live.record.standaloneStream);
-      },
-    };
-  }
-
-  /** Client messages the transport itself acts on before the SDK sees them. */
-  #observe(live: LiveSession, message: JsonRpcMessage): void {
-    const answered = answeredId(message);
-    if (answered !== undefined) this.#outstanding.delete(String(answered));
-    if (isRequest(message) && message.method === 'logging/setLevel' && LOGGING_LEVELS.has(message.params?.level as string)) {
-      // Persisted once the server accepts it (#route), so a revived server filters logs as the
-      // client asked; a server without the logging capability refuses it, and then a revival
-      // must not replay it.
-      this.#levelRequests.set(idKey(message.id), message.params?.level as string);
-    }
-    if (isNotification(message) && message.method === 'notifications/cancelled') {
-      const requestId = message.params?.requestId;
-      if (typeof requestId === 'string' || typeof requestId === 'number') {
-        this.#streams.abandon(idKey(requestId));
-        this.#levelRequests.delete(idKey(requestId)); // a cancelled request is never answered
-      }
-    }
-  }
-
-  /**
-   * "The request ID MUST NOT have been previously used by the requestor within the same
-   * session." A re-sent id is refused, never run again; the refusal carries the cursor that
-   * recovers the original call from its first event.
-   */
-  #openRequestStream(live: LiveSession, requests: readonly JsonRpcRequest[], keys: readonly string[]): StreamRecord {
-    try {
-      return this.#streams.openRequestStream(live.record.epoch, keys);
-    } catch (error) {
-      // Registering an id a second time violates the requests table's key, and the whole
-      // registration rolls back; only then is it worth finding out which id it was.
-      this.#refuseReusedIds(live, requests);
-      throw error;
-    }
-  }
-
-  #refuseReusedIds(live: LiveSession, requests: readonly JsonRpcRequest[]): void {
-    for (const r of requests) {
-      const stream = this.#streams.streamOfRequest(idKey(r.id));
-      if (stream === undefined) continue;
-      const epoch = this.#streams.log.stream(stream)?.epoch ?? live.record.epoch;
-      throw httpErrors.conflict(
-        'duplicate_request_id',
-        `request id ${JSON.stringify(r.id)} was already used in this session; resume its stream instead`,
-        { cursor: formatEventId({ epoch, stream, seq: 0 }) },
-        r.id,
-      );
-    }
-  }
-
   #streamHeaders(stream: StreamRecord, resumed: boolean, extra: Record<string, string> = {}): Headers {
     return this.#epochHeader({
-      [STREAM_HEADERS.streamId]: String(stream.stream),
-      [STREAM_HEADERS.resumed]: String(resumed),
+      [HEADERS.streamId]: String(stream.stream),
+      [HEADERS.resumed]: String(resumed),
       ...extra,
     });
-  }
-
-  /**
-   * Records activity for idle expiry, at most once per hundredth of the TTL (and per second):
-   * a staleness the expiry cannot notice, for one write less on nearly every request.
-   */
-  #touch(): void {
-    const now = Date.now();
-    if (now - this.#touchedAt < Math.min(1_000, this.#config.sessionTtlMs / 100)) return;
-    this.#touchedAt = now;
-    this.#sessions.touch(now);
   }
 
   #epochHeader(extra: HeadersInit = {}): Headers {
     const headers = new Headers(extra);
     const epoch = this.#current?.record.epoch ?? this.#sessions.epoch();
-    if (epoch !== undefined) headers.set(STREAM_HEADERS.epoch, String(epoch));
+    if (epoch !== undefined) headers.set(HEADERS.epoch, String(epoch));
     return headers;
   }
 }

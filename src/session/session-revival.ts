@@ -3,6 +3,7 @@
  */
 import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/server';
 import { errorAnswer } from '../core/jsonrpc.ts';
+import { log } from '../core/log.ts';
 import type { DurableTransport } from './durable-transport.ts';
 import type { PendingAnswers } from './pending-answers.ts';
 import type { SessionRecord, SessionStore } from './session-store.ts';
@@ -62,6 +63,6 @@ export async function replayHandshake(transport: DurableTransport, pending: Pend
   // A refused level only means logs are not filtered as asked (a session stored before levels
   // were kept only once accepted may hold one its server never took): serve on regardless.
   if (record.logLevel !== null && !(await replay('logging/setLevel', { level: record.logLevel }))) {
-    console.error(JSON.stringify({ msg: 'mcp.session.level_refused', level: record.logLevel }));
+    log({ msg: 'mcp.session.level_refused', level: record.logLevel });
   }
 }

@@ -3,7 +3,7 @@
  * standalone stream is current. One row, in the object's SQLite storage.
  */
 import type { ProtocolVersion } from '../core/protocol-version.ts';
-import { schemaExists } from './migrations.ts';
+import { schemaExists } from '../storage/migrator.ts';
 
 export interface SessionRecord {
   readonly protocolVersion: ProtocolVersion;

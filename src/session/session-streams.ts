@@ -1,6 +1,6 @@
 /**
- * The session's streams: the durable event log and the live connections, kept consistent.
- *
+ * The session's streams: the durable event log (event-log.ts) and the live connections,
+ * kept consistent; what this instance knows of them is stream-cache.ts.
  * Every method is synchronous. Storage writes happen inside `transactionSync`, and a
  * connection is switched in the same turn as the log is read, so a caller never observes —
  * and no client ever receives — a state between "stored" and "delivered", or between
@@ -16,37 +16,18 @@
  * reader can tell: every method starts by storing them, and `log` stores them before it is
  * handed out.
  */
-import type { ErrorData } from '../core/errors.ts';
 import { formatEventId } from '../core/event-id.ts';
+import { log } from '../core/log.ts';
 import { utf8Length } from '../core/utf8.ts';
 import type { StreamRecord } from '../core/resume.ts';
 import { ConnectionTable } from './connection-table.ts';
 import { JsonCollector, SseConnection, type Delivery } from './connection.ts';
-import { APPEND_BATCH, EventLog, MAX_MESSAGE_BYTES, type StoredRow } from './event-log.ts';
+import { APPEND_BATCH, EventLog, type StoredRow } from './event-log.ts';
+import { tooLargeToStore } from './message-size.ts';
 import { Residency } from './residency.ts';
+import { SessionBounds } from './session-bounds.ts';
+import { StreamCache } from './stream-cache.ts';
 import type { SessionStore } from './session-store.ts';
-
-/** A message too large to store, and so to send: nothing of it was stored or delivered. */
-export class MessageTooLargeError extends Error {
-  override readonly name = 'MessageTooLargeError';
-
-  constructor(
-    readonly bytes: number,
-    readonly limit: number = MAX_MESSAGE_BYTES,
-  ) {
-    super(`the message is too large to store: ${bytes} bytes, at most ${limit}`);
-  }
-
-  /** What the client is told, whichever refusal carries it. */
-  get data(): ErrorData {
-    return { reason: 'message_too_large', bytes: this.bytes, limit: this.limit };
-  }
-}
-
-/** The error to throw if `bytes` UTF-8 bytes are over `limit`, the most that can be stored; undefined if they are not. */
-export function tooLargeToStore(bytes: number, limit = MAX_MESSAGE_BYTES): MessageTooLargeError | undefined {
-  return bytes > limit ? new MessageTooLargeError(bytes, limit) : undefined;
-}
 
 export interface StreamOptions {
   readonly heartbeatMs: number;
@@ -70,21 +51,8 @@ export class SessionStreams {
   #held: (StoredRow & { readonly id: string })[] = [];
   /** Set by the first event of a turn; fires once the turn is over and stores what is held. */
   #storeTimer: number | undefined;
-  /**
-   * What this instance knows of the streams it touched. Every change to a stream's state or
-   * events goes through this class, so the cache cannot go stale, and the hot path (one
-   * event) reads nothing.
-   */
-  readonly #known = new Map<number, { readonly epoch: number; open: boolean; lastSeq: number }>();
-  /** Request key → stream; a request's stream never changes. */
-  readonly #requestStreams = new Map<string, number>();
-  /** Unanswered request keys of the streams this instance opened (others are asked of SQL). */
-  readonly #unanswered = new Map<number, Set<string>>();
-  /**
-   * Stored events and their size in UTF-8 bytes, read from storage before the first write of
-   * this instance, then kept in step with every write.
-   */
-  #storedTotals: { events: number; bytes: number } | undefined;
+  readonly #cache: StreamCache;
+  readonly #bounds: SessionBounds;
 
   constructor(
     private readonly storage: DurableObjectStorage,
@@ -93,6 +61,8 @@ export class SessionStreams {
   ) {
     this.#log = new EventLog(storage);
     this.#residency = new Residency(options.keepResident);
+    this.#bounds = new SessionBounds(this.#log, options);
+    this.#cache = new StreamCache(this.#log);
   }
 
   /** The durable log, with every emitted event in it. */
@@ -115,10 +85,10 @@ export class SessionStreams {
       this.#log.appendMany(held);
     } catch (error) {
       for (const { stream } of held) {
-        this.#known.delete(stream);
+        this.#cache.drop(stream);
         this.#connections.close(stream);
       }
-      this.#storedTotals = undefined;
+      this.#bounds.forget();
       throw error;
     }
     for (const { stream, seq, id, message } of held) this.#connections.deliver(stream, { seq, id, data: message });
@@ -145,54 +115,25 @@ export class SessionStreams {
       for (const key of requestKeys) this.#log.registerRequest(key, opened.stream);
       return opened;
     });
-    for (const key of requestKeys) this.#requestStreams.set(key, stream.stream);
-    this.#unanswered.set(stream.stream, new Set(requestKeys));
-    this.#known.set(stream.stream, { epoch: stream.epoch, open: true, lastSeq: 0 });
+    this.#cache.opened(stream, requestKeys);
     // The call runs to its end here even if its client goes away: it is answered into the log.
     this.#residency.hold(stream.stream);
     return stream;
   }
 
-  /** Records that `requestKey` needs no answer any more; returns whether others still do. */
-  #answer(requestKey: string, stream: number): boolean {
-    const pending = this.#unanswered.get(stream);
-    if (pending !== undefined) pending.delete(requestKey);
-    const othersPending = pending !== undefined ? pending.size > 0 : this.#log.othersUnanswered(stream, requestKey);
-    // The last answer finishes the stream, and a finished stream's flags are never read.
-    if (othersPending) this.#log.setAnswered(requestKey);
-    else this.#unanswered.delete(stream);
-    return othersPending;
-  }
-
   /** The stream that answers a request, if the request id was ever used in the session. */
   streamOfRequest(requestKey: string): number | undefined {
-    const cached = this.#requestStreams.get(requestKey);
-    if (cached !== undefined) return cached;
-    const stream = this.#log.streamOfRequest(requestKey);
-    if (stream !== undefined) this.#requestStreams.set(requestKey, stream);
-    return stream;
+    return this.#cache.streamOfRequest(requestKey);
   }
 
   /** Whether the stream exists and is open. */
   isOpen(stream: number): boolean {
-    return this.#know(stream)?.open === true;
-  }
-
-  #know(stream: number): { readonly epoch: number; open: boolean; lastSeq: number } | undefined {
-    let known = this.#known.get(stream);
-    if (known === undefined) {
-      const record = this.#log.stream(stream);
-      if (record === undefined) return undefined;
-      known = { epoch: record.epoch, open: record.state === 'open', lastSeq: record.lastSeq };
-      this.#known.set(stream, known);
-    }
-    return known;
+    return this.#cache.know(stream)?.open === true;
   }
 
   #end(stream: number, state: 'finished' | 'superseded', now: number): void {
     this.#log.end(stream, state, now);
-    const known = this.#known.get(stream);
-    if (known !== undefined) known.open = false;
+    this.#cache.ended(stream);
   }
 
   /** Finishes a stream that is still open (revival: its producer died with nothing unanswered). */
@@ -230,7 +171,7 @@ export class SessionStreams {
       this.sessions.setStandaloneStream(opened.stream);
       return opened;
     });
-    this.#known.set(stream.stream, { epoch: stream.epoch, open: true, lastSeq: 0 });
+    this.#cache.opened(stream);
     if (previous !== null) this.#ended(previous, now, 'superseded');
     return stream;
   }
@@ -243,7 +184,7 @@ export class SessionStreams {
    */
   attach(stream: StreamRecord, afterSeq: number, primes: boolean, signal: AbortSignal): SseConnection {
     this.#storeHeld();
-    const known = this.#know(stream.stream);
+    const known = this.#cache.know(stream.stream);
     const connection: SseConnection = new SseConnection({
       heartbeatMs: this.options.heartbeatMs,
       maxAgeMs: this.options.maxConnectionAgeMs,
@@ -266,7 +207,7 @@ export class SessionStreams {
   /** What a connection that fell behind reads: the stream's events after its position. */
   #backlog(stream: StreamRecord, afterSeq: number, budgetBytes: number): { events: Delivery[]; lastSeq: number } {
     this.#storeHeld();
-    const lastSeq = this.#know(stream.stream)?.lastSeq ?? afterSeq;
+    const lastSeq = this.#cache.know(stream.stream)?.lastSeq ?? afterSeq;
     // What a frame adds to its message: `id: <id>\ndata: <message>\n\n`, the id at most as long as the last one.
     const framing = FRAME_BYTES + eventId(stream, lastSeq).length;
     const events = this.#log.eventsAfter(stream.stream, afterSeq, budgetBytes, framing).map(({ seq, message }) => ({
@@ -283,7 +224,7 @@ export class SessionStreams {
     const collector: JsonCollector = new JsonCollector(requestKeys, () => this.#connections.release(stream.stream, collector));
     this.#connections.attach(stream.stream, collector);
     // Already finished (a 2025-03-26 batch that cancelled its own request): nothing more is owed.
-    if (this.#know(stream.stream)?.open !== true) collector.finish();
+    if (this.#cache.know(stream.stream)?.open !== true) collector.finish();
     return collector;
   }
 
@@ -297,12 +238,12 @@ export class SessionStreams {
    * MessageTooLargeError, storing nothing, for a message over MAX_MESSAGE_BYTES.
    */
   emit(stream: number, data: string, answers?: string, awaitsAnswer = false): boolean {
-    const known = this.#know(stream);
+    const known = this.#cache.know(stream);
     if (known === undefined || !known.open) return false;
     const size = utf8Length(data);
     const tooLarge = tooLargeToStore(size);
     if (tooLarge !== undefined) throw tooLarge;
-    const totals = this.#totals();
+    const totals = this.#bounds.totals();
     const holdable = answers === undefined && !awaitsAnswer;
     if (holdable && totals.events < this.options.maxSessionEvents && totals.bytes + size <= this.options.maxSessionBytes) {
       // The hot path (progress, logging): held, then stored with its neighbours (#storeHeld).
@@ -327,8 +268,8 @@ export class SessionStreams {
     const now = Date.now();
     const finished = this.#transaction(() => {
       this.#log.appendMany([{ stream, seq, message: data }]);
-      this.#account(totals, 1, size, { stream, seq });
-      const done = answers !== undefined && !this.#answer(answers, stream);
+      this.#bounds.account(totals, 1, size, { stream, seq });
+      const done = answers !== undefined && !this.#cache.answer(answers, stream);
       if (done) this.#end(stream, 'finished', now);
       return done;
     });
@@ -344,7 +285,7 @@ export class SessionStreams {
     try {
       this.#storeHeld();
     } catch (error) {
-      console.error(JSON.stringify({ msg: 'mcp.session.store_error', error: String(error) }));
+      log({ msg: 'mcp.session.store_error', error: String(error) });
     }
   }
 
@@ -355,7 +296,7 @@ export class SessionStreams {
     if (stream === undefined || !this.isOpen(stream)) return;
     const now = Date.now();
     const finished = this.#transaction(() => {
-      const othersPending = this.#answer(requestKey, stream);
+      const othersPending = this.#cache.answer(requestKey, stream);
       if (!othersPending) this.#end(stream, 'finished', now);
       return !othersPending;
     });
@@ -365,38 +306,14 @@ export class SessionStreams {
   /** Drops the events of streams that ended at or before `endedBy` (retention). */
   pruneEnded(endedBy: number): void {
     this.#storeHeld();
-    const totals = this.#totals();
+    const totals = this.#bounds.totals();
     const removed = this.#transaction(() => this.#log.pruneEnded(endedBy));
-    this.#account(totals, -removed.events, -removed.bytes);
+    this.#bounds.account(totals, -removed.events, -removed.bytes);
   }
 
   /** Whether any connection is attached: a client is listening, so the session is in use. */
   get hasConnections(): boolean {
     return this.#connections.size > 0;
-  }
-
-  /**
-   * Counts events stored (`newest` among them) or removed, and keeps the stored events within
-   * the session's bounds: past either bound, exactly as many events as it takes to get back
-   * within it are pruned (ended streams' events first, then open streams', the oldest stream's
-   * oldest first; EventLog.pruneOldest). The event just stored always stays.
-   * Cursors into pruned events are then refused with 410 `events_pruned`.
-   */
-  #account(totals: { events: number; bytes: number }, events: number, bytes: number, newest?: { stream: number; seq: number }): void {
-    totals.events += events;
-    totals.bytes += bytes;
-    if (newest === undefined) return; // nothing was added
-    const { maxSessionEvents, maxSessionBytes } = this.options;
-    const excess = { events: Math.max(0, totals.events - maxSessionEvents), bytes: Math.max(0, totals.bytes - maxSessionBytes) };
-    if (excess.events === 0 && excess.bytes === 0) return;
-    const removed = this.#log.pruneOldest(excess, newest);
-    totals.events -= removed.events;
-    totals.bytes -= removed.bytes;
-  }
-
-  /** Stored totals, read from storage before this instance's first write. */
-  #totals(): { events: number; bytes: number } {
-    return (this.#storedTotals ??= { ...this.#log.totals() });
   }
 
   /** Ends the stream's live connection, if any; the stream and its producer go on. */
@@ -424,13 +341,10 @@ export class SessionStreams {
    * storage is the truth and the cache is not.
    */
   forget(): void {
-    this.#known.clear();
-    this.#requestStreams.clear();
-    this.#unanswered.clear();
-    this.#storedTotals = undefined;
+    this.#cache.forget();
+    this.#bounds.forget();
   }
 }
-
 const FRAME_BYTES = 'id: \ndata: \n\n'.length;
 
 const eventId = ({ epoch, stream }: StreamRecord, seq: number): string => formatEventId({ epoch, stream, seq });

@@ -4,9 +4,9 @@ import {
   errorBody,
   errorResponse,
   httpErrors,
-  JsonRpcCode,
   McpHttpError,
 } from '../../src/core/errors.ts';
+import { JsonRpcCode } from '../../src/core/wire.ts';
 import { expectHttpError, type ExpectedHttpError } from './helpers.ts';
 
 describe('JsonRpcCode', () => {

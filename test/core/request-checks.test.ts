@@ -6,16 +6,14 @@ import {
   checkHostAndOrigin,
   checkJsonContentType,
   checkPostAccept,
-  LAST_EVENT_ID_HEADER,
-  PROTOCOL_VERSION_HEADER,
   readBoundedText,
   readCursor,
   readDeclaredLength,
   readProtocolVersion,
   readSessionId,
   requireSessionId,
-  SESSION_ID_HEADER,
 } from '../../src/core/request-checks.ts';
+import { HEADERS } from '../../src/core/wire.ts';
 import { expectHttpError, rejectionOf, thrownBy } from './helpers.ts';
 
 /** Headers with only the given (non-undefined) entries. */
@@ -29,7 +27,7 @@ const SESSION_ID = 'aZ09-_'.padEnd(42, 'x') + 'Q';
 
 describe('header names', () => {
   it('are the spec spellings', () => {
-    expect([SESSION_ID_HEADER, PROTOCOL_VERSION_HEADER, LAST_EVENT_ID_HEADER]).toEqual(['Mcp-Session-Id', 'MCP-Protocol-Version', 'Last-Event-ID']);
+    expect([HEADERS.sessionId, HEADERS.protocolVersion, HEADERS.lastEventId]).toEqual(['Mcp-Session-Id', 'MCP-Protocol-Version', 'Last-Event-ID']);
   });
 });
 
@@ -179,7 +177,7 @@ describe('readProtocolVersion', () => {
     { name: '2025-03-26', value: '2025-03-26', version: '2025-03-26' },
     { name: 'a version with surrounding whitespace', value: '  2025-06-18  ', version: '2025-06-18' },
   ])('reads $name', ({ value, version }) => {
-    expect(readProtocolVersion(headersWith({ [PROTOCOL_VERSION_HEADER]: value }))).toBe(version);
+    expect(readProtocolVersion(headersWith({ [HEADERS.protocolVersion]: value }))).toBe(version);
   });
 
   it('reads the header whatever the case of its name', () => {
@@ -193,15 +191,15 @@ describe('readProtocolVersion', () => {
     { name: 'an empty value', value: '' },
   ])('refuses $name with 400 / -32000', ({ value }) => {
     expectHttpError(
-      thrownBy(() => readProtocolVersion(headersWith({ [PROTOCOL_VERSION_HEADER]: value }))),
+      thrownBy(() => readProtocolVersion(headersWith({ [HEADERS.protocolVersion]: value }))),
       { status: 400, code: -32000, message: `Bad Request: unsupported protocol version ${JSON.stringify(value)}` },
     );
   });
 
   it('refuses the header sent twice (values joined by ", ") with 400 / -32000', () => {
     const headers = new Headers();
-    headers.append(PROTOCOL_VERSION_HEADER, '2025-11-25');
-    headers.append(PROTOCOL_VERSION_HEADER, '2025-06-18');
+    headers.append(HEADERS.protocolVersion, '2025-11-25');
+    headers.append(HEADERS.protocolVersion, '2025-06-18');
     expectHttpError(
       thrownBy(() => readProtocolVersion(headers)),
       { status: 400, code: -32000, message: 'Bad Request: unsupported protocol version "2025-11-25, 2025-06-18"' },
@@ -225,7 +223,7 @@ describe('readSessionId and requireSessionId', () => {
     { name: 'readSessionId', read: readSessionId },
     { name: 'requireSessionId', read: requireSessionId },
   ])('$name returns a well-formed id, whatever the case of the header name', ({ read }) => {
-    expect(read(headersWith({ [SESSION_ID_HEADER]: SESSION_ID }))).toBe(SESSION_ID);
+    expect(read(headersWith({ [HEADERS.sessionId]: SESSION_ID }))).toBe(SESSION_ID);
     expect(read(headersWith({ 'mcp-session-id': SESSION_ID }))).toBe(SESSION_ID);
   });
 
@@ -245,7 +243,7 @@ describe('readSessionId and requireSessionId', () => {
     { ...row, fn: 'requireSessionId', read: requireSessionId },
   ]))('$fn refuses $name with 400 / -32000', ({ value, read }) => {
     expectHttpError(
-      thrownBy(() => read(headersWith({ [SESSION_ID_HEADER]: value }))),
+      thrownBy(() => read(headersWith({ [HEADERS.sessionId]: value }))),
       { status: 400, code: -32000, message: 'Bad Request: malformed Mcp-Session-Id header' },
     );
   });
@@ -261,7 +259,7 @@ describe('readCursor', () => {
     { name: 'the priming event id', value: '0-0-0', cursor: { epoch: 0, stream: 0, seq: 0 } },
     { name: 'an id with surrounding whitespace', value: ' 4-5-6 ', cursor: { epoch: 4, stream: 5, seq: 6 } },
   ])('reads $name', ({ value, cursor }) => {
-    expect(readCursor(headersWith({ [LAST_EVENT_ID_HEADER]: value }))).toEqual(cursor);
+    expect(readCursor(headersWith({ [HEADERS.lastEventId]: value }))).toEqual(cursor);
   });
 
   it.each([
@@ -275,7 +273,7 @@ describe('readCursor', () => {
     { name: 'an id of another server (a UUID)', value: '123e4567-e89b-12d3-a456-426614174000' },
   ])('refuses $name with 400 / -32000 and reason malformed_cursor', ({ value }) => {
     expectHttpError(
-      thrownBy(() => readCursor(headersWith({ [LAST_EVENT_ID_HEADER]: value }))),
+      thrownBy(() => readCursor(headersWith({ [HEADERS.lastEventId]: value }))),
       { status: 400, code: -32000, message: 'Bad Request: Last-Event-ID is not an event id of this server', data: { reason: 'malformed_cursor' } },
     );
   });

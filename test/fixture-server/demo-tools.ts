@@ -3,7 +3,7 @@
  */
 import type { McpServer } from '@modelcontextprotocol/server';
 import * as z from 'zod';
-import type { SessionContext } from '../session/session-object.ts';
+import type { SessionContext } from '../../src/lib.ts';
 
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve, reject) => {

@@ -1,22 +1,20 @@
 /**
- * The demo session object: an McpServer with the demo tools and the conformance suite's
- * fixtures. Your own server looks the same — subclass McpSessionObject and build an
- * McpServer with your tools in createServer().
+ * The Worker the library's own tests, the conformance runs and the repository's scripts are
+ * served by: the session object with the demo tools and the conformance suite's fixtures.
+ * Not for users to edit: a user's Worker looks like examples/demo.
  */
 import { McpServer } from '@modelcontextprotocol/server';
-import { McpSessionObject, type SessionContext } from '../session/session-object.ts';
-import { sessionServerOptions } from '../session/server-options.ts';
+import { createMcpWorker, McpSessionObject, sessionServerOptions, type SessionContext } from '../../src/lib.ts';
 import { conformanceCapabilities, registerConformanceFixtures } from './conformance-fixtures.ts';
-import { registerDemoTools } from './tools.ts';
+import { registerDemoTools } from './demo-tools.ts';
 
-export class DemoSession extends McpSessionObject<Env> {
+export class FixtureSession extends McpSessionObject<Env> {
   protected override createServer(session: SessionContext): McpServer {
-    const server = new McpServer(
-      { name: 'mcp-edge-sessions-demo', version: '0.1.0' },
-      sessionServerOptions({ capabilities: conformanceCapabilities }),
-    );
+    const server = new McpServer({ name: 'mcp-edge-sessions-fixture', version: '0.1.0' }, sessionServerOptions({ capabilities: conformanceCapabilities }));
     registerDemoTools(server, session);
     registerConformanceFixtures(server);
     return server;
   }
 }
+
+export default createMcpWorker<Env>({ sessions: (env) => env.MCP_SESSION }) satisfies ExportedHandler<Env>;

@@ -5,7 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { SessionStore } from '../../src/session/session-store.ts';
 import { MAX_MESSAGE_BYTES } from '../../src/session/event-log.ts';
-import { MessageTooLargeError, SessionStreams } from '../../src/session/session-streams.ts';
+import { MessageTooLargeError } from '../../src/session/message-size.ts';
+import { SessionStreams } from '../../src/session/session-streams.ts';
 import { inNewObject, streamOptions } from '../support/session-fixture.ts';
 
 /** Stored events and their UTF-8 bytes, parts included (a message over one value is stored in parts). */

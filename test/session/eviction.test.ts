@@ -6,9 +6,9 @@
 import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DemoSession } from '../../src/demo/demo-session.ts';
+import { FixtureSession } from '../fixture-server/index.ts';
 import { PART_UNITS } from '../../src/session/event-log.ts';
-import { MIGRATIONS } from '../../src/session/migrations.ts';
+import { SESSION_MIGRATIONS as MIGRATIONS } from '../../src/session/schema.ts';
 import { SessionStreams } from '../../src/session/session-streams.ts';
 import { messages, openSession, callTool, toolCall } from '../support/mcp-http.ts';
 import { SseReader } from '../support/sse-reader.ts';
@@ -17,10 +17,10 @@ const logMessages = (events: Parameters<typeof messages>[0]) =>
   messages(events).filter((m: any) => m.method === 'notifications/message');
 
 const originalFinish = SessionStreams.prototype.finish;
-const originalCreateServer = Object.getOwnPropertyDescriptor(DemoSession.prototype, 'createServer')!;
+const originalCreateServer = Object.getOwnPropertyDescriptor(FixtureSession.prototype, 'createServer')!;
 afterEach(() => {
   SessionStreams.prototype.finish = originalFinish;
-  Object.defineProperty(DemoSession.prototype, 'createServer', originalCreateServer);
+  Object.defineProperty(FixtureSession.prototype, 'createServer', originalCreateServer);
 });
 
 describe('after the object is aborted', () => {
@@ -62,9 +62,9 @@ describe('after the object is aborted', () => {
 
   it('a logging level the server refused is not replayed: the session is served after a restart', async () => {
     // A server without logging: it answers logging/setLevel with "Method not found".
-    Object.defineProperty(DemoSession.prototype, 'createServer', {
+    Object.defineProperty(FixtureSession.prototype, 'createServer', {
       ...originalCreateServer,
-      value(this: DemoSession, ...args: unknown[]) {
+      value(this: FixtureSession, ...args: unknown[]) {
         const server = originalCreateServer.value.apply(this, args);
         server.server.removeRequestHandler('logging/setLevel');
         return server;

@@ -24,7 +24,7 @@ describe('session lifecycle', () => {
     expect(response.headers.get('Mcp-Stream-Id')).toBe('1');
     expect(response.headers.get('Mcp-Stream-Resumed')).toBe('false');
     const [result] = messages(await new SseReader(response).all());
-    expect(result).toMatchObject({ id: 0, result: { protocolVersion: '2025-11-25', serverInfo: { name: 'mcp-edge-sessions-demo' } } });
+    expect(result).toMatchObject({ id: 0, result: { protocolVersion: '2025-11-25', serverInfo: { name: 'mcp-edge-sessions-fixture' } } });
   });
 
   it('two initializes mint two different sessions', async () => {

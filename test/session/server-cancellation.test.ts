@@ -8,20 +8,20 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import type { McpServer } from '@modelcontextprotocol/server';
-import { DemoSession } from '../../src/demo/demo-session.ts';
+import { FixtureSession } from '../fixture-server/index.ts';
 import { openSession, callTool } from '../support/mcp-http.ts';
 import { SseReader } from '../support/sse-reader.ts';
 
-const originalCreateServer = Object.getOwnPropertyDescriptor(DemoSession.prototype, 'createServer')!;
+const originalCreateServer = Object.getOwnPropertyDescriptor(FixtureSession.prototype, 'createServer')!;
 afterEach(() => {
-  Object.defineProperty(DemoSession.prototype, 'createServer', originalCreateServer);
+  Object.defineProperty(FixtureSession.prototype, 'createServer', originalCreateServer);
 });
 
 /** The demo server plus a tool that gives the client 50 ms to answer an elicitation. */
 function withImpatientTool(): void {
-  Object.defineProperty(DemoSession.prototype, 'createServer', {
+  Object.defineProperty(FixtureSession.prototype, 'createServer', {
     ...originalCreateServer,
-    value(this: DemoSession, ...args: unknown[]) {
+    value(this: FixtureSession, ...args: unknown[]) {
       const server: McpServer = originalCreateServer.value.apply(this, args);
       server.registerTool('ask_briefly', { description: 'Asks, waits 50 ms.', inputSchema: z.object({}) }, async (_args, ctx) => {
         try {

@@ -20,7 +20,7 @@ import { expect, it } from 'vitest';
 import { formatEventId, parseEventId } from '../../src/core/event-id.ts';
 import { idKey } from '../../src/core/jsonrpc.ts';
 import { decideResume } from '../../src/core/resume.ts';
-import { migrate } from '../../src/session/migrations.ts';
+import { migrateSession as migrate } from '../../src/session/schema.ts';
 import { interruptOrphanedStreams } from '../../src/session/session-revival.ts';
 import { SessionStore } from '../../src/session/session-store.ts';
 import { SessionStreams } from '../../src/session/session-streams.ts';

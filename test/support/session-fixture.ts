@@ -4,7 +4,7 @@
  */
 import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
-import { migrate } from '../../src/session/migrations.ts';
+import { migrateSession as migrate } from '../../src/session/schema.ts';
 import { SessionStore } from '../../src/session/session-store.ts';
 import type { StreamOptions } from '../../src/session/session-streams.ts';
 

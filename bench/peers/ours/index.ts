@@ -5,10 +5,7 @@
  */
 import { McpServer } from '@modelcontextprotocol/server';
 import * as z from 'zod';
-import { McpSessionObject, type SessionContext } from '../../../src/session/session-object.ts';
-import { sessionServerOptions } from '../../../src/session/server-options.ts';
-import { createMcpWorker } from '../../../src/worker.ts';
-import type { ConfigVars } from '../../../src/config.ts';
+import { createMcpWorker, McpSessionObject, sessionServerOptions, type ConfigVars, type SessionContext } from '../../../src/lib.ts';
 
 interface BenchEnv extends ConfigVars {
   readonly BENCH_SESSION: DurableObjectNamespace;

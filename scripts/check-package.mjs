@@ -1,0 +1,29 @@
+// Proves the package installs as a user's project gets it: `npm pack`, then a copy of
+// examples/demo outside the repository with the tarball as its dependency, installed from
+// the registry, its test run and a `wrangler deploy --dry-run` bundled. Nothing is deployed.
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const root = resolve(import.meta.dirname, '..');
+const work = mkdtempSync(join(tmpdir(), 'mcp-edge-sessions-package-'));
+const run = (command, args, cwd) => execFileSync(command, args, { cwd, stdio: 'inherit', env: { ...process.env, npm_config_fund: 'false', npm_config_audit: 'false' } });
+
+try {
+  const [{ filename, files }] = JSON.parse(execFileSync('npm', ['pack', '--json', '--pack-destination', work], { cwd: root, encoding: 'utf8' }));
+  console.log(`package: ${filename}, ${files.length} files`);
+  const app = join(work, 'demo');
+  cpSync(join(root, 'examples/demo'), app, { recursive: true, filter: (path) => !/node_modules|\.wrangler|\.cache/.test(path) });
+  const manifest = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8'));
+  manifest.dependencies['mcp-edge-sessions'] = `file:${join(work, filename)}`;
+  writeFileSync(join(app, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+  run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], app);
+  run('npm', ['test'], app);
+  // A check, not a user's deploy: wrangler stays off the network.
+  const offline = { WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false', WRANGLER_HIDE_BANNER: 'true', XDG_CONFIG_HOME: join(work, 'xdg') };
+  execFileSync('npx', ['wrangler', 'deploy', '--dry-run', '--outdir', join(work, 'bundle')], { cwd: app, stdio: 'inherit', env: { ...process.env, ...offline } });
+  console.log('package check: installed from the tarball, test passed, deploy --dry-run bundled');
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}

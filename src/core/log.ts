@@ -1,0 +1,50 @@
+/**
+ * Every line this server logs, as one typed union: one JSON object per line, readable in
+ * `wrangler tail` and Workers Logs. Message bodies and whole session ids are never logged.
+ * Adding a kind here is the only way to add a log line; README "Logs" documents each.
+ */
+export type LogEvent =
+  /** One per request at the edge (unless `REQUEST_LOG=off`). `session`: the id's first 8 characters. */
+  | {
+      readonly msg: 'mcp.request';
+      readonly method: string;
+      readonly session: string | null;
+      readonly stream: number | null;
+      readonly resumed: string | null;
+      readonly epoch: number | null;
+      readonly status: number;
+      readonly duration_ms: number;
+    }
+  /** A bug in the Worker: answered 500. */
+  | { readonly msg: 'mcp.worker.error'; readonly error: string }
+  /** A bug in the session object: answered 500. */
+  | { readonly msg: 'mcp.session.error'; readonly error: string }
+  /** Something the SDK could hand to no one (say, a response it failed to send). */
+  | { readonly msg: 'mcp.session.sdk_error'; readonly error: string }
+  /** Setting the object's alarm failed: expiry or retention may be late. */
+  | { readonly msg: 'mcp.session.alarm_error'; readonly error: string }
+  /** A batch of held notifications failed to store; none of it was delivered. */
+  | { readonly msg: 'mcp.session.store_error'; readonly error: string }
+  /** A tool's result too large to store: the call was answered with an error instead. */
+  | { readonly msg: 'mcp.session.answer_too_large'; readonly bytes: number; readonly limit: number }
+  /** A revived server refused the log level the session had stored; the revival went on. */
+  | { readonly msg: 'mcp.session.level_refused'; readonly level: string }
+  /** An idle session was deleted on its alarm. */
+  | { readonly msg: 'mcp.session.expired'; readonly idle_ms: number };
+
+/** Kinds that report a failure, written to the error stream. */
+const FAILURES = new Set<LogEvent['msg']>([
+  'mcp.worker.error',
+  'mcp.session.error',
+  'mcp.session.sdk_error',
+  'mcp.session.alarm_error',
+  'mcp.session.store_error',
+  'mcp.session.answer_too_large',
+  'mcp.session.level_refused',
+]);
+
+export function log(event: LogEvent): void {
+  const line = JSON.stringify(event);
+  if (FAILURES.has(event.msg)) console.error(line);
+  else console.log(line);
+}
