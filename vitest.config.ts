@@ -18,6 +18,15 @@ export default defineConfig({
     // The Worker's one-line-per-request log is for `wrangler tail`, not for test output (a
     // root-only option: vitest ignores it inside a project).
     onConsoleLog: (log: string) => !log.includes('"msg":"mcp.request"'),
+    // Quiet on success, whole on failure: `minimal` prints each failed test with its error, then
+    // the summary; `passed-only` prints the console output of failed tests only (a passing run
+    // hides the expected log lines: idle expiry, the injected SQLITE_FULL). `--reporter=default`
+    // lists every file again. workerd's own stderr (the abortAllDurableObjects() line of the
+    // eviction tests) is not vitest's to silence.
+    reporters: ['minimal'],
+    silent: 'passed-only',
+    // No performance hints after the run (vitest otherwise suggests `isolate: false` every time).
+    experimental: { diagnostics: false },
     projects: [
       {
         plugins: [worker()],

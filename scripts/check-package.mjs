@@ -8,10 +8,13 @@ import { join, resolve } from 'node:path';
 
 const root = resolve(import.meta.dirname, '..');
 const work = mkdtempSync(join(tmpdir(), 'mcp-edge-sessions-package-'));
-const run = (command, args, cwd) => execFileSync(command, args, { cwd, stdio: 'inherit', env: { ...process.env, npm_config_fund: 'false', npm_config_audit: 'false' } });
+const run = (command, args, cwd) =>
+  execFileSync(command, args, { cwd, stdio: 'inherit', env: { ...process.env, npm_config_fund: 'false', npm_config_audit: 'false' } });
 
 try {
-  const [{ filename, files }] = JSON.parse(execFileSync('npm', ['pack', '--json', '--pack-destination', work], { cwd: root, encoding: 'utf8' }));
+  const [{ filename, files }] = JSON.parse(
+    execFileSync('npm', ['pack', '--json', '--pack-destination', work], { cwd: root, encoding: 'utf8' }),
+  );
   console.log(`package: ${filename}, ${files.length} files`);
   const app = join(work, 'demo');
   cpSync(join(root, 'examples/demo'), app, { recursive: true, filter: (path) => !/node_modules|\.wrangler|\.cache/.test(path) });
@@ -21,8 +24,17 @@ try {
   run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], app);
   run('npm', ['test'], app);
   // A check, not a user's deploy: wrangler stays off the network.
-  const offline = { WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false', WRANGLER_HIDE_BANNER: 'true', XDG_CONFIG_HOME: join(work, 'xdg') };
-  execFileSync('npx', ['wrangler', 'deploy', '--dry-run', '--outdir', join(work, 'bundle')], { cwd: app, stdio: 'inherit', env: { ...process.env, ...offline } });
+  const offline = {
+    WRANGLER_SEND_METRICS: 'false',
+    CLOUDFLARE_CF_FETCH_ENABLED: 'false',
+    WRANGLER_HIDE_BANNER: 'true',
+    XDG_CONFIG_HOME: join(work, 'xdg'),
+  };
+  execFileSync('npx', ['wrangler', 'deploy', '--dry-run', '--outdir', join(work, 'bundle')], {
+    cwd: app,
+    stdio: 'inherit',
+    env: { ...process.env, ...offline },
+  });
   console.log('package check: installed from the tarball, test passed, deploy --dry-run bundled');
 } finally {
   rmSync(work, { recursive: true, force: true });

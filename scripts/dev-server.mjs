@@ -41,7 +41,11 @@ async function waitUntilReady(url, dev) {
     if (dev.exitCode !== null) throw new Error(`wrangler dev exited with ${dev.exitCode}`);
     try {
       // A 400 (no session id) proves the Worker is up without starting a session.
-      const response = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }, body: '{}' });
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+        body: '{}',
+      });
       if (response.status < 500) return;
     } catch {
       // not listening yet

@@ -14,11 +14,9 @@ export async function checkWithSdkClient(url) {
       if (!names.includes(expected)) throw new Error(`tools/list lacks ${expected}: ${names.join(', ')}`);
     }
     const progress = [];
-    const result = await client.callTool(
-      { name: 'countdown', arguments: { from: 5, interval_ms: 100 } },
-      undefined,
-      { onprogress: (p) => progress.push(p.progress) },
-    );
+    const result = await client.callTool({ name: 'countdown', arguments: { from: 5, interval_ms: 100 } }, undefined, {
+      onprogress: (p) => progress.push(p.progress),
+    });
     const text = result.content?.[0]?.text;
     console.log(`sdk client: ${tools.length} tools; countdown progress ${JSON.stringify(progress)}; result ${JSON.stringify(text)}`);
     if (JSON.stringify(progress) !== '[1,2,3,4,5]' || text !== 'liftoff after 5') {

@@ -37,7 +37,12 @@ async function session(url) {
   const init = await fetch(url, {
     method: 'POST',
     headers: JSON_HEADERS,
-    body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'walk', version: '1' } } }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'walk', version: '1' } },
+    }),
   });
   const id = init.headers.get('mcp-session-id');
   await init.body?.cancel();
@@ -46,7 +51,8 @@ async function session(url) {
   const s = {
     id,
     post: (body) => fetch(url, { method: 'POST', headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(body) }),
-    get: (cursor) => fetch(url, { headers: { Accept: 'text/event-stream', ...headers, ...(cursor !== undefined && { 'Last-Event-ID': cursor }) } }),
+    get: (cursor) =>
+      fetch(url, { headers: { Accept: 'text/event-stream', ...headers, ...(cursor !== undefined && { 'Last-Event-ID': cursor }) } }),
     /** Starts a tools/call and returns the response (its stream is in the headers). */
     start: (name, args, id = next++) =>
       s.post({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, _meta: { progressToken: `p${id}` } } }),
@@ -73,7 +79,9 @@ async function answer(response) {
 const rows = [];
 function row(name, cursor, got, expected, note = '') {
   const ok = Object.entries(expected).every(([key, value]) => got[key] === value);
-  const shown = [got.status, got.reason, got.resumed !== undefined && got.resumed !== null ? `resumed=${got.resumed}` : undefined].filter(Boolean).join(' ');
+  const shown = [got.status, got.reason, got.resumed !== undefined && got.resumed !== null ? `resumed=${got.resumed}` : undefined]
+    .filter(Boolean)
+    .join(' ');
   rows.push({ ok, line: `${ok ? 'ok  ' : 'FAIL'} ${name.padEnd(46)} ${String(cursor).padEnd(12)} → ${shown}${note ? `  (${note})` : ''}` });
 }
 
@@ -82,7 +90,9 @@ export async function walkResumeTable(url) {
 
   row('not three decimal integers', 'x-1', await answer(await s.get('x-1')), { status: 400, reason: 'malformed_cursor' });
 
-  const unknown = await fetch(url, { headers: { Accept: 'text/event-stream', 'Mcp-Session-Id': 'A'.repeat(43), 'Last-Event-ID': '1-1-0' } });
+  const unknown = await fetch(url, {
+    headers: { Accept: 'text/event-stream', 'Mcp-Session-Id': 'A'.repeat(43), 'Last-Event-ID': '1-1-0' },
+  });
   row('session unknown, ended or expired', '1-1-0', await answer(unknown), { status: 404 });
 
   const done = await s.call('countdown', { from: 3, interval_ms: 0 });
@@ -104,10 +114,22 @@ export async function walkResumeTable(url) {
 
   const before = await answer(await s.get(`1-${S}-1`));
   const replayedResult = before.events.some((e) => e.data.includes('"result"'));
-  row('finished, N before its final event', `1-${S}-1`, { ...before, replayedResult }, { status: 200, resumed: 'true', replayedResult: true }, `replayed ${before.events.length - 1} incl. the result, closed`);
+  row(
+    'finished, N before its final event',
+    `1-${S}-1`,
+    { ...before, replayedResult },
+    { status: 200, resumed: 'true', replayedResult: true },
+    `replayed ${before.events.length - 1} incl. the result, closed`,
+  );
 
   const atFinal = await answer(await s.get(last));
-  row('finished, N is its final event', last, atFinal, { status: 200, resumed: 'false' }, `new standalone stream ${atFinal.stream}, nothing replayed`);
+  row(
+    'finished, N is its final event',
+    last,
+    atFinal,
+    { status: 200, resumed: 'false' },
+    `new standalone stream ${atFinal.stream}, nothing replayed`,
+  );
 
   const fresh = await answer(await s.get());
   row('no Last-Event-ID', '—', fresh, { status: 200, resumed: 'false' }, `stream ${fresh.stream}, supersedes the previous`);

@@ -172,7 +172,17 @@ export class Session {
       params: { name, arguments: args, _meta: { progressToken: `bench-${requestId}` } },
     };
     const request = deadline(timeoutMs);
-    const outcome = { requestId, tSent: now(), status: 0, streamed: false, events: [], response: undefined, tResponse: undefined, lastEventId: undefined, end: 'error' };
+    const outcome = {
+      requestId,
+      tSent: now(),
+      status: 0,
+      streamed: false,
+      events: [],
+      response: undefined,
+      tResponse: undefined,
+      lastEventId: undefined,
+      end: 'error',
+    };
     let response;
     try {
       response = await fetch(this.url, {

@@ -72,7 +72,8 @@ async function replayMs({ session, cursor, requestId }) {
   const resume = await session.resume(cursor, { timeoutMs: 10_000, until: (e) => e.message?.id === requestId });
   const answer = resume.events.find((e) => e.message?.id === requestId);
   const replayed = resume.events.filter((e) => e.message?.method === 'notifications/progress').length;
-  if (!answer || replayed !== REPLAY_N) throw new Error(`replay: ${replayed} of ${REPLAY_N} events, result ${answer ? 'arrived' : 'missing'}`);
+  if (!answer || replayed !== REPLAY_N)
+    throw new Error(`replay: ${replayed} of ${REPLAY_N} events, result ${answer ? 'arrived' : 'missing'}`);
   return answer.t - resume.tSent;
 }
 
@@ -81,7 +82,12 @@ const stop = () => Promise.all(peers.map((peer) => peer.stop()));
 process.once('SIGINT', () => stop().then(() => process.exit(130)));
 try {
   for (const [i, name] of [args.a, args.b].entries()) {
-    peers.push(await startPeer(name, await freePort(), { stateDir: path.join(HERE, '../../.cache/bench-state', `pair-${i}-${name.replace(/[^A-Za-z0-9-]/g, '_')}`), via: args.via }));
+    peers.push(
+      await startPeer(name, await freePort(), {
+        stateDir: path.join(HERE, '../../.cache/bench-state', `pair-${i}-${name.replace(/[^A-Za-z0-9-]/g, '_')}`),
+        via: args.via,
+      }),
+    );
   }
   const [a, b] = peers;
   const sessions = [await initialize(a.url), await initialize(b.url)];
@@ -119,7 +125,9 @@ try {
   const fmt = (x, digits = 2) => x.toFixed(digits);
   console.log(`pair ${args.a} (A) vs ${args.b} (B), Worker peers via ${args.via}`);
   console.log(`W1 echo p50 ms, ${calls} calls each, alternating:  A ${fmt(p50[0])}  B ${fmt(p50[1])}  A/B ${fmt(p50[0] / p50[1])}`);
-  console.log(`W3 events/s, median of ${runs} runs each:          A ${fmt(rate[0], 0)}  B ${fmt(rate[1], 0)}  A/B ${fmt(rate[0] / rate[1])}`);
+  console.log(
+    `W3 events/s, median of ${runs} runs each:          A ${fmt(rate[0], 0)}  B ${fmt(rate[1], 0)}  A/B ${fmt(rate[0] / rate[1])}`,
+  );
   console.log(`W3 first progress ms, median:                      A ${fmt(first[0], 1)}  B ${fmt(first[1], 1)}`);
   if (replay[0].length > 0) {
     const [ra, rb] = replay.map((samples) => median(samples));

@@ -80,7 +80,21 @@ export function formatTable(rows, peerNames, ratioList, ours = 'ours') {
 }
 
 /** What a summary carries over from the raw result unchanged (the run's metadata and figures). */
-const SUMMARY_KEYS = ['date', 'mode', 'rounds', 'workerd_via', 'sizes', 'node', 'machine', 'workloads', 'peers', 'unavailable', 'duration_ms', 'medians', 'ratios_ours_over_peer'];
+const SUMMARY_KEYS = [
+  'date',
+  'mode',
+  'rounds',
+  'workerd_via',
+  'sizes',
+  'node',
+  'machine',
+  'workloads',
+  'peers',
+  'unavailable',
+  'duration_ms',
+  'medians',
+  'ratios_ours_over_peer',
+];
 
 /**
  * The committed shape of a run: the raw result (run.mjs) without its samples, plus, from them,
@@ -134,7 +148,7 @@ export function toJson(value, indent = '') {
     if (value.every((v) => isPrimitive(v) && typeof v !== 'string')) {
       return `[${value.map((v) => JSON.stringify(v ?? null)).join(', ')}]`;
     }
-    const inner = indent + '  ';
+    const inner = `${indent}  `;
     return `[\n${value.map((v) => inner + (v === undefined ? 'null' : toJson(v, inner))).join(',\n')}\n${indent}]`;
   }
   if (value !== null && typeof value === 'object') {
@@ -143,7 +157,7 @@ export function toJson(value, indent = '') {
     if (entries.length <= 8 && entries.every(([, v]) => isPrimitive(v))) {
       return `{ ${entries.map(([k, v]) => `${JSON.stringify(k)}: ${JSON.stringify(v) ?? 'null'}`).join(', ')} }`;
     }
-    const inner = indent + '  ';
+    const inner = `${indent}  `;
     return `{\n${entries.map(([k, v]) => `${inner}${JSON.stringify(k)}: ${toJson(v, inner)}`).join(',\n')}\n${indent}}`;
   }
   return JSON.stringify(value) ?? 'null';

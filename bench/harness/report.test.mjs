@@ -4,8 +4,18 @@ import { test } from 'node:test';
 import { toJson, toSummary } from './report.mjs';
 
 const W1 = { id: 'W1', title: 'echo', metrics: [{ key: 'p50_ms', label: 'W1 echo p50 ms', better: 'lower' }], first_round_only: false };
-const W4b = { id: 'W4b', title: 'resume', metrics: [{ key: 'result_arrived', label: 'W4b', better: 'higher', kind: 'yesno' }], first_round_only: false };
-const W6 = { id: 'W6', title: 'memory', metrics: [{ key: 'kb_per_session', label: 'W6 KB per session', better: 'lower' }], first_round_only: true };
+const W4b = {
+  id: 'W4b',
+  title: 'resume',
+  metrics: [{ key: 'result_arrived', label: 'W4b', better: 'higher', kind: 'yesno' }],
+  first_round_only: false,
+};
+const W6 = {
+  id: 'W6',
+  title: 'memory',
+  metrics: [{ key: 'kb_per_session', label: 'W6 KB per session', better: 'lower' }],
+  first_round_only: true,
+};
 
 /** A raw result as run.mjs builds it, with only what each case varies. */
 function rawResult({ workloads, samples, unavailable = {} }) {
@@ -18,7 +28,10 @@ function rawResult({ workloads, samples, unavailable = {} }) {
     node: 'v24.21.0',
     machine: { platform: 'linux', cpus: 2, loadavg_at_end: [0.21, 0.38, 0.33] },
     workloads,
-    peers: [{ name: 'ours', url: 'http://127.0.0.1:1/mcp', pid: 1 }, { name: 'floor', url: 'http://127.0.0.1:2/mcp', pid: 2 }],
+    peers: [
+      { name: 'ours', url: 'http://127.0.0.1:1/mcp', pid: 1 },
+      { name: 'floor', url: 'http://127.0.0.1:2/mcp', pid: 2 },
+    ],
     unavailable,
     duration_ms: { benchmark: 1000.5, total: 1200.25 },
     medians: { 'W1.p50_ms': { ours: 2.2, floor: 1.1 } },
@@ -92,8 +105,12 @@ const cases = [
       unavailable: { sdk: 'start sdk: no end within 180000 ms' },
       samples: {
         W6: {
-          ours: [{ round: 1, metrics: { kb_per_session: 540.588 }, raw: { rss_before: 1, rss_after: 2, kb_per_session_second_half: 530.1 } }],
-          floor: [{ round: 1, metrics: { kb_per_session: null }, status: 'no stream held (GET stream: HTTP 405)', raw: { warmup_status: 405 } }],
+          ours: [
+            { round: 1, metrics: { kb_per_session: 540.588 }, raw: { rss_before: 1, rss_after: 2, kb_per_session_second_half: 530.1 } },
+          ],
+          floor: [
+            { round: 1, metrics: { kb_per_session: null }, status: 'no stream held (GET stream: HTTP 405)', raw: { warmup_status: 405 } },
+          ],
         },
       },
     }),
@@ -108,10 +125,40 @@ for (const { name, result, perRound, notes } of cases) {
     const summary = toSummary(result, { rawFile: 'bench/results/raw/2026-12-01T16-30-06-270Z.json' });
     assert.deepEqual(result, before, 'the raw result is not modified');
     assert.deepEqual(Object.keys(summary), [
-      'date', 'mode', 'rounds', 'workerd_via', 'sizes', 'node', 'machine', 'workloads', 'peers', 'unavailable', 'duration_ms',
-      'raw_samples', 'medians', 'ratios_ours_over_peer', 'per_round', 'notes', 'table',
+      'date',
+      'mode',
+      'rounds',
+      'workerd_via',
+      'sizes',
+      'node',
+      'machine',
+      'workloads',
+      'peers',
+      'unavailable',
+      'duration_ms',
+      'raw_samples',
+      'medians',
+      'ratios_ours_over_peer',
+      'per_round',
+      'notes',
+      'table',
     ]);
-    for (const key of ['date', 'mode', 'rounds', 'workerd_via', 'sizes', 'node', 'machine', 'workloads', 'peers', 'unavailable', 'duration_ms', 'medians', 'ratios_ours_over_peer', 'table']) {
+    for (const key of [
+      'date',
+      'mode',
+      'rounds',
+      'workerd_via',
+      'sizes',
+      'node',
+      'machine',
+      'workloads',
+      'peers',
+      'unavailable',
+      'duration_ms',
+      'medians',
+      'ratios_ours_over_peer',
+      'table',
+    ]) {
       assert.deepEqual(summary[key], result[key], key);
     }
     assert.equal(summary.raw_samples, 'bench/results/raw/2026-12-01T16-30-06-270Z.json');

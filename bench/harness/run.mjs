@@ -80,7 +80,10 @@ async function startOne(peersApi, name) {
   const port = await freePort();
   const start = Promise.resolve()
     .then(() => peersApi.startPeer(name, port, { via: args.via }))
-    .then((peer) => (running.push(peer), peer));
+    .then((peer) => {
+      running.push(peer);
+      return peer;
+    });
   const settled = start.catch(() => undefined);
   starting.add(settled);
   settled.finally(() => starting.delete(settled));
@@ -96,13 +99,19 @@ async function startPeers(peersApi, names, unavailable) {
     names.map(async (name, i) => {
       await sleep(i * STAGGER_MS);
       if (interrupted) return { name, error: new Error('interrupted') };
-      return startOne(peersApi, name).then((peer) => ({ name, peer }), (error) => ({ name, error }));
+      return startOne(peersApi, name).then(
+        (peer) => ({ name, peer }),
+        (error) => ({ name, error }),
+      );
     }),
   );
   for (const attempt of attempts) {
     if (!attempt.error || interrupted) continue;
     log(`peer ${attempt.name} did not start (${attempt.error.message}); retrying alone`);
-    await startOne(peersApi, attempt.name).then((peer) => Object.assign(attempt, { peer, error: undefined }), (error) => Object.assign(attempt, { error }));
+    await startOne(peersApi, attempt.name).then(
+      (peer) => Object.assign(attempt, { peer, error: undefined }),
+      (error) => Object.assign(attempt, { error }),
+    );
   }
   for (const { name, peer, error } of attempts) {
     if (peer) log(`started ${name} at ${peer.url} (pid ${peer.pid})`);
@@ -118,7 +127,13 @@ function stopAll() {
   stopping ??= (async () => {
     await within(START_TIMEOUT_MS, 'pending starts', Promise.all([...starting])).catch(() => undefined);
     await Promise.allSettled(
-      running.map((peer) => within(STOP_TIMEOUT_MS, `stop ${peer.name}`, Promise.resolve().then(() => peer.stop())).catch((e) => log(String(e.message ?? e)))),
+      running.map((peer) =>
+        within(
+          STOP_TIMEOUT_MS,
+          `stop ${peer.name}`,
+          Promise.resolve().then(() => peer.stop()),
+        ).catch((e) => log(String(e.message ?? e))),
+      ),
     );
   })();
   return stopping;
@@ -168,7 +183,12 @@ async function main() {
     throw new Error(`cannot load the peers module ${peersModule}: ${error.message}`);
   }
   const available = peerNamesOf(peersApi.PEERS);
-  const wanted = args.peers ? args.peers.split(',').map((s) => s.trim()).filter(Boolean) : available;
+  const wanted = args.peers
+    ? args.peers
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : available;
   // `ours@<dir>`: the project as built from another checkout (bench/peers/index.mjs).
   const unknown = wanted.filter((name) => !available.includes(name) && !/^ours@.+/.test(name));
   if (unknown.length) throw new Error(`unknown peer(s) ${unknown.join(', ')}; available: ${available.join(', ')}`);
@@ -204,7 +224,11 @@ async function main() {
         }
         const startedAt = performance.now();
         try {
-          const sample = await within(WORKLOAD_TIMEOUT_MS, `${workload.id} ${peer.name}`, workload.run({ peer, sizes, state: state[peer.name], memoryRss: peersApi.memoryRss }));
+          const sample = await within(
+            WORKLOAD_TIMEOUT_MS,
+            `${workload.id} ${peer.name}`,
+            workload.run({ peer, sizes, state: state[peer.name], memoryRss: peersApi.memoryRss }),
+          );
           bucket.push({ round, ...sample, duration_ms: performance.now() - startedAt });
           log(`round ${round} ${workload.id} ${peer.name}: ${JSON.stringify(sample.metrics)}${sample.status ? ` (${sample.status})` : ''}`);
         } catch (error) {
@@ -218,12 +242,21 @@ async function main() {
   const w5 = WORKLOADS.find((w) => w.id === 'W5');
   for (const peer of peers) if (w5) await w5.cleanup({ state: state[peer.name] }).catch(() => undefined);
 
-  const rows = summarize([...WORKLOADS].sort((a, b) => a.id.localeCompare(b.id)), peerNames, samples);
+  const rows = summarize(
+    [...WORKLOADS].sort((a, b) => a.id.localeCompare(b.id)),
+    peerNames,
+    samples,
+  );
   const ratioList = ratios(rows, peerNames);
   const table = formatTable(rows, peerNames, ratioList);
   console.log(`\nMCP benchmark, ${mode} mode, ${rounds} round(s), Worker peers via ${args.via}, medians per peer (ratios: ours ÷ peer)\n`);
   console.log(table);
-  if (Object.keys(unavailable).length) console.log(`\nnot run: ${Object.entries(unavailable).map(([n, e]) => `${n} (${e})`).join('; ')}`);
+  if (Object.keys(unavailable).length)
+    console.log(
+      `\nnot run: ${Object.entries(unavailable)
+        .map(([n, e]) => `${n} (${e})`)
+        .join('; ')}`,
+    );
 
   const result = {
     date: new Date().toISOString(),
@@ -241,11 +274,18 @@ async function main() {
       total_memory_bytes: os.totalmem(),
       loadavg_at_end: os.loadavg(),
     },
-    workloads: WORKLOADS.map(({ id, title, metrics, firstRoundOnly }) => ({ id, title, metrics, first_round_only: Boolean(firstRoundOnly) })),
+    workloads: WORKLOADS.map(({ id, title, metrics, firstRoundOnly }) => ({
+      id,
+      title,
+      metrics,
+      first_round_only: Boolean(firstRoundOnly),
+    })),
     peers: peers.map((p) => ({ name: p.name, url: p.url, pid: p.pid })),
     unavailable,
     duration_ms: { benchmark: benchMs, total: performance.now() - t0 },
-    medians: Object.fromEntries(rows.map((row) => [`${row.workload}.${row.key}`, Object.fromEntries(peerNames.map((p) => [p, row.perPeer[p].median ?? null]))])),
+    medians: Object.fromEntries(
+      rows.map((row) => [`${row.workload}.${row.key}`, Object.fromEntries(peerNames.map((p) => [p, row.perPeer[p].median ?? null]))]),
+    ),
     ratios_ours_over_peer: ratioList,
     samples,
     table,
@@ -257,7 +297,9 @@ async function main() {
   const fromRepo = path.relative(REPO, rawFile);
   const summary = toSummary(result, { rawFile: fromRepo.startsWith('..') ? rawFile : fromRepo });
   await writeFile(outFile, `${toJson(summary)}\n`);
-  log(`wrote ${path.relative(process.cwd(), outFile)} (summary) and ${path.relative(process.cwd(), rawFile)} (raw samples); benchmark ${(benchMs / 1000).toFixed(1)} s, total ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  log(
+    `wrote ${path.relative(process.cwd(), outFile)} (summary) and ${path.relative(process.cwd(), rawFile)} (raw samples); benchmark ${(benchMs / 1000).toFixed(1)} s, total ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+  );
 }
 
 let exitCode = 0;

@@ -51,7 +51,13 @@ test('every single split point, including inside UTF-8 sequences and between CR 
 
 test('byte-by-byte feeding gives the same events', () => {
   const length = bytes(STREAM).length;
-  assert.deepEqual(parseSplit(STREAM, Array.from({ length: length - 1 }, (_, i) => i + 1)).events, EXPECTED);
+  assert.deepEqual(
+    parseSplit(
+      STREAM,
+      Array.from({ length: length - 1 }, (_, i) => i + 1),
+    ).events,
+    EXPECTED,
+  );
 });
 
 test('a priming block with an id and no data field is reported with empty data', () => {

@@ -7,24 +7,48 @@ import { median, percentile } from './stats.mjs';
 
 export const SIZES = {
   full: {
-    w1Calls: 300, w1Warmup: 10,
-    w2Sessions: 16, w2Calls: 40,
-    w3N: 5_000, w3Runs: 5,
-    w4N: 2_000, w4AbortAt: 1_000,
-    w4bN: 200, w4bWaitMs: 500,
-    w5BigLog: 100_000, w5SmallLog: 1_000, w5Replay: 1_000, w5FillerCall: 1_000, w5Repeats: 3, w5RebuildAfterMs: 480_000,
-    w6Sessions: 1_000, w6Batch: 50, w6SettleMs: 1_000,
+    w1Calls: 300,
+    w1Warmup: 10,
+    w2Sessions: 16,
+    w2Calls: 40,
+    w3N: 5_000,
+    w3Runs: 5,
+    w4N: 2_000,
+    w4AbortAt: 1_000,
+    w4bN: 200,
+    w4bWaitMs: 500,
+    w5BigLog: 100_000,
+    w5SmallLog: 1_000,
+    w5Replay: 1_000,
+    w5FillerCall: 1_000,
+    w5Repeats: 3,
+    w5RebuildAfterMs: 480_000,
+    w6Sessions: 1_000,
+    w6Batch: 50,
+    w6SettleMs: 1_000,
     /** How long a resumed stream may take to bring the result (W4, W4b, W5). */
     resumeTimeoutMs: 10_000,
   },
   quick: {
-    w1Calls: 50, w1Warmup: 3,
-    w2Sessions: 6, w2Calls: 8,
-    w3N: 1_000, w3Runs: 2,
-    w4N: 2_000, w4AbortAt: 1_000,
-    w4bN: 200, w4bWaitMs: 500,
-    w5BigLog: 4_000, w5SmallLog: 1_000, w5Replay: 1_000, w5FillerCall: 1_000, w5Repeats: 2, w5RebuildAfterMs: 480_000,
-    w6Sessions: 50, w6Batch: 25, w6SettleMs: 300,
+    w1Calls: 50,
+    w1Warmup: 3,
+    w2Sessions: 6,
+    w2Calls: 8,
+    w3N: 1_000,
+    w3Runs: 2,
+    w4N: 2_000,
+    w4AbortAt: 1_000,
+    w4bN: 200,
+    w4bWaitMs: 500,
+    w5BigLog: 4_000,
+    w5SmallLog: 1_000,
+    w5Replay: 1_000,
+    w5FillerCall: 1_000,
+    w5Repeats: 2,
+    w5RebuildAfterMs: 480_000,
+    w6Sessions: 50,
+    w6Batch: 25,
+    w6SettleMs: 300,
     resumeTimeoutMs: 1_500,
   },
 };
@@ -39,7 +63,7 @@ const tokenOf = (call) => `bench-${call.requestId}`;
 /** Fails loudly when a call did not end in a successful tools/call result. */
 function expectResult(call, what) {
   if (call.response?.result && !call.response.result.isError) return call;
-  const why = call.response?.error ? JSON.stringify(call.response.error) : call.error ?? `ended: ${call.end}, HTTP ${call.status}`;
+  const why = call.response?.error ? JSON.stringify(call.response.error) : (call.error ?? `ended: ${call.end}, HTTP ${call.status}`);
   throw new Error(`${what}: no result (${why})`);
 }
 
@@ -109,7 +133,10 @@ const w1 = {
         const error = failed.get(peer.name);
         if (error !== undefined) return [peer.name, { error }];
         const { latencies } = open.find((entry) => entry.peer === peer);
-        return [peer.name, { metrics: { p50_ms: percentile(latencies, 50), p99_ms: percentile(latencies, 99) }, raw: { latencies_ms: latencies } }];
+        return [
+          peer.name,
+          { metrics: { p50_ms: percentile(latencies, 50), p99_ms: percentile(latencies, 99) }, raw: { latencies_ms: latencies } },
+        ];
       }),
     );
   },
@@ -147,7 +174,13 @@ async function progressRun(url, sizes) {
     const progress = call.events.filter((event) => isProgress(event, tokenOf(call)));
     if (progress.length !== sizes.w3N) throw new Error(`W3: ${progress.length} of ${sizes.w3N} progress events arrived`);
     const lastMs = progress.at(-1).t - call.tSent;
-    return { eventsPerS: progress.length / (lastMs / 1000), firstMs: progress[0].t - call.tSent, lastMs, resultMs: call.tResponse - call.tSent, streamed: call.streamed };
+    return {
+      eventsPerS: progress.length / (lastMs / 1000),
+      firstMs: progress[0].t - call.tSent,
+      lastMs,
+      resultMs: call.tResponse - call.tSent,
+      streamed: call.streamed,
+    };
   });
 }
 
@@ -198,7 +231,8 @@ const w3 = {
 /** Why a resume could not be made or was refused, for the report. */
 function cannotResume(resume) {
   if (resume === undefined) return 'cannot resume: no event id received';
-  if (!resume.ok) return `cannot resume: ${resume.status ? `HTTP ${resume.status}` : resume.error ?? resume.end}${resume.body ? ` ${resume.body.slice(0, 120)}` : ''}`;
+  if (!resume.ok)
+    return `cannot resume: ${resume.status ? `HTTP ${resume.status}` : (resume.error ?? resume.end)}${resume.body ? ` ${resume.body.slice(0, 120)}` : ''}`;
   return undefined;
 }
 
@@ -213,17 +247,30 @@ const w4 = {
   async run({ peer, sizes }) {
     return withSession(peer.url, async (session) => {
       let seen = 0;
-      const call = await session.callTool('progress', { n: sizes.w4N }, {
-        timeoutMs: LONG_CALL_TIMEOUT_MS,
-        stopAfter: (event, outcome) => isProgress(event, tokenOf(outcome)) && ++seen >= sizes.w4AbortAt,
-      });
-      if (call.end !== 'stopped') throw new Error(`W4: the call was not cut after ${sizes.w4AbortAt} progress events (ended: ${call.end}, ${seen} seen)`);
+      const call = await session.callTool(
+        'progress',
+        { n: sizes.w4N },
+        {
+          timeoutMs: LONG_CALL_TIMEOUT_MS,
+          stopAfter: (event, outcome) => isProgress(event, tokenOf(outcome)) && ++seen >= sizes.w4AbortAt,
+        },
+      );
+      if (call.end !== 'stopped')
+        throw new Error(`W4: the call was not cut after ${sizes.w4AbortAt} progress events (ended: ${call.end}, ${seen} seen)`);
       const token = tokenOf(call);
       const resume = call.lastEventId
-        ? await session.resume(call.lastEventId, { timeoutMs: sizes.resumeTimeoutMs, until: (event) => responseTo(event.message, call.requestId) !== undefined })
+        ? await session.resume(call.lastEventId, {
+            timeoutMs: sizes.resumeTimeoutMs,
+            until: (event) => responseTo(event.message, call.requestId) !== undefined,
+          })
         : undefined;
       const refused = cannotResume(resume);
-      const raw = { cursor: call.lastEventId ?? null, before_abort: seen, resume_status: resume?.status ?? null, resumed_header: resume?.resumed ?? null };
+      const raw = {
+        cursor: call.lastEventId ?? null,
+        before_abort: seen,
+        resume_status: resume?.status ?? null,
+        resumed_header: resume?.resumed ?? null,
+      };
       if (refused) return { metrics: { total_ms: null, lost: null, duplicated: null }, status: refused, raw };
       const counts = new Map();
       for (const event of [...call.events, ...resume.events]) {
@@ -258,11 +305,16 @@ const w4b = {
       const call = await session.callTool('progress', { n: sizes.w4bN }, { timeoutMs: CALL_TIMEOUT_MS, stopAfter: () => true });
       const first = call.events[0];
       const raw = { first_event_id: first?.id ?? null, first_event_was_priming: first ? !first.hasData || first.data === '' : null };
-      if (!call.streamed) return { metrics: { result_arrived: null }, status: `not applicable: answered without a stream (HTTP ${call.status})`, raw };
-      if (call.end === 'response') return { metrics: { result_arrived: null }, status: 'not applicable: the result was the first event', raw };
+      if (!call.streamed)
+        return { metrics: { result_arrived: null }, status: `not applicable: answered without a stream (HTTP ${call.status})`, raw };
+      if (call.end === 'response')
+        return { metrics: { result_arrived: null }, status: 'not applicable: the result was the first event', raw };
       await sleep(sizes.w4bWaitMs);
       const resume = call.lastEventId
-        ? await session.resume(call.lastEventId, { timeoutMs: sizes.resumeTimeoutMs, until: (event) => responseTo(event.message, call.requestId) !== undefined })
+        ? await session.resume(call.lastEventId, {
+            timeoutMs: sizes.resumeTimeoutMs,
+            until: (event) => responseTo(event.message, call.requestId) !== undefined,
+          })
         : undefined;
       const refused = cannotResume(resume);
       raw.resume_status = resume?.status ?? null;
@@ -288,7 +340,10 @@ async function buildLog(url, logEvents, sizes) {
       const n = Math.min(left, sizes.w5FillerCall);
       expectResult(await session.callTool('progress', { n }, { timeoutMs: LONG_CALL_TIMEOUT_MS }), 'W5 filler');
     }
-    const target = expectResult(await session.callTool('progress', { n: sizes.w5Replay + 1 }, { timeoutMs: LONG_CALL_TIMEOUT_MS }), 'W5 target');
+    const target = expectResult(
+      await session.callTool('progress', { n: sizes.w5Replay + 1 }, { timeoutMs: LONG_CALL_TIMEOUT_MS }),
+      'W5 target',
+    );
     const first = target.events.find((event) => isProgress(event, tokenOf(target)) && event.message.params.progress === 1);
     return { session, requestId: target.requestId, token: tokenOf(target), cursor: first?.id || undefined, build_ms: now() - started };
   } catch (error) {
@@ -299,13 +354,17 @@ async function buildLog(url, logEvents, sizes) {
 
 async function replayMs(log, sizes) {
   if (!log.cursor) return { ms: null, status: 'cannot resume: no event id received' };
-  const resume = await log.session.resume(log.cursor, { timeoutMs: sizes.resumeTimeoutMs, until: (event) => responseTo(event.message, log.requestId) !== undefined });
+  const resume = await log.session.resume(log.cursor, {
+    timeoutMs: sizes.resumeTimeoutMs,
+    until: (event) => responseTo(event.message, log.requestId) !== undefined,
+  });
   const refused = cannotResume(resume);
   if (refused) return { ms: null, status: refused };
   const answer = resume.events.find((event) => responseTo(event.message, log.requestId));
   const replayed = resume.events.filter((event) => isProgress(event, log.token)).length;
   if (!answer) return { ms: null, status: `replay ended (${resume.end}) without the result`, replayed };
-  if (replayed !== sizes.w5Replay) return { ms: answer.t - resume.tSent, status: `replayed ${replayed} progress events, expected ${sizes.w5Replay}`, replayed };
+  if (replayed !== sizes.w5Replay)
+    return { ms: answer.t - resume.tSent, status: `replayed ${replayed} progress events, expected ${sizes.w5Replay}`, replayed };
   return { ms: answer.t - resume.tSent, replayed };
 }
 
@@ -337,7 +396,10 @@ const w5 = {
     const notes = new Set();
     let failed = false;
     for (let i = 0; i < sizes.w5Repeats && !failed; i++) {
-      for (const [name, log, into] of [['small', small, smallMs], ['big', big, bigMs]]) {
+      for (const [name, log, into] of [
+        ['small', small, smallMs],
+        ['big', big, bigMs],
+      ]) {
         const replay = await replayMs(log, sizes);
         if (replay.status) notes.add(`${name}: ${replay.status}`);
         if (replay.ms != null) into.push(replay.ms);
@@ -391,7 +453,11 @@ const w6 = {
       }).catch(() => undefined);
       // A definite refusal (e.g. 405: no standalone stream) would only repeat for every session.
       if (warmup && !warmup.ok && warmup.status >= 400 && warmup.status < 500) {
-        return { metrics: { kb_per_session: null }, status: `no stream held (GET stream: HTTP ${warmup.status})`, raw: { warmup_status: warmup.status } };
+        return {
+          metrics: { kb_per_session: null },
+          status: `no stream held (GET stream: HTTP ${warmup.status})`,
+          raw: { warmup_status: warmup.status },
+        };
       }
       await sleep(sizes.w6SettleMs);
       const before = await memoryRss(peer);
@@ -418,7 +484,12 @@ const w6 = {
         if (streams.length === heldBefore) break; // a whole batch refused: the rest would be too
       }
       const held = streams.length;
-      if (held === 0) return { metrics: { kb_per_session: null }, status: `no stream held (${firstError})`, raw: { failed, first_error: firstError ?? null } };
+      if (held === 0)
+        return {
+          metrics: { kb_per_session: null },
+          status: `no stream held (${firstError})`,
+          raw: { failed, first_error: firstError ?? null },
+        };
       await sleep(sizes.w6SettleMs);
       const after = await memoryRss(peer);
       const raw = {

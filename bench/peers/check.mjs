@@ -78,12 +78,14 @@ async function post(url, body, sessionId) {
 
 async function bodyOf(response) {
   const type = response.headers.get('content-type') ?? '';
-  if (type.includes('text/event-stream')) return readEvents(response, (events) => events.some((e) => e.message && ('result' in e.message || 'error' in e.message)));
+  if (type.includes('text/event-stream'))
+    return readEvents(response, (events) => events.some((e) => e.message && ('result' in e.message || 'error' in e.message)));
   const text = await response.text();
   return text === '' ? [] : [{ id: undefined, message: JSON.parse(text) }];
 }
 
-const short = (events) => events.map((e) => `${e.id ?? '-'} ${e.message === undefined ? '(priming event)' : JSON.stringify(e.message)}`).join('\n      ');
+const short = (events) =>
+  events.map((e) => `${e.id ?? '-'} ${e.message === undefined ? '(priming event)' : JSON.stringify(e.message)}`).join('\n      ');
 const find = (events, id) => events.find((e) => e.message?.id === id)?.message;
 
 async function checkPeer(name, port) {
@@ -111,7 +113,9 @@ async function checkPeer(name, port) {
     const sessionId = response.headers.get('mcp-session-id') ?? undefined;
     let events = await bodyOf(response);
     const init = find(events, 1)?.result;
-    lines.push(`initialize: ${response.status} ${response.headers.get('content-type')} session=${sessionId} protocol=${init?.protocolVersion} server=${init?.serverInfo?.name}`);
+    lines.push(
+      `initialize: ${response.status} ${response.headers.get('content-type')} session=${sessionId} protocol=${init?.protocolVersion} server=${init?.serverInfo?.name}`,
+    );
     expect(response.status === 200 && sessionId !== undefined && init !== undefined, 'initialize');
 
     // notifications/initialized
@@ -121,7 +125,11 @@ async function checkPeer(name, port) {
     expect(response.status === 202, 'notifications/initialized');
 
     // echo
-    response = await post(peer.url, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: { text: 'hello bench' } } }, sessionId);
+    response = await post(
+      peer.url,
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: { text: 'hello bench' } } },
+      sessionId,
+    );
     events = await bodyOf(response);
     const echo = find(events, 2);
     lines.push(`tools/call echo: ${response.status}\n      ${short(events)}`);
@@ -139,7 +147,9 @@ async function checkPeer(name, port) {
     lines.push(`tools/call progress {n: 5}: ${response.status}\n      ${short(events)}`);
     expect(
       progress.length === 5 &&
-        progress.every((e, i) => e.message.params.progressToken === 'p-5' && e.message.params.progress === i + 1 && e.message.params.total === 5) &&
+        progress.every(
+          (e, i) => e.message.params.progressToken === 'p-5' && e.message.params.progress === i + 1 && e.message.params.total === 5,
+        ) &&
         result?.result?.content?.[0]?.text === 'done 5',
       'progress: 5 notifications 1..5 of 5, then "done 5"',
     );
@@ -156,12 +166,15 @@ async function checkPeer(name, port) {
       if (!response.ok) await response.body?.cancel();
       lines.push(`GET Last-Event-ID: ${cursor}: ${response.status}\n      ${short(replay)}`);
       const steps = replay.filter((e) => e.message?.method === 'notifications/progress').map((e) => e.message.params.progress);
-      const complete = response.status === 200 && steps.join() === '3,4,5' && replay.at(-1)?.message?.result?.content?.[0]?.text === 'done 5';
+      const complete =
+        response.status === 200 && steps.join() === '3,4,5' && replay.at(-1)?.message?.result?.content?.[0]?.text === 'done 5';
       if (name === 'sdk' && !complete && response.status === 200) {
         // The SDK's example InMemoryEventStore orders a replay by sorting event ids
         // `<stream>_<Date.now()>_<random>` as strings: events stored in the same millisecond
         // come back in random order, so some of those after the cursor are skipped.
-        lines.push(`NOTE: incomplete replay (progress [${steps}]): known limitation of the SDK example InMemoryEventStore (same-millisecond ids sort by their random suffix)`);
+        lines.push(
+          `NOTE: incomplete replay (progress [${steps}]): known limitation of the SDK example InMemoryEventStore (same-millisecond ids sort by their random suffix)`,
+        );
       } else {
         expect(complete, 'resume: progress 3,4,5 then "done 5"');
       }

@@ -43,7 +43,7 @@ function checkoutSpec(name) {
   const match = /^ours@(.+)$/.exec(name);
   if (match === null) return undefined;
   const dir = resolve(ROOT, match[1]);
-  if (!dir.startsWith(join(ROOT, '.cache') + '/')) throw new Error(`a checkout peer must live under ${join(ROOT, '.cache')}: ${dir}`);
+  if (!dir.startsWith(`${join(ROOT, '.cache')}/`)) throw new Error(`a checkout peer must live under ${join(ROOT, '.cache')}: ${dir}`);
   return { kind: 'wrangler', config: join(dir, 'bench/peers/ours/wrangler.toml') };
 }
 
@@ -125,11 +125,12 @@ export async function memoryRss(peer, { includeProxy = false } = {}) {
   return total;
 }
 
-async function waitUntilReady(url, child, exited, logPath) {
+async function waitUntilReady(url, exited, logPath) {
   const deadline = Date.now() + READY_TIMEOUT_MS;
   let last = 'no answer yet';
   while (Date.now() < deadline) {
-    if (exited.value) throw new Error(`peer exited (code ${exited.value.code}, signal ${exited.value.signal}) before it was ready; see ${logPath}`);
+    if (exited.value)
+      throw new Error(`peer exited (code ${exited.value.code}, signal ${exited.value.signal}) before it was ready; see ${logPath}`);
     try {
       const response = await fetch(url, {
         method: 'POST',
@@ -181,7 +182,7 @@ export async function startPeer(name, port, { stateDir = join(STATE_ROOT, name),
   if (!Number.isInteger(port) || port <= 0 || port > 65535) throw new Error(`bad port ${port}`);
   await assertPortFree(port);
   stateDir = resolve(stateDir);
-  if (!stateDir.startsWith(join(ROOT, '.cache') + '/')) throw new Error(`stateDir must be under ${join(ROOT, '.cache')}: ${stateDir}`);
+  if (!stateDir.startsWith(`${join(ROOT, '.cache')}/`)) throw new Error(`stateDir must be under ${join(ROOT, '.cache')}: ${stateDir}`);
   await rm(stateDir, { recursive: true, force: true });
   await mkdir(stateDir, { recursive: true });
   await mkdir(join(ROOT, '.cache/xdg'), { recursive: true });
@@ -202,7 +203,18 @@ export async function startPeer(name, port, { stateDir = join(STATE_ROOT, name),
     if (name === 'ours') checkOursVersions();
     if (via === 'wrangler-dev') {
       command = WRANGLER;
-      args = ['dev', '-c', spec.config, '--ip', '127.0.0.1', '--port', String(port), '--persist-to', stateDir, '--show-interactive-dev-session=false'];
+      args = [
+        'dev',
+        '-c',
+        spec.config,
+        '--ip',
+        '127.0.0.1',
+        '--port',
+        String(port),
+        '--persist-to',
+        stateDir,
+        '--show-interactive-dev-session=false',
+      ];
     } else {
       command = process.execPath;
       args = [join(HERE, 'workerd-host.mjs'), spec.config, String(port), stateDir];
@@ -229,7 +241,7 @@ export async function startPeer(name, port, { stateDir = join(STATE_ROOT, name),
     })());
 
   try {
-    await waitUntilReady(url, child, exited, logPath);
+    await waitUntilReady(url, exited, logPath);
   } catch (error) {
     await stop();
     throw error;
@@ -237,16 +249,23 @@ export async function startPeer(name, port, { stateDir = join(STATE_ROOT, name),
 
   // Under `wrangler dev` a proxy workerd listens on the peer's own port, the Worker's workerd
   // on a random one; under Miniflare the Worker's workerd is the only one.
-  const isProxy = (member) =>
-    via === 'wrangler-dev' && commandLine(member.pid).includes(`--socket-addr=entry=127.0.0.1:${port}`);
+  const isProxy = (member) => via === 'wrangler-dev' && commandLine(member.pid).includes(`--socket-addr=entry=127.0.0.1:${port}`);
   const workerds = () => groupMembers(pid).filter((m) => m.comm === 'workerd');
   /** PIDs of the process(es) running the peer's code (see memoryRss). */
   const servingPids = () => {
-    if (spec.kind === 'node') return groupMembers(pid).filter((m) => m.pid === pid).map((m) => m.pid);
-    return workerds().filter((m) => !isProxy(m)).map((m) => m.pid);
+    if (spec.kind === 'node')
+      return groupMembers(pid)
+        .filter((m) => m.pid === pid)
+        .map((m) => m.pid);
+    return workerds()
+      .filter((m) => !isProxy(m))
+      .map((m) => m.pid);
   };
   /** PIDs of wrangler's proxy workerd in front of the Worker (none for `sdk`). */
-  const proxyPids = () => workerds().filter(isProxy).map((m) => m.pid);
+  const proxyPids = () =>
+    workerds()
+      .filter(isProxy)
+      .map((m) => m.pid);
   const workerd = spec.kind === 'wrangler' ? servingPids() : [];
   return {
     name,

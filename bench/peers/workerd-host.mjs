@@ -29,10 +29,14 @@ const stateDir = resolve(stateDirArg);
 const bundleDir = join(stateDir, 'bundle');
 
 // On this process's Node: wrangler needs Node >= 22, which the system's may not be.
-execFileSync(process.execPath, [join(ROOT, 'node_modules/wrangler/bin/wrangler.js'), 'deploy', '--dry-run', '--outdir', bundleDir, '-c', config], {
-  cwd: ROOT,
-  stdio: ['ignore', 'ignore', 'inherit'],
-});
+execFileSync(
+  process.execPath,
+  [join(ROOT, 'node_modules/wrangler/bin/wrangler.js'), 'deploy', '--dry-run', '--outdir', bundleDir, '-c', config],
+  {
+    cwd: ROOT,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  },
+);
 // Module rules are for sources, and wrangler has bundled them: one ES module (Miniflare 5 also
 // refuses to convert rules it cannot carry over exactly).
 const { modulesRules: _sourceRules, ...workerOptions } = unstable_getMiniflareWorkerOptions(resolve(ROOT, config)).workerOptions;

@@ -15,7 +15,8 @@ export interface Allowlist {
 
 function splitHostPort(host: string): { name: string; port?: string } | undefined {
   const bracketed = /^(\[[0-9A-Fa-f:.]+\])(?::([0-9]{1,5}))?$/.exec(host);
-  if (bracketed !== null) return bracketed[2] === undefined ? { name: bracketed[1]!.toLowerCase() } : { name: bracketed[1]!.toLowerCase(), port: bracketed[2] };
+  if (bracketed !== null)
+    return bracketed[2] === undefined ? { name: bracketed[1]!.toLowerCase() } : { name: bracketed[1]!.toLowerCase(), port: bracketed[2] };
   const plain = /^([A-Za-z0-9.-]+)(?::([0-9]{1,5}))?$/.exec(host);
   if (plain === null) return undefined;
   return plain[2] === undefined ? { name: plain[1]!.toLowerCase() } : { name: plain[1]!.toLowerCase(), port: plain[2] };
@@ -45,7 +46,10 @@ function originOfRequest(origin: string): { name: string; port?: string } | unde
 
 /** Parses a comma-separated list; an entry that does not parse is a configuration error. */
 function parseList(text: string | undefined, split: (entry: string) => { name: string; port?: string } | undefined): Allowlist {
-  const raw = (text ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+  const raw = (text ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
   const entries = raw
     .filter((entry) => entry !== '*')
     .map((entry) => {
@@ -62,9 +66,7 @@ export const parseOriginAllowlist = (text: string | undefined) => parseList(text
 function matches(list: Allowlist, candidate: { name: string; port?: string } | undefined): boolean {
   if (list.any) return true;
   if (candidate === undefined) return false;
-  return list.entries.some(
-    (entry) => entry.name === candidate.name && (entry.port === undefined || entry.port === candidate.port),
-  );
+  return list.entries.some((entry) => entry.name === candidate.name && (entry.port === undefined || entry.port === candidate.port));
 }
 
 export function isHostAllowed(list: Allowlist, host: string | null): boolean {

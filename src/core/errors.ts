@@ -40,10 +40,8 @@ export class McpHttpError extends Error {
 }
 
 export const httpErrors = {
-  badRequest: (message: string, data?: ErrorData) =>
-    new McpHttpError(400, JsonRpcCode.ServerError, `Bad Request: ${message}`, data),
-  parseError: (message: string) =>
-    new McpHttpError(400, JsonRpcCode.ParseError, `Parse error: ${message}`),
+  badRequest: (message: string, data?: ErrorData) => new McpHttpError(400, JsonRpcCode.ServerError, `Bad Request: ${message}`, data),
+  parseError: (message: string) => new McpHttpError(400, JsonRpcCode.ParseError, `Parse error: ${message}`),
   invalidRequest: (message: string, id: JsonRpcId | null = null) =>
     new McpHttpError(400, JsonRpcCode.InvalidRequest, `Invalid Request: ${message}`, undefined, id),
   forbidden: (message: string) => new McpHttpError(403, JsonRpcCode.ServerError, `Forbidden: ${message}`),
@@ -52,16 +50,12 @@ export const httpErrors = {
     new McpHttpError(405, JsonRpcCode.ServerError, 'Method not allowed', undefined, null, {
       Allow: allow.join(', '),
     }),
-  notAcceptable: (message: string) =>
-    new McpHttpError(406, JsonRpcCode.ServerError, `Not Acceptable: ${message}`),
+  notAcceptable: (message: string) => new McpHttpError(406, JsonRpcCode.ServerError, `Not Acceptable: ${message}`),
   conflict: (reason: RefusalReason, message: string, extra: Omit<ErrorData, 'reason'> = {}, id: JsonRpcId | null = null) =>
     new McpHttpError(409, JsonRpcCode.ServerError, message, { ...extra, reason }, id),
-  gone: (reason: RefusalReason, message: string) =>
-    new McpHttpError(410, JsonRpcCode.ServerError, message, { reason }),
-  payloadTooLarge: (limit: number) =>
-    new McpHttpError(413, JsonRpcCode.ServerError, `Payload Too Large: the body exceeds ${limit} bytes`),
-  unsupportedMediaType: (message: string) =>
-    new McpHttpError(415, JsonRpcCode.ServerError, `Unsupported Media Type: ${message}`),
+  gone: (reason: RefusalReason, message: string) => new McpHttpError(410, JsonRpcCode.ServerError, message, { reason }),
+  payloadTooLarge: (limit: number) => new McpHttpError(413, JsonRpcCode.ServerError, `Payload Too Large: the body exceeds ${limit} bytes`),
+  unsupportedMediaType: (message: string) => new McpHttpError(415, JsonRpcCode.ServerError, `Unsupported Media Type: ${message}`),
   internal: () => new McpHttpError(500, JsonRpcCode.InternalError, 'Internal error'),
 } as const;
 

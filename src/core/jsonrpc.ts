@@ -55,8 +55,7 @@ export const answeredId = (m: JsonRpcMessage): JsonRpcId | undefined => (isRespo
  */
 export const MAX_REQUEST_ID_LENGTH = 1_024;
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** MCP's RequestId (and ProgressToken): a string or an integer. */
 const isId = (value: unknown): value is JsonRpcId =>

@@ -36,9 +36,7 @@ function splitOutsideQuotes(text: string, separator: ',' | ';'): string[] {
 }
 
 function unquote(value: string): string {
-  return value.startsWith('"') && value.endsWith('"') && value.length >= 2
-    ? value.slice(1, -1).replace(/\\(.)/g, '$1')
-    : value;
+  return value.startsWith('"') && value.endsWith('"') && value.length >= 2 ? value.slice(1, -1).replace(/\\(.)/g, '$1') : value;
 }
 
 /** Parses one media type (or range); undefined if it is not well formed. */

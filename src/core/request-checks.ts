@@ -16,7 +16,12 @@ import { HEADERS } from './wire.ts';
  * binding, a test) has none, and its URL is then the only statement of where it was sent.
  * It is asked for only then (parsing the URL of every request costs the edge time for nothing).
  */
-export function checkHostAndOrigin(headers: Headers, hosts: Allowlist, origins: Allowlist, urlHost: () => string | null = () => null): void {
+export function checkHostAndOrigin(
+  headers: Headers,
+  hosts: Allowlist,
+  origins: Allowlist,
+  urlHost: () => string | null = () => null,
+): void {
   const host = headers.get('Host') ?? urlHost();
   if (!isHostAllowed(hosts, host)) throw httpErrors.forbidden(`host ${JSON.stringify(host)} is not allowed`);
   const origin = headers.get('Origin');

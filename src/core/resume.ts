@@ -33,8 +33,11 @@ export interface StreamRecord {
 
 export type ResumeVerdict =
   | { readonly kind: 'refuse'; readonly status: 409 | 410; readonly reason: RefusalReason; readonly message: string }
-  /** Attach to the stream and replay every event after `afterSeq`; close after replay if the stream is finished. */
-  | { readonly kind: 'resume'; readonly afterSeq: number; readonly closeAfterReplay: boolean }
+  /**
+   * Attach to the stream and replay every event after `afterSeq`. A finished stream's
+   * connection ends after the replay (SessionStreams.attach reads the stream's state).
+   */
+  | { readonly kind: 'resume'; readonly afterSeq: number }
   /** Nothing to continue: open a new standalone stream, flagged as new. */
   | { readonly kind: 'new-standalone' };
 
@@ -58,8 +61,7 @@ export function decideResume(cursor: EventId, stream: StreamRecord | undefined):
   if (cursor.seq < stream.prunedThrough) {
     return refuse(410, 'events_pruned', `events after ${cursor.seq} of stream ${stream.stream} are no longer retained`);
   }
-  if (stream.state === 'open') return { kind: 'resume', afterSeq: cursor.seq, closeAfterReplay: false };
-  if (cursor.seq < stream.lastSeq) return { kind: 'resume', afterSeq: cursor.seq, closeAfterReplay: true };
+  if (stream.state === 'open' || cursor.seq < stream.lastSeq) return { kind: 'resume', afterSeq: cursor.seq };
   // The cursor is the final event of a finished stream: a valid point, but there is nothing
   // to continue. Replaying it would duplicate the result, so the client gets a new stream.
   return { kind: 'new-standalone' };

@@ -126,12 +126,14 @@ export function createMcpWorker<E extends ConfigVars>({ sessions, path = '/mcp' 
     const stub = sessions(c.env).get(sessions(c.env).idFromName(sessionId));
     const headers = new Headers(c.req.raw.headers);
     headers.set(HEADERS.sessionId, sessionId);
-    return stub.fetch(new Request(`https://session.internal${route}`, {
-      method: c.req.method,
-      headers,
-      body: body ?? null,
-      signal: c.req.raw.signal,
-    }));
+    return stub.fetch(
+      new Request(`https://session.internal${route}`, {
+        method: c.req.method,
+        headers,
+        body: body ?? null,
+        signal: c.req.raw.signal,
+      }),
+    );
   }
 
   return app;

@@ -310,7 +310,10 @@ export class JsonCollector implements Connection {
   #resolve!: (responses: JsonRpcMessage[]) => void;
   #closed = false;
 
-  constructor(requestKeys: readonly string[], private readonly onClosed: () => void) {
+  readonly #onClosed: () => void;
+
+  constructor(requestKeys: readonly string[], onClosed: () => void) {
+    this.#onClosed = onClosed;
     this.#pending = new Set(requestKeys);
     this.#done = new Promise((resolve) => (this.#resolve = resolve));
   }
@@ -337,6 +340,6 @@ export class JsonCollector implements Connection {
     if (this.#closed) return;
     this.#closed = true;
     this.#resolve(this.#responses);
-    this.onClosed();
+    this.#onClosed();
   }
 }

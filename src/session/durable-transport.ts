@@ -39,10 +39,14 @@ export class DurableTransport implements Transport {
   /** The id of the client request whose handler is running (async-context scoped). */
   readonly #handling = new AsyncLocalStorage<RequestId>();
 
+  readonly #route: OutboundRoute;
+
   constructor(
     readonly sessionId: string,
-    private readonly route: OutboundRoute,
-  ) {}
+    route: OutboundRoute,
+  ) {
+    this.#route = route;
+  }
 
   async start(): Promise<void> {}
 
@@ -54,15 +58,15 @@ export class DurableTransport implements Transport {
     try {
       if ('method' in message && 'id' in message) {
         const related = options?.relatedRequestId;
-        this.route({ ...message, id: this.wireId(message.id) }, related, related ?? this.#handling.getStore());
+        this.#route({ ...message, id: this.wireId(message.id) }, related, related ?? this.#handling.getStore());
       } else if ('method' in message && message.method === 'notifications/cancelled' && typeof message.params?.requestId === 'number') {
         // The SDK cancels its own request (a timeout, an aborted handler) by its own number;
         // "requestId MUST correspond to the ID of a request previously issued in the same
         // direction", and on the wire that request carried its tagged id.
         const params = { ...message.params, requestId: this.wireId(message.params.requestId) };
-        this.route({ ...message, params }, options?.relatedRequestId);
+        this.#route({ ...message, params }, options?.relatedRequestId);
       } else {
-        this.route(message, options?.relatedRequestId);
+        this.#route(message, options?.relatedRequestId);
       }
     } catch (error) {
       return Promise.reject(error);

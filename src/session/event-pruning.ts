@@ -29,10 +29,7 @@ export function storedTotals(sql: SqlStorage): { readonly events: number; readon
  */
 export function pruneEnded(sql: SqlStorage, endedBy: number): { readonly events: number; readonly bytes: number } {
   const streams = sql
-    .exec<{ stream: number }>(
-      `SELECT stream FROM streams s WHERE state != 'open' AND ended_at <= ? AND ${HAS_EVENTS}`,
-      endedBy,
-    )
+    .exec<{ stream: number }>(`SELECT stream FROM streams s WHERE state != 'open' AND ended_at <= ? AND ${HAS_EVENTS}`, endedBy)
     .toArray();
   let events = 0;
   let bytes = 0;
@@ -68,7 +65,7 @@ export function pruneEnded(sql: SqlStorage, endedBy: number): { readonly events:
  * returns what was removed.
  */
 export function pruneOldest(
-sql: SqlStorage,
+  sql: SqlStorage,
   atLeast: { readonly events: number; readonly bytes: number },
   keep: { readonly stream: number; readonly seq: number },
 ): { readonly events: number; readonly bytes: number } {
@@ -124,7 +121,10 @@ function nextStreamWithEvents(sql: SqlStorage, after: number): { stream: number;
   // Read to the end (one row): a cursor left open keeps its statement busy.
   const [row] = [
     ...sql
-      .exec(`SELECT e.stream, s.state = 'open' FROM events e JOIN streams s ON s.stream = e.stream WHERE e.stream > ? ORDER BY e.stream LIMIT 1`, after)
+      .exec(
+        `SELECT e.stream, s.state = 'open' FROM events e JOIN streams s ON s.stream = e.stream WHERE e.stream > ? ORDER BY e.stream LIMIT 1`,
+        after,
+      )
       .raw<[number, number]>(),
   ];
   return row === undefined ? undefined : { stream: row[0], open: row[1] === 1 };
@@ -133,12 +133,10 @@ function nextStreamWithEvents(sql: SqlStorage, after: number): { stream: number;
 /** When the oldest unpruned ended stream ended, if any. */
 export function oldestUnprunedEnd(sql: SqlStorage): number | undefined {
   return (
-    sql
-      .exec<{ at: number | null }>(`SELECT min(ended_at) AS at FROM streams s WHERE state != 'open' AND ${HAS_EVENTS}`)
-      .one().at ?? undefined
+    sql.exec<{ at: number | null }>(`SELECT min(ended_at) AS at FROM streams s WHERE state != 'open' AND ${HAS_EVENTS}`).one().at ??
+    undefined
   );
 }
-
 
 /**
  * The bytes stored in parts, per seq, of the stream's events in (afterSeq, through]. One range
@@ -148,7 +146,12 @@ export function oldestUnprunedEnd(sql: SqlStorage): number | undefined {
 export function partBytes(sql: SqlStorage, stream: number, afterSeq: number, through: number): Map<number, number> {
   const bytes = new Map<number, number>();
   const rows = sql
-    .exec(`SELECT seq, sum(octet_length(chunk)) FROM event_parts WHERE stream = ? AND seq > ? AND seq <= ? GROUP BY seq`, stream, afterSeq, through)
+    .exec(
+      `SELECT seq, sum(octet_length(chunk)) FROM event_parts WHERE stream = ? AND seq > ? AND seq <= ? GROUP BY seq`,
+      stream,
+      afterSeq,
+      through,
+    )
     .raw<[number, number]>();
   for (const [seq, size] of rows) bytes.set(seq, size);
   return bytes;

@@ -12,7 +12,16 @@ import type { JSONRPCMessage, McpServer, MessageExtraInfo, RequestId } from '@mo
 import type { ResponseMode } from '../config.ts';
 import { httpErrors } from '../core/errors.ts';
 import { formatEventId } from '../core/event-id.ts';
-import { answeredId, errorAnswer, idKey, isNotification, isRequest, type JsonRpcMessage, type JsonRpcRequest, type JsonRpcResponse } from '../core/jsonrpc.ts';
+import {
+  answeredId,
+  errorAnswer,
+  idKey,
+  isNotification,
+  isRequest,
+  type JsonRpcMessage,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from '../core/jsonrpc.ts';
 import { log } from '../core/log.ts';
 import type { StreamRecord } from '../core/resume.ts';
 import { JsonRpcCode } from '../core/wire.ts';
@@ -37,16 +46,20 @@ export class MessageRouter {
   /** `logging/setLevel` requests the server has not answered yet: request key → level. */
   readonly #levelRequests = new Map<string, string>();
 
-  constructor(
-    private readonly streams: SessionStreams,
-    private readonly sessions: SessionStore,
-    private readonly responseMode: ResponseMode,
-  ) {}
+  readonly #streams: SessionStreams;
+  readonly #sessions: SessionStore;
+  readonly #responseMode: ResponseMode;
+
+  constructor(streams: SessionStreams, sessions: SessionStore, responseMode: ResponseMode) {
+    this.#streams = streams;
+    this.#sessions = sessions;
+    this.#responseMode = responseMode;
+  }
 
   /** An outgoing message of the live session's server. */
   route(live: LiveSession, message: JSONRPCMessage, related: RequestId | undefined, origin?: RequestId): void {
     const m = message as JsonRpcMessage;
-    const streams = this.streams;
+    const streams = this.#streams;
     const answered = answeredId(m);
     const answers = answered !== undefined ? idKey(answered) : undefined;
     if (answers !== undefined) this.#settleLevel(live, answers, m);
@@ -63,7 +76,7 @@ export class MessageRouter {
           : originStream !== undefined && streams.isOpen(originStream)
             ? originStream
             : (live.record.standaloneStream ?? undefined);
-    if (isRequest(m) && this.responseMode === 'json' && stream !== undefined && stream !== live.record.standaloneStream) {
+    if (isRequest(m) && this.#responseMode === 'json' && stream !== undefined && stream !== live.record.standaloneStream) {
       // A JSON response carries responses only: the client would never see this request.
       this.#failBack(live, m.id, 'in JSON response mode a POST response cannot carry requests');
       return;
@@ -92,7 +105,7 @@ export class MessageRouter {
     if (isNotification(message) && message.method === 'notifications/cancelled') {
       const requestId = message.params?.requestId;
       if (typeof requestId === 'string' || typeof requestId === 'number') {
-        this.streams.abandon(idKey(requestId));
+        this.#streams.abandon(idKey(requestId));
         this.#levelRequests.delete(idKey(requestId)); // a cancelled request is never answered
       }
     }
@@ -100,18 +113,19 @@ export class MessageRouter {
 
   /** What the SDK hands a handler about its HTTP request, including SEP-1699 polling hooks. */
   handlerInfo(live: LiveSession, message: JsonRpcMessage, request: Request): MessageExtraInfo {
-    const sse = this.responseMode === 'sse';
+    const sse = this.#responseMode === 'sse';
     return {
       request,
       // SEP-1699 polling is an SSE feature; in JSON mode there is no stream to close.
-      ...(isRequest(message) && sse && {
-        closeSSEStream: () => {
-          const stream = this.streams.streamOfRequest(idKey(message.id));
-          if (stream !== undefined) this.streams.closeConnection(stream);
-        },
-      }),
+      ...(isRequest(message) &&
+        sse && {
+          closeSSEStream: () => {
+            const stream = this.#streams.streamOfRequest(idKey(message.id));
+            if (stream !== undefined) this.#streams.closeConnection(stream);
+          },
+        }),
       closeStandaloneSSEStream: () => {
-        if (live.record.standaloneStream !== null) this.streams.closeConnection(live.record.standaloneStream);
+        if (live.record.standaloneStream !== null) this.#streams.closeConnection(live.record.standaloneStream);
       },
     };
   }
@@ -124,7 +138,7 @@ export class MessageRouter {
    */
   register(live: LiveSession, requests: readonly JsonRpcRequest[], keys: readonly string[]): StreamRecord {
     try {
-      return this.streams.openRequestStream(live.record.epoch, keys);
+      return this.#streams.openRequestStream(live.record.epoch, keys);
     } catch (error) {
       // Registering an id a second time violates the requests table's key, and the whole
       // registration rolls back; only then is it worth finding out which id it was.
@@ -135,9 +149,9 @@ export class MessageRouter {
 
   #refuseReusedIds(live: LiveSession, requests: readonly JsonRpcRequest[]): void {
     for (const r of requests) {
-      const stream = this.streams.streamOfRequest(idKey(r.id));
+      const stream = this.#streams.streamOfRequest(idKey(r.id));
       if (stream === undefined) continue;
-      const epoch = this.streams.log.stream(stream)?.epoch ?? live.record.epoch;
+      const epoch = this.#streams.log.stream(stream)?.epoch ?? live.record.epoch;
       throw httpErrors.conflict(
         'duplicate_request_id',
         `request id ${JSON.stringify(r.id)} was already used in this session; resume its stream instead`,
@@ -165,7 +179,7 @@ export class MessageRouter {
    */
   #emit(stream: number, m: JsonRpcMessage, answers: string | undefined): boolean {
     try {
-      return this.streams.emit(stream, JSON.stringify(m), answers, isRequest(m));
+      return this.#streams.emit(stream, JSON.stringify(m), answers, isRequest(m));
     } catch (error) {
       if (!(error instanceof MessageTooLargeError) || answers === undefined) throw error;
       log({ msg: 'mcp.session.answer_too_large', bytes: error.bytes, limit: error.limit });
@@ -175,7 +189,7 @@ export class MessageRouter {
         `The result is too large to store and send: ${error.bytes} bytes, at most ${error.limit}`,
         error.data,
       );
-      return this.streams.emit(stream, JSON.stringify(refusal), answers);
+      return this.#streams.emit(stream, JSON.stringify(refusal), answers);
     }
   }
 
@@ -185,7 +199,7 @@ export class MessageRouter {
     if (level === undefined) return;
     this.#levelRequests.delete(requestKey);
     if (!('result' in answer)) return;
-    this.sessions.setLogLevel(level);
+    this.#sessions.setLogLevel(level);
     live.record = { ...live.record, logLevel: level };
   }
 

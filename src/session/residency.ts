@@ -16,12 +16,16 @@ export class Residency {
   /** Open request streams of this instance → settles the promise that keeps the object resident. */
   readonly #held = new Map<number, () => void>();
 
-  constructor(private readonly waitUntil: (until: Promise<void>) => void) {}
+  readonly #waitUntil: (until: Promise<void>) => void;
+
+  constructor(waitUntil: (until: Promise<void>) => void) {
+    this.#waitUntil = waitUntil;
+  }
 
   /** Keeps the object resident until `release(stream)` (or `releaseAll`). */
   hold(stream: number): void {
     if (this.#held.has(stream)) return;
-    this.waitUntil(new Promise<void>((settle) => this.#held.set(stream, settle)));
+    this.#waitUntil(new Promise<void>((settle) => this.#held.set(stream, settle)));
   }
 
   release(stream: number): void {

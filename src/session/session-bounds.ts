@@ -14,10 +14,13 @@ export class SessionBounds {
   /** Stored events and their size in UTF-8 bytes; undefined until read. */
   #stored: { events: number; bytes: number } | undefined;
 
-  constructor(
-    private readonly log: EventLog,
-    private readonly limits: Limits,
-  ) {}
+  readonly #log: EventLog;
+  readonly #limits: Limits;
+
+  constructor(log: EventLog, limits: Limits) {
+    this.#log = log;
+    this.#limits = limits;
+  }
 
   /**
    * Counts events stored (`newest` among them) or removed, and keeps the stored events within
@@ -30,17 +33,18 @@ export class SessionBounds {
     totals.events += events;
     totals.bytes += bytes;
     if (newest === undefined) return; // nothing was added
-    const { maxSessionEvents, maxSessionBytes } = this.limits;
+    const { maxSessionEvents, maxSessionBytes } = this.#limits;
     const excess = { events: Math.max(0, totals.events - maxSessionEvents), bytes: Math.max(0, totals.bytes - maxSessionBytes) };
     if (excess.events === 0 && excess.bytes === 0) return;
-    const removed = this.log.pruneOldest(excess, newest);
+    const removed = this.#log.pruneOldest(excess, newest);
     totals.events -= removed.events;
     totals.bytes -= removed.bytes;
   }
 
   /** Stored totals, read from storage before this instance's first write. */
   totals(): { events: number; bytes: number } {
-    return (this.#stored ??= { ...this.log.totals() });
+    this.#stored ??= { ...this.#log.totals() };
+    return this.#stored;
   }
 
   /** Read the totals from storage again: what this instance counted may have rolled back. */

@@ -22,7 +22,10 @@ export const isExpired = ({ now, lastActiveAt, busy, sessionTtlMs }: AlarmState)
  * When the alarm should fire next: the session's expiry (postponed by a whole TTL while it is
  * busy), or the end of the retention of the oldest ended stream that still holds events.
  */
-export function nextAlarm({ now, lastActiveAt, busy, sessionTtlMs, retentionMs }: AlarmState, oldestUnprunedEnd: number | undefined): number {
+export function nextAlarm(
+  { now, lastActiveAt, busy, sessionTtlMs, retentionMs }: AlarmState,
+  oldestUnprunedEnd: number | undefined,
+): number {
   const expiry = busy ? now + sessionTtlMs : lastActiveAt + sessionTtlMs;
   return Math.min(expiry, oldestUnprunedEnd === undefined ? Infinity : oldestUnprunedEnd + retentionMs);
 }
@@ -34,11 +37,15 @@ export class SessionClock {
   #alarmAt: number | null | undefined;
   #arming: Promise<void> = Promise.resolve();
 
-  constructor(
-    private readonly storage: DurableObjectStorage,
-    private readonly sessions: SessionStore,
-    private readonly sessionTtlMs: number,
-  ) {}
+  readonly #storage: DurableObjectStorage;
+  readonly #sessions: SessionStore;
+  readonly #sessionTtlMs: number;
+
+  constructor(storage: DurableObjectStorage, sessions: SessionStore, sessionTtlMs: number) {
+    this.#storage = storage;
+    this.#sessions = sessions;
+    this.#sessionTtlMs = sessionTtlMs;
+  }
 
   /**
    * Records activity for idle expiry, at most once per hundredth of the TTL (and per second):
@@ -46,9 +53,9 @@ export class SessionClock {
    */
   touch(): void {
     const now = Date.now();
-    if (now - this.#touchedAt < Math.min(1_000, this.sessionTtlMs / 100)) return;
+    if (now - this.#touchedAt < Math.min(1_000, this.#sessionTtlMs / 100)) return;
     this.#touchedAt = now;
-    this.sessions.touch(now);
+    this.#sessions.touch(now);
   }
 
   /**
@@ -58,10 +65,10 @@ export class SessionClock {
   arm(at: number): void {
     this.#arming = this.#arming
       .then(async () => {
-        if (this.#alarmAt === undefined) this.#alarmAt = await this.storage.getAlarm();
+        if (this.#alarmAt === undefined) this.#alarmAt = await this.#storage.getAlarm();
         if (this.#alarmAt !== null && this.#alarmAt <= at) return;
         this.#alarmAt = at;
-        await this.storage.setAlarm(at);
+        await this.#storage.setAlarm(at);
       })
       .catch((error: unknown) => log({ msg: 'mcp.session.alarm_error', error: String(error) }));
   }
@@ -73,7 +80,7 @@ export class SessionClock {
 
   /** The session is gone: no alarm any more. */
   async disarm(): Promise<void> {
-    await this.storage.deleteAlarm();
+    await this.#storage.deleteAlarm();
     this.#alarmAt = null;
   }
 }

@@ -15,11 +15,18 @@
  *   message-router.ts, the alarm's clocks session-clock.ts, decisions are in ../core.
  */
 import { DurableObject } from 'cloudflare:workers';
-import type { JSONRPCMessage, MessageExtraInfo, McpServer } from '@modelcontextprotocol/server';
+import type { JSONRPCMessage, McpServer } from '@modelcontextprotocol/server';
 import { readConfig, type ConfigVars, type TransportConfig } from '../config.ts';
 import { asHttpError, errorResponse, httpErrors, McpHttpError } from '../core/errors.ts';
-import { formatEventId } from '../core/event-id.ts';
-import { idKey, isInitializeRequest, isRequest, parseJsonRpcBody, type JsonRpcMessage, type JsonRpcRequest, type ParsedBody } from '../core/jsonrpc.ts';
+import {
+  idKey,
+  isInitializeRequest,
+  isRequest,
+  parseJsonRpcBody,
+  type JsonRpcMessage,
+  type JsonRpcRequest,
+  type ParsedBody,
+} from '../core/jsonrpc.ts';
 import { log } from '../core/log.ts';
 import { acceptsBatches, isSupportedProtocolVersion, sendsPrimingEvent } from '../core/protocol-version.ts';
 import { readBoundedText, readCursor } from '../core/request-checks.ts';
@@ -212,7 +219,14 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
    * finished stream) goes out whole (SseConnection.body). Nothing could leave before the
    * turn's commit anyway.
    */
-  async #sse(live: LiveSession, stream: StreamRecord, afterSeq: number, resumed: boolean, request: Request, extra: Record<string, string> = {}): Promise<Response> {
+  async #sse(
+    live: LiveSession,
+    stream: StreamRecord,
+    afterSeq: number,
+    resumed: boolean,
+    request: Request,
+    extra: Record<string, string> = {},
+  ): Promise<Response> {
     const connection = this.#streams.attach(stream, afterSeq, sendsPrimingEvent(live.record.protocolVersion), request.signal);
     await connection.endedOrTurnOver();
     return new Response(connection.body, { headers: this.#streamHeaders(stream, resumed, { ...SSE_RESPONSE_HEADERS, ...extra }) });
@@ -295,7 +309,13 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
     this.#upgradeSchema();
     const { sessionTtlMs, retentionMs } = this.#config;
     const running = this.#live !== undefined && this.#streams.log.openRequestStreams().length > 0;
-    const state = { now: Date.now(), lastActiveAt: record.lastActiveAt, busy: running || this.#streams.hasConnections, sessionTtlMs, retentionMs };
+    const state = {
+      now: Date.now(),
+      lastActiveAt: record.lastActiveAt,
+      busy: running || this.#streams.hasConnections,
+      sessionTtlMs,
+      retentionMs,
+    };
     if (isExpired(state)) {
       const live = await this.#live?.catch(() => undefined);
       // Nothing but the revival can have run meanwhile; a request that arrived during it

@@ -25,12 +25,16 @@ type Row = {
 };
 
 export class SessionStore {
-  constructor(private readonly sql: SqlStorage) {}
+  readonly #sql: SqlStorage;
+
+  constructor(sql: SqlStorage) {
+    this.#sql = sql;
+  }
 
   /** Reads without writing: an unknown session leaves no trace in storage. */
   load(): SessionRecord | undefined {
-    if (!schemaExists(this.sql)) return undefined;
-    const row = this.sql.exec<Row>(`SELECT * FROM session`).toArray()[0];
+    if (!schemaExists(this.#sql)) return undefined;
+    const row = this.#sql.exec<Row>(`SELECT * FROM session`).toArray()[0];
     if (row === undefined) return undefined;
     return {
       protocolVersion: row.protocol_version as ProtocolVersion,
@@ -44,12 +48,12 @@ export class SessionStore {
 
   /** The current epoch, or undefined when there is no session (reads without writing). */
   epoch(): number | undefined {
-    if (!schemaExists(this.sql)) return undefined;
-    return this.sql.exec<{ epoch: number }>(`SELECT epoch FROM session`).toArray()[0]?.epoch;
+    if (!schemaExists(this.#sql)) return undefined;
+    return this.#sql.exec<{ epoch: number }>(`SELECT epoch FROM session`).toArray()[0]?.epoch;
   }
 
   create(protocolVersion: ProtocolVersion, initializeParams: Record<string, unknown>, now: number): SessionRecord {
-    this.sql.exec(
+    this.#sql.exec(
       `INSERT INTO session (singleton, protocol_version, initialize_params, epoch, created_at, last_active_at)
        VALUES (1, ?, ?, 1, ?, ?)`,
       protocolVersion,
@@ -61,18 +65,18 @@ export class SessionStore {
   }
 
   advanceEpoch(): number {
-    return this.sql.exec<{ epoch: number }>(`UPDATE session SET epoch = epoch + 1 RETURNING epoch`).one().epoch;
+    return this.#sql.exec<{ epoch: number }>(`UPDATE session SET epoch = epoch + 1 RETURNING epoch`).one().epoch;
   }
 
   setLogLevel(level: string): void {
-    this.sql.exec(`UPDATE session SET log_level = ?`, level);
+    this.#sql.exec(`UPDATE session SET log_level = ?`, level);
   }
 
   setStandaloneStream(stream: number): void {
-    this.sql.exec(`UPDATE session SET standalone_stream = ?`, stream);
+    this.#sql.exec(`UPDATE session SET standalone_stream = ?`, stream);
   }
 
   touch(now: number): void {
-    this.sql.exec(`UPDATE session SET last_active_at = ?`, now);
+    this.#sql.exec(`UPDATE session SET last_active_at = ?`, now);
   }
 }

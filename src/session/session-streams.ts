@@ -1,7 +1,6 @@
 /**
- * The session's streams: the durable event log (event-log.ts) and the live connections,
- * kept consistent; what this instance knows of them is stream-cache.ts.
- * Every method is synchronous. Storage writes happen inside `transactionSync`, and a
+ * The session's streams: the durable log (event-log.ts) and the live connections, kept
+ * consistent. Every method is synchronous. Storage writes happen inside `transactionSync`, and a
  * connection is switched in the same turn as the log is read, so a caller never observes —
  * and no client ever receives — a state between "stored" and "delivered", or between
  * "replayed" and "live".
@@ -44,25 +43,26 @@ export interface StreamOptions {
 }
 
 export class SessionStreams {
+  readonly #storage: DurableObjectStorage;
+  readonly #sessions: SessionStore;
+  readonly #options: StreamOptions;
   readonly #log: EventLog;
-  readonly #connections = new ConnectionTable();
-  readonly #residency: Residency;
-  /** Hot-path events not yet stored, in emission order; none of them was delivered. */
-  #held: (StoredRow & { readonly id: string })[] = [];
-  /** Set by the first event of a turn; fires once the turn is over and stores what is held. */
-  #storeTimer: number | undefined;
   readonly #cache: StreamCache;
   readonly #bounds: SessionBounds;
+  readonly #residency: Residency;
+  readonly #connections = new ConnectionTable();
+  /** Hot-path events not yet stored, in emission order; none was delivered. Stored when the turn ends. */
+  #held: (StoredRow & { readonly id: string })[] = [];
+  #storeTimer: number | undefined;
 
-  constructor(
-    private readonly storage: DurableObjectStorage,
-    private readonly sessions: SessionStore,
-    private readonly options: StreamOptions,
-  ) {
+  constructor(storage: DurableObjectStorage, sessions: SessionStore, options: StreamOptions) {
+    this.#storage = storage;
+    this.#sessions = sessions;
+    this.#options = options;
     this.#log = new EventLog(storage);
-    this.#residency = new Residency(options.keepResident);
-    this.#bounds = new SessionBounds(this.#log, options);
     this.#cache = new StreamCache(this.#log);
+    this.#bounds = new SessionBounds(this.#log, options);
+    this.#residency = new Residency(options.keepResident);
   }
 
   /** The durable log, with every emitted event in it. */
@@ -101,7 +101,7 @@ export class SessionStreams {
    */
   #transaction<T>(body: () => T): T {
     try {
-      return this.storage.transactionSync(body);
+      return this.#storage.transactionSync(body);
     } catch (error) {
       this.forget();
       throw error;
@@ -155,7 +155,7 @@ export class SessionStreams {
     if (how === 'finished') this.#connections.finish(stream);
     else this.#connections.close(stream);
     this.#residency.release(stream);
-    this.options.onStreamEnded(at);
+    this.#options.onStreamEnded(at);
   }
 
   /**
@@ -168,7 +168,7 @@ export class SessionStreams {
     const stream = this.#transaction(() => {
       if (previous !== null) this.#end(previous, 'superseded', now);
       const opened = this.#log.openStream('standalone', epoch);
-      this.sessions.setStandaloneStream(opened.stream);
+      this.#sessions.setStandaloneStream(opened.stream);
       return opened;
     });
     this.#cache.opened(stream);
@@ -186,9 +186,9 @@ export class SessionStreams {
     this.#storeHeld();
     const known = this.#cache.know(stream.stream);
     const connection: SseConnection = new SseConnection({
-      heartbeatMs: this.options.heartbeatMs,
-      maxAgeMs: this.options.maxConnectionAgeMs,
-      bufferBytes: this.options.connectionBufferBytes,
+      heartbeatMs: this.#options.heartbeatMs,
+      maxAgeMs: this.#options.maxConnectionAgeMs,
+      bufferBytes: this.#options.connectionBufferBytes,
       afterSeq,
       lastSeq: known?.lastSeq ?? afterSeq,
       backlog: { read: (after, budget) => this.#backlog(stream, after, budget) },
@@ -196,7 +196,7 @@ export class SessionStreams {
     });
     // On a resumed connection the priming id is the cursor itself: it never moves the
     // client's position backwards.
-    if (primes) connection.prime(eventId(stream, afterSeq), this.options.retryMs);
+    if (primes) connection.prime(eventId(stream, afterSeq), this.#options.retryMs);
     this.#connections.attach(stream.stream, connection);
     connection.start();
     if (known?.open !== true) connection.finish();
@@ -245,7 +245,7 @@ export class SessionStreams {
     if (tooLarge !== undefined) throw tooLarge;
     const totals = this.#bounds.totals();
     const holdable = answers === undefined && !awaitsAnswer;
-    if (holdable && totals.events < this.options.maxSessionEvents && totals.bytes + size <= this.options.maxSessionBytes) {
+    if (holdable && totals.events < this.#options.maxSessionEvents && totals.bytes + size <= this.#options.maxSessionBytes) {
       // The hot path (progress, logging): held, then stored with its neighbours (#storeHeld).
       const seq = ++known.lastSeq;
       this.#held.push({ stream, seq, message: data, id: formatEventId({ epoch: known.epoch, stream, seq }) });

@@ -21,13 +21,17 @@ export class StreamCache {
   /** Unanswered request keys of the streams this instance opened (others are asked of SQL). */
   readonly #unanswered = new Map<number, Set<string>>();
 
-  constructor(private readonly log: EventLog) {}
+  readonly #log: EventLog;
+
+  constructor(log: EventLog) {
+    this.#log = log;
+  }
 
   /** The stream as this instance knows it, read from storage the first time. */
   know(stream: number): KnownStream | undefined {
     let known = this.#known.get(stream);
     if (known === undefined) {
-      const record = this.log.stream(stream);
+      const record = this.#log.stream(stream);
       if (record === undefined) return undefined;
       known = { epoch: record.epoch, open: record.state === 'open', lastSeq: record.lastSeq };
       this.#known.set(stream, known);
@@ -52,7 +56,7 @@ export class StreamCache {
   streamOfRequest(requestKey: string): number | undefined {
     const cached = this.#requestStreams.get(requestKey);
     if (cached !== undefined) return cached;
-    const stream = this.log.streamOfRequest(requestKey);
+    const stream = this.#log.streamOfRequest(requestKey);
     if (stream !== undefined) this.#requestStreams.set(requestKey, stream);
     return stream;
   }
@@ -61,9 +65,9 @@ export class StreamCache {
   answer(requestKey: string, stream: number): boolean {
     const pending = this.#unanswered.get(stream);
     if (pending !== undefined) pending.delete(requestKey);
-    const othersPending = pending !== undefined ? pending.size > 0 : this.log.othersUnanswered(stream, requestKey);
+    const othersPending = pending !== undefined ? pending.size > 0 : this.#log.othersUnanswered(stream, requestKey);
     // The last answer finishes the stream, and a finished stream's flags are never read.
-    if (othersPending) this.log.setAnswered(requestKey);
+    if (othersPending) this.#log.setAnswered(requestKey);
     else this.#unanswered.delete(stream);
     return othersPending;
   }

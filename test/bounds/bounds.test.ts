@@ -53,8 +53,9 @@ describe('per-session bounds', () => {
     try {
       const seen = await live.take(81); // priming + 80 progress: the call is still running
       expect(seen.at(-1)!.id).toBe(`1-${stream}-80`);
-      const stored = await runInDurableObject(stubOf(session), (_i, state) =>
-        state.storage.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM events`).one().n,
+      const stored = await runInDurableObject(
+        stubOf(session),
+        (_i, state) => state.storage.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM events`).one().n,
       );
       expect(stored).toBeLessThanOrEqual(50);
 

@@ -7,7 +7,11 @@ describe('parseHostAllowlist', () => {
     { name: 'no text as an empty list', text: undefined, list: { any: false, entries: [] } },
     { name: 'an empty string as an empty list', text: '', list: { any: false, entries: [] } },
     { name: 'a bare name as any port of that name', text: 'localhost', list: { any: false, entries: [{ name: 'localhost' }] } },
-    { name: 'a name with a port, lower-cased', text: 'LocalHost:8787', list: { any: false, entries: [{ name: 'localhost', port: '8787' }] } },
+    {
+      name: 'a name with a port, lower-cased',
+      text: 'LocalHost:8787',
+      list: { any: false, entries: [{ name: 'localhost', port: '8787' }] },
+    },
     { name: 'an IPv4 address', text: '127.0.0.1', list: { any: false, entries: [{ name: '127.0.0.1' }] } },
     { name: 'a bracketed IPv6 address', text: '[::1]', list: { any: false, entries: [{ name: '[::1]' }] } },
     { name: 'a bracketed IPv6 address with a port', text: '[::1]:8787', list: { any: false, entries: [{ name: '[::1]', port: '8787' }] } },
@@ -37,9 +41,12 @@ describe('parseHostAllowlist refuses', () => {
 });
 
 describe('parseOriginAllowlist refuses', () => {
-  it.each(['localhost', 'http://', 'http://a.example/path', 'http://a.example/', '://x', '1http://x'])('the malformed entry %j', (entry) => {
-    expect(() => parseOriginAllowlist(`https://ok.example,${entry}`)).toThrow(/configuration: allowlist entry/);
-  });
+  it.each(['localhost', 'http://', 'http://a.example/path', 'http://a.example/', '://x', '1http://x'])(
+    'the malformed entry %j',
+    (entry) => {
+      expect(() => parseOriginAllowlist(`https://ok.example,${entry}`)).toThrow(/configuration: allowlist entry/);
+    },
+  );
 });
 
 describe('origin entries with a default port', () => {
@@ -62,7 +69,11 @@ describe('parseOriginAllowlist', () => {
       text: 'HTTP://LocalHost:6274',
       list: { any: false, entries: [{ name: 'http://localhost', port: '6274' }] },
     },
-    { name: 'an IPv6 origin with a port', text: 'https://[::1]:443', list: { any: false, entries: [{ name: 'https://[::1]', port: '443' }] } },
+    {
+      name: 'an IPv6 origin with a port',
+      text: 'https://[::1]:443',
+      list: { any: false, entries: [{ name: 'https://[::1]', port: '443' }] },
+    },
     { name: 'the wildcard', text: '*', list: { any: true, entries: [] } },
     {
       name: 'the default list',

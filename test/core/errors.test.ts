@@ -1,11 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  asHttpError,
-  errorBody,
-  errorResponse,
-  httpErrors,
-  McpHttpError,
-} from '../../src/core/errors.ts';
+import { asHttpError, errorBody, errorResponse, httpErrors, McpHttpError } from '../../src/core/errors.ts';
 import { JsonRpcCode } from '../../src/core/wire.ts';
 import { expectHttpError, type ExpectedHttpError } from './helpers.ts';
 

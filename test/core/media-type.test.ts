@@ -3,34 +3,56 @@ import { acceptListsType, isJsonContentType, parseAccept, parseMediaType } from 
 
 /** A MediaRange as a plain object, so rows can state it literally. */
 function plain(range: ReturnType<typeof parseMediaType>) {
-  return range === undefined ? undefined : { type: range.type, subtype: range.subtype, params: Object.fromEntries(range.params), q: range.q };
+  return range === undefined
+    ? undefined
+    : { type: range.type, subtype: range.subtype, params: Object.fromEntries(range.params), q: range.q };
 }
 
 describe('parseMediaType', () => {
   it.each([
     { name: 'a bare type', text: 'application/json', range: { type: 'application', subtype: 'json', params: {}, q: 1 } },
-    { name: 'an upper-case type, lower-cased', text: 'Application/JSON', range: { type: 'application', subtype: 'json', params: {}, q: 1 } },
+    {
+      name: 'an upper-case type, lower-cased',
+      text: 'Application/JSON',
+      range: { type: 'application', subtype: 'json', params: {}, q: 1 },
+    },
     { name: 'surrounding whitespace', text: '  text/event-stream  ', range: { type: 'text', subtype: 'event-stream', params: {}, q: 1 } },
-    { name: 'a parameter', text: 'text/plain; charset=utf-8', range: { type: 'text', subtype: 'plain', params: { charset: 'utf-8' }, q: 1 } },
+    {
+      name: 'a parameter',
+      text: 'text/plain; charset=utf-8',
+      range: { type: 'text', subtype: 'plain', params: { charset: 'utf-8' }, q: 1 },
+    },
     {
       name: 'a parameter name lower-cased, its value kept as is',
       text: 'text/plain;CHARSET=UTF-8',
       range: { type: 'text', subtype: 'plain', params: { charset: 'UTF-8' }, q: 1 },
     },
-    { name: 'a quoted parameter value, unquoted', text: 'text/plain; charset="utf-8"', range: { type: 'text', subtype: 'plain', params: { charset: 'utf-8' }, q: 1 } },
+    {
+      name: 'a quoted parameter value, unquoted',
+      text: 'text/plain; charset="utf-8"',
+      range: { type: 'text', subtype: 'plain', params: { charset: 'utf-8' }, q: 1 },
+    },
     {
       name: 'a quoted value containing a semicolon and a comma',
       text: 'text/plain; foo="a;b,c"; bar=baz',
       range: { type: 'text', subtype: 'plain', params: { foo: 'a;b,c', bar: 'baz' }, q: 1 },
     },
-    { name: 'a quoted value with an escaped quote', text: 'text/plain; foo="a\\"b"', range: { type: 'text', subtype: 'plain', params: { foo: 'a"b' }, q: 1 } },
+    {
+      name: 'a quoted value with an escaped quote',
+      text: 'text/plain; foo="a\\"b"',
+      range: { type: 'text', subtype: 'plain', params: { foo: 'a"b' }, q: 1 },
+    },
     {
       name: 'a quoted value with an escaped quote followed by a semicolon',
       text: 'text/plain; foo="a\\";b"; bar=1',
       range: { type: 'text', subtype: 'plain', params: { foo: 'a";b', bar: '1' }, q: 1 },
     },
     { name: 'an empty quoted value', text: 'text/plain; foo=""', range: { type: 'text', subtype: 'plain', params: { foo: '' }, q: 1 } },
-    { name: 'empty parameters, skipped', text: 'text/plain;;charset=x;', range: { type: 'text', subtype: 'plain', params: { charset: 'x' }, q: 1 } },
+    {
+      name: 'empty parameters, skipped',
+      text: 'text/plain;;charset=x;',
+      range: { type: 'text', subtype: 'plain', params: { charset: 'x' }, q: 1 },
+    },
     { name: 'a weight, kept out of the parameters', text: 'text/html;q=0.5', range: { type: 'text', subtype: 'html', params: {}, q: 0.5 } },
     { name: 'an upper-case Q weight', text: 'text/html;Q=0', range: { type: 'text', subtype: 'html', params: {}, q: 0 } },
     { name: 'the weight 1.000', text: 'text/html;q=1.000', range: { type: 'text', subtype: 'html', params: {}, q: 1 } },
@@ -38,7 +60,11 @@ describe('parseMediaType', () => {
     { name: 'the weight 0', text: 'text/html;q=0', range: { type: 'text', subtype: 'html', params: {}, q: 0 } },
     { name: 'the full wildcard', text: '*/*', range: { type: '*', subtype: '*', params: {}, q: 1 } },
     { name: 'a subtype wildcard', text: 'text/*;q=0.2', range: { type: 'text', subtype: '*', params: {}, q: 0.2 } },
-    { name: 'a structured-syntax suffix', text: 'application/vnd.api+json', range: { type: 'application', subtype: 'vnd.api+json', params: {}, q: 1 } },
+    {
+      name: 'a structured-syntax suffix',
+      text: 'application/vnd.api+json',
+      range: { type: 'application', subtype: 'vnd.api+json', params: {}, q: 1 },
+    },
   ])('parses $name', ({ text, range }) => {
     expect(plain(parseMediaType(text))).toEqual(range);
   });
@@ -73,10 +99,18 @@ describe('parseAccept', () => {
     { name: 'no header as no ranges', header: null, essences: [] },
     { name: 'an empty header as no ranges', header: '', essences: [] },
     { name: 'two types', header: 'application/json, text/event-stream', essences: ['application/json', 'text/event-stream'] },
-    { name: 'members without spaces after commas', header: 'application/json,text/event-stream', essences: ['application/json', 'text/event-stream'] },
+    {
+      name: 'members without spaces after commas',
+      header: 'application/json,text/event-stream',
+      essences: ['application/json', 'text/event-stream'],
+    },
     { name: 'empty members, skipped', header: ' , ,application/json,, ', essences: ['application/json'] },
     { name: 'malformed members, ignored', header: 'garbage, text/event-stream, a/b/c', essences: ['text/event-stream'] },
-    { name: 'a member with a malformed weight, ignored', header: 'text/event-stream;q=2, application/json', essences: ['application/json'] },
+    {
+      name: 'a member with a malformed weight, ignored',
+      header: 'text/event-stream;q=2, application/json',
+      essences: ['application/json'],
+    },
     {
       name: 'a quoted comma without splitting the member',
       header: 'text/plain;foo="a,b", application/json',
@@ -109,7 +143,12 @@ describe('acceptListsType', () => {
     { name: 'a related subtype', header: 'application/json-seq', essence: 'application/json', listed: false },
     { name: 'a prefix of the subtype', header: 'text/event', essence: 'text/event-stream', listed: false },
     { name: 'a plural subtype', header: 'text/event-streams', essence: 'text/event-stream', listed: false },
-    { name: 'the type hidden inside a quoted parameter', header: 'text/plain;foo="x, application/json"', essence: 'application/json', listed: false },
+    {
+      name: 'the type hidden inside a quoted parameter',
+      header: 'text/plain;foo="x, application/json"',
+      essence: 'application/json',
+      listed: false,
+    },
     { name: 'the type with a malformed weight', header: 'text/event-stream;q=2', essence: 'text/event-stream', listed: false },
     { name: 'nothing', header: null, essence: 'text/event-stream', listed: false },
     {

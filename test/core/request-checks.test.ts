@@ -23,11 +23,15 @@ function headersWith(entries: Record<string, string | undefined>): Headers {
   return headers;
 }
 
-const SESSION_ID = 'aZ09-_'.padEnd(42, 'x') + 'Q';
+const SESSION_ID = `${'aZ09-_'.padEnd(42, 'x')}Q`;
 
 describe('header names', () => {
   it('are the spec spellings', () => {
-    expect([HEADERS.sessionId, HEADERS.protocolVersion, HEADERS.lastEventId]).toEqual(['Mcp-Session-Id', 'MCP-Protocol-Version', 'Last-Event-ID']);
+    expect([HEADERS.sessionId, HEADERS.protocolVersion, HEADERS.lastEventId]).toEqual([
+      'Mcp-Session-Id',
+      'MCP-Protocol-Version',
+      'Last-Event-ID',
+    ]);
   });
 });
 
@@ -49,12 +53,32 @@ describe('checkHostAndOrigin', () => {
 
   it.each([
     { name: 'an evil Host', host: 'evil.example', origin: undefined, message: 'Forbidden: host "evil.example" is not allowed' },
-    { name: 'an evil Host on an allowed port', host: 'evil.example:8787', origin: undefined, message: 'Forbidden: host "evil.example:8787" is not allowed' },
+    {
+      name: 'an evil Host on an allowed port',
+      host: 'evil.example:8787',
+      origin: undefined,
+      message: 'Forbidden: host "evil.example:8787" is not allowed',
+    },
     { name: 'a missing Host with no URL host', host: undefined, origin: undefined, message: 'Forbidden: host null is not allowed' },
-    { name: 'an evil Origin', host: 'localhost', origin: 'http://evil.example', message: 'Forbidden: origin "http://evil.example" is not allowed' },
-    { name: 'an https Origin for an http-only entry', host: 'localhost', origin: 'https://localhost', message: 'Forbidden: origin "https://localhost" is not allowed' },
+    {
+      name: 'an evil Origin',
+      host: 'localhost',
+      origin: 'http://evil.example',
+      message: 'Forbidden: origin "http://evil.example" is not allowed',
+    },
+    {
+      name: 'an https Origin for an http-only entry',
+      host: 'localhost',
+      origin: 'https://localhost',
+      message: 'Forbidden: origin "https://localhost" is not allowed',
+    },
     { name: 'the opaque Origin "null"', host: 'localhost', origin: 'null', message: 'Forbidden: origin "null" is not allowed' },
-    { name: 'an evil Host and an evil Origin (the Host is checked first)', host: 'evil.example', origin: 'http://evil.example', message: 'Forbidden: host "evil.example" is not allowed' },
+    {
+      name: 'an evil Host and an evil Origin (the Host is checked first)',
+      host: 'evil.example',
+      origin: 'http://evil.example',
+      message: 'Forbidden: host "evil.example" is not allowed',
+    },
   ])('refuses $name with 403 / -32000', ({ host, origin, message }) => {
     expectHttpError(
       thrownBy(() => checkHostAndOrigin(headersWith({ Host: host, Origin: origin }), hosts, origins)),
@@ -64,20 +88,37 @@ describe('checkHostAndOrigin', () => {
 
   it.each([
     { name: 'a missing Host header falls back to an allowed URL host', host: undefined, urlHost: 'localhost:8787', refused: undefined },
-    { name: 'a missing Host header falls back to an evil URL host, refused', host: undefined, urlHost: 'evil.example', refused: 'evil.example' },
-    { name: 'a present Host header wins over an allowed URL host, refused', host: 'evil.example', urlHost: 'localhost', refused: 'evil.example' },
+    {
+      name: 'a missing Host header falls back to an evil URL host, refused',
+      host: undefined,
+      urlHost: 'evil.example',
+      refused: 'evil.example',
+    },
+    {
+      name: 'a present Host header wins over an allowed URL host, refused',
+      host: 'evil.example',
+      urlHost: 'localhost',
+      refused: 'evil.example',
+    },
     { name: 'a present allowed Host header wins over an evil URL host', host: 'localhost', urlHost: 'evil.example', refused: undefined },
   ])('$name', ({ host, urlHost, refused }) => {
     let asked = 0;
-    const check = () => checkHostAndOrigin(headersWith({ Host: host }), hosts, origins, () => (asked++, urlHost));
+    const check = () =>
+      checkHostAndOrigin(headersWith({ Host: host }), hosts, origins, () => {
+        asked++;
+        return urlHost;
+      });
     if (refused === undefined) expect(check).not.toThrow();
-    else expectHttpError(thrownBy(check), { status: 403, code: -32000, message: `Forbidden: host ${JSON.stringify(refused)} is not allowed` });
+    else
+      expectHttpError(thrownBy(check), { status: 403, code: -32000, message: `Forbidden: host ${JSON.stringify(refused)} is not allowed` });
     // The URL is parsed only when there is no Host header to go by.
     expect(asked).toBe(host === undefined ? 1 : 0);
   });
 
   it('lets any Host and Origin through when both lists are *', () => {
-    expect(() => checkHostAndOrigin(headersWith({ Host: 'evil.example', Origin: 'http://evil.example' }), anyHost, anyOrigin)).not.toThrow();
+    expect(() =>
+      checkHostAndOrigin(headersWith({ Host: 'evil.example', Origin: 'http://evil.example' }), anyHost, anyOrigin),
+    ).not.toThrow();
   });
 
   it('still refuses an evil Origin when only the Host list is *', () => {
@@ -238,10 +279,12 @@ describe('readSessionId and requireSessionId', () => {
     { name: 'an id with a dot', value: `${SESSION_ID.slice(1)}.` },
     { name: 'a UUID', value: '123e4567-e89b-12d3-a456-426614174000' },
   ];
-  it.each(malformed.flatMap((row) => [
-    { ...row, fn: 'readSessionId', read: readSessionId },
-    { ...row, fn: 'requireSessionId', read: requireSessionId },
-  ]))('$fn refuses $name with 400 / -32000', ({ value, read }) => {
+  it.each(
+    malformed.flatMap((row) => [
+      { ...row, fn: 'readSessionId', read: readSessionId },
+      { ...row, fn: 'requireSessionId', read: requireSessionId },
+    ]),
+  )('$fn refuses $name with 400 / -32000', ({ value, read }) => {
     expectHttpError(
       thrownBy(() => read(headersWith({ [HEADERS.sessionId]: value }))),
       { status: 400, code: -32000, message: 'Bad Request: malformed Mcp-Session-Id header' },
@@ -274,7 +317,12 @@ describe('readCursor', () => {
   ])('refuses $name with 400 / -32000 and reason malformed_cursor', ({ value }) => {
     expectHttpError(
       thrownBy(() => readCursor(headersWith({ [HEADERS.lastEventId]: value }))),
-      { status: 400, code: -32000, message: 'Bad Request: Last-Event-ID is not an event id of this server', data: { reason: 'malformed_cursor' } },
+      {
+        status: 400,
+        code: -32000,
+        message: 'Bad Request: Last-Event-ID is not an event id of this server',
+        data: { reason: 'malformed_cursor' },
+      },
     );
   });
 });
@@ -292,11 +340,14 @@ describe('readDeclaredLength', () => {
     { name: 'one byte over the limit', contentLength: '11', limit: 10 },
     { name: 'far over the limit', contentLength: '99999999999', limit: 10 },
   ])('refuses a declared length $name with 413', ({ contentLength, limit }) => {
-    expectHttpError(thrownBy(() => readDeclaredLength(headersWith({ 'Content-Length': contentLength }), limit)), {
-      status: 413,
-      code: -32000,
-      message: `Payload Too Large: the body exceeds ${limit} bytes`,
-    });
+    expectHttpError(
+      thrownBy(() => readDeclaredLength(headersWith({ 'Content-Length': contentLength }), limit)),
+      {
+        status: 413,
+        code: -32000,
+        message: `Payload Too Large: the body exceeds ${limit} bytes`,
+      },
+    );
   });
 });
 
@@ -317,7 +368,11 @@ describe('readBoundedText', () => {
         cancelled = true;
       },
     });
-    const request = new Request('http://localhost/mcp', { method: 'POST', body, headers: headersWith({ 'Content-Length': contentLength }) });
+    const request = new Request('http://localhost/mcp', {
+      method: 'POST',
+      body,
+      headers: headersWith({ 'Content-Length': contentLength }),
+    });
     return { request, pulled: () => pulled, cancelled: () => cancelled };
   }
 

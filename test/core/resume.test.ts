@@ -14,21 +14,31 @@ const record = (overrides: Partial<StreamRecord> = {}): StreamRecord => ({
 });
 const cursor = (seq: number, overrides: Partial<EventId> = {}): EventId => ({ epoch: 1, stream: 2, seq, ...overrides });
 
-const unknown: ResumeVerdict = { kind: 'refuse', status: 409, reason: 'unknown_stream', message: 'stream 2 of epoch 1 is not a stream of this session' };
+const unknown: ResumeVerdict = {
+  kind: 'refuse',
+  status: 409,
+  reason: 'unknown_stream',
+  message: 'stream 2 of epoch 1 is not a stream of this session',
+};
 const ahead = (seq: number, lastSeq: number): ResumeVerdict => ({
   kind: 'refuse',
   status: 409,
   reason: 'cursor_ahead',
   message: `event ${seq} is beyond the last event (${lastSeq}) of stream 2`,
 });
-const superseded: ResumeVerdict = { kind: 'refuse', status: 409, reason: 'stream_superseded', message: 'standalone stream 2 was superseded by a newer one' };
+const superseded: ResumeVerdict = {
+  kind: 'refuse',
+  status: 409,
+  reason: 'stream_superseded',
+  message: 'standalone stream 2 was superseded by a newer one',
+};
 const pruned = (seq: number): ResumeVerdict => ({
   kind: 'refuse',
   status: 410,
   reason: 'events_pruned',
   message: `events after ${seq} of stream 2 are no longer retained`,
 });
-const resume = (afterSeq: number, closeAfterReplay: boolean): ResumeVerdict => ({ kind: 'resume', afterSeq, closeAfterReplay });
+const resume = (afterSeq: number): ResumeVerdict => ({ kind: 'resume', afterSeq });
 const newStandalone: ResumeVerdict = { kind: 'new-standalone' };
 
 describe('decideResume: the decision table', () => {
@@ -110,48 +120,53 @@ describe('decideResume: the decision table', () => {
       name: 'a seq equal to prunedThrough is not pruned: the open stream resumes after it',
       cursor: cursor(3),
       stream: record({ prunedThrough: 3 }),
-      verdict: resume(3, false),
+      verdict: resume(3),
     },
     {
       name: 'a seq equal to prunedThrough is not pruned: the finished stream resumes after it and closes',
       cursor: cursor(3),
       stream: record({ state: 'finished', prunedThrough: 3 }),
-      verdict: resume(3, true),
+      verdict: resume(3),
     },
     // Open stream.
-    { name: 'an open request stream resumes from the priming event and stays open', cursor: cursor(0), stream: record(), verdict: resume(0, false) },
-    { name: 'an open request stream resumes mid-stream and stays open', cursor: cursor(3), stream: record(), verdict: resume(3, false) },
-    { name: 'an open request stream resumes at lastSeq and stays open', cursor: cursor(5), stream: record(), verdict: resume(5, false) },
+    {
+      name: 'an open request stream resumes from the priming event and stays open',
+      cursor: cursor(0),
+      stream: record(),
+      verdict: resume(0),
+    },
+    { name: 'an open request stream resumes mid-stream and stays open', cursor: cursor(3), stream: record(), verdict: resume(3) },
+    { name: 'an open request stream resumes at lastSeq and stays open', cursor: cursor(5), stream: record(), verdict: resume(5) },
     {
       name: 'an open standalone stream resumes from the priming event and stays open',
       cursor: cursor(0),
       stream: record({ kind: 'standalone' }),
-      verdict: resume(0, false),
+      verdict: resume(0),
     },
     {
       name: 'an open standalone stream resumes at lastSeq and stays open',
       cursor: cursor(5),
       stream: record({ kind: 'standalone' }),
-      verdict: resume(5, false),
+      verdict: resume(5),
     },
     {
       name: 'an open priming-only stream resumes at the priming event and stays open',
       cursor: cursor(0),
       stream: record({ lastSeq: 0 }),
-      verdict: resume(0, false),
+      verdict: resume(0),
     },
     // Finished stream.
     {
       name: 'a finished stream resumes from the priming event and closes after replay',
       cursor: cursor(0),
       stream: record({ state: 'finished' }),
-      verdict: resume(0, true),
+      verdict: resume(0),
     },
     {
       name: 'a finished stream resumes one before lastSeq and closes after replay',
       cursor: cursor(4),
       stream: record({ state: 'finished' }),
-      verdict: resume(4, true),
+      verdict: resume(4),
     },
     {
       name: 'a finished stream at lastSeq has nothing left: a new standalone stream',

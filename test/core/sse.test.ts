@@ -33,18 +33,54 @@ function parseSse(stream: string): { events: { data: string; lastEventId: string
 
 describe('encodeEvent', () => {
   it.each<{ name: string; event: SseEvent; frame: string }>([
-    { name: 'writes an id line, a data line and the dispatching blank line', event: { id: '1-2-3', data: '{}' }, frame: 'id: 1-2-3\ndata: {}\n\n' },
-    { name: 'writes a priming event with empty data as one empty data line', event: { id: '1-2-0', data: '' }, frame: 'id: 1-2-0\ndata: \n\n' },
-    { name: 'writes the retry field between id and data', event: { id: '1-2-0', data: '', retry: 1000 }, frame: 'id: 1-2-0\nretry: 1000\ndata: \n\n' },
+    {
+      name: 'writes an id line, a data line and the dispatching blank line',
+      event: { id: '1-2-3', data: '{}' },
+      frame: 'id: 1-2-3\ndata: {}\n\n',
+    },
+    {
+      name: 'writes a priming event with empty data as one empty data line',
+      event: { id: '1-2-0', data: '' },
+      frame: 'id: 1-2-0\ndata: \n\n',
+    },
+    {
+      name: 'writes the retry field between id and data',
+      event: { id: '1-2-0', data: '', retry: 1000 },
+      frame: 'id: 1-2-0\nretry: 1000\ndata: \n\n',
+    },
     { name: 'writes a zero retry', event: { id: '1-2-0', data: '', retry: 0 }, frame: 'id: 1-2-0\nretry: 0\ndata: \n\n' },
-    { name: 'splits LF-separated data into one data line per line', event: { id: '1-2-3', data: 'a\nb' }, frame: 'id: 1-2-3\ndata: a\ndata: b\n\n' },
-    { name: 'splits CRLF-separated data, treating CRLF as one break', event: { id: '1-2-3', data: 'a\r\nb' }, frame: 'id: 1-2-3\ndata: a\ndata: b\n\n' },
+    {
+      name: 'splits LF-separated data into one data line per line',
+      event: { id: '1-2-3', data: 'a\nb' },
+      frame: 'id: 1-2-3\ndata: a\ndata: b\n\n',
+    },
+    {
+      name: 'splits CRLF-separated data, treating CRLF as one break',
+      event: { id: '1-2-3', data: 'a\r\nb' },
+      frame: 'id: 1-2-3\ndata: a\ndata: b\n\n',
+    },
     { name: 'splits CR-separated data', event: { id: '1-2-3', data: 'a\rb' }, frame: 'id: 1-2-3\ndata: a\ndata: b\n\n' },
-    { name: 'splits mixed line breaks', event: { id: '1-2-3', data: 'a\r\nb\rc\nd' }, frame: 'id: 1-2-3\ndata: a\ndata: b\ndata: c\ndata: d\n\n' },
-    { name: 'keeps a trailing line break as a final empty data line', event: { id: '1-2-3', data: 'a\n' }, frame: 'id: 1-2-3\ndata: a\ndata: \n\n' },
-    { name: 'keeps blank lines inside data as empty data lines', event: { id: '1-2-3', data: 'a\n\nb' }, frame: 'id: 1-2-3\ndata: a\ndata: \ndata: b\n\n' },
+    {
+      name: 'splits mixed line breaks',
+      event: { id: '1-2-3', data: 'a\r\nb\rc\nd' },
+      frame: 'id: 1-2-3\ndata: a\ndata: b\ndata: c\ndata: d\n\n',
+    },
+    {
+      name: 'keeps a trailing line break as a final empty data line',
+      event: { id: '1-2-3', data: 'a\n' },
+      frame: 'id: 1-2-3\ndata: a\ndata: \n\n',
+    },
+    {
+      name: 'keeps blank lines inside data as empty data lines',
+      event: { id: '1-2-3', data: 'a\n\nb' },
+      frame: 'id: 1-2-3\ndata: a\ndata: \ndata: b\n\n',
+    },
     { name: 'treats LF CR as two breaks', event: { id: '1-2-3', data: 'a\n\rb' }, frame: 'id: 1-2-3\ndata: a\ndata: \ndata: b\n\n' },
-    { name: 'keeps a leading space of the data after the field separator', event: { id: '1-2-3', data: ' x' }, frame: 'id: 1-2-3\ndata:  x\n\n' },
+    {
+      name: 'keeps a leading space of the data after the field separator',
+      event: { id: '1-2-3', data: ' x' },
+      frame: 'id: 1-2-3\ndata:  x\n\n',
+    },
     { name: 'keeps colons inside data', event: { id: '1-2-3', data: 'a: b' }, frame: 'id: 1-2-3\ndata: a: b\n\n' },
     { name: 'keeps non-ASCII data as is', event: { id: '1-2-3', data: '"é€😀"' }, frame: 'id: 1-2-3\ndata: "é€😀"\n\n' },
     {
@@ -86,7 +122,11 @@ describe('encodeEvent', () => {
   });
 
   it('consecutive frames are read back as separate events, each with its own id', () => {
-    const stream = encodeEvent({ id: '1-1-0', data: '', retry: 10 }) + encodeEvent({ id: '1-1-1', data: 'x' }) + encodeComment('keepalive') + encodeEvent({ id: '1-1-2', data: 'y\nz' });
+    const stream =
+      encodeEvent({ id: '1-1-0', data: '', retry: 10 }) +
+      encodeEvent({ id: '1-1-1', data: 'x' }) +
+      encodeComment('keepalive') +
+      encodeEvent({ id: '1-1-2', data: 'y\nz' });
     expect(parseSse(stream)).toEqual({
       events: [
         { data: '', lastEventId: '1-1-0' },

@@ -10,7 +10,10 @@ import { registerDemoTools } from './demo-tools.ts';
 
 export class FixtureSession extends McpSessionObject<Env> {
   protected override createServer(session: SessionContext): McpServer {
-    const server = new McpServer({ name: 'mcp-edge-sessions-fixture', version: '0.1.0' }, sessionServerOptions({ capabilities: conformanceCapabilities }));
+    const server = new McpServer(
+      { name: 'mcp-edge-sessions-fixture', version: '0.1.0' },
+      sessionServerOptions({ capabilities: conformanceCapabilities }),
+    );
     registerDemoTools(server, session);
     registerConformanceFixtures(server);
     return server;

@@ -94,7 +94,10 @@ describe('a connection whose client does not keep up', () => {
     expect(seqs([...first, ...rest])).toEqual(oneTo(1_600).map((n) => n + 500));
     connection.deliver(log.append());
     expect(seqs(await reader.take(1))).toEqual([2_101]);
-    expect(log.reads.every((after, i) => i === 0 || after > log.reads[i - 1]!), 'reads move forward').toBe(true);
+    expect(
+      log.reads.every((after, i) => i === 0 || after > log.reads[i - 1]!),
+      'reads move forward',
+    ).toBe(true);
     connection.close();
     expect(await reader.next(100)).toBe(ENDED);
   });

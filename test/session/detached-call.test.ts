@@ -46,7 +46,11 @@ describe('a call whose only client disconnected mid-call', () => {
 
     // Finished and stored before anyone came back: not produced by the resume.
     const stored = await runInDurableObject(stubOf(session), (_instance, state) =>
-      state.storage.sql.exec(`SELECT state, (SELECT count(*) FROM events e WHERE e.stream = s.stream) AS events FROM streams s WHERE kind = 'request' ORDER BY stream DESC LIMIT 1`).one(),
+      state.storage.sql
+        .exec(
+          `SELECT state, (SELECT count(*) FROM events e WHERE e.stream = s.stream) AS events FROM streams s WHERE kind = 'request' ORDER BY stream DESC LIMIT 1`,
+        )
+        .one(),
     );
     expect(stored).toEqual({ state: 'finished', events: 4 }); // three progress events and the result
 

@@ -37,7 +37,11 @@ describe('per-session bounds', () => {
       for (let i = 0; i < 3; i++) streams.emit(b, `{"progress":${i}}`);
       // At the bound: the answer on the older stream prunes b's oldest event, not itself.
       streams.emit(a, '{"jsonrpc":"2.0","id":"a","result":{}}', '"a"');
-      return { a, b, rows: storage.sql.exec<{ stream: number; seq: number }>(`SELECT stream, seq FROM events ORDER BY stream, seq`).toArray() };
+      return {
+        a,
+        b,
+        rows: storage.sql.exec<{ stream: number; seq: number }>(`SELECT stream, seq FROM events ORDER BY stream, seq`).toArray(),
+      };
     });
     expect(rows.rows).toEqual([
       { stream: rows.a, seq: 1 },
@@ -80,10 +84,16 @@ describe('per-session bounds', () => {
       const later = streams.openRequestStream(1, ['"later"']).stream;
       streams.emit(later, '{"later":0}'); // 5 events: at the bound
       streams.emit(later, '{"later":1}'); // one over: the ended stream's first event goes
-      const first = storage.sql.exec<{ message: string }>(`SELECT message FROM events ORDER BY stream, seq`).toArray().map((r) => r.message);
+      const first = storage.sql
+        .exec<{ message: string }>(`SELECT message FROM events ORDER BY stream, seq`)
+        .toArray()
+        .map((r) => r.message);
       streams.emit(later, '{"later":2}'); // its answer next
       streams.emit(later, '{"later":3}'); // then the oldest open stream's oldest event
-      const second = storage.sql.exec<{ message: string }>(`SELECT message FROM events ORDER BY stream, seq`).toArray().map((r) => r.message);
+      const second = storage.sql
+        .exec<{ message: string }>(`SELECT message FROM events ORDER BY stream, seq`)
+        .toArray()
+        .map((r) => r.message);
       return { first, second };
     });
     expect(rows.first).toEqual(['{"open":0}', '{"open":1}', '{"jsonrpc":"2.0","id":"ended","result":{}}', '{"later":0}', '{"later":1}']);
@@ -97,7 +107,10 @@ describe('per-session bounds', () => {
       streams.emit(ids[1]!, '{"n":2}');
       streams.emit(ids[2]!, '{"n":3}');
       streams.emit(ids[0]!, '{"n":1}'); // the lowest stream number, stored last
-      return storage.sql.exec<{ message: string }>(`SELECT message FROM events ORDER BY stream, seq`).toArray().map((r) => r.message);
+      return storage.sql
+        .exec<{ message: string }>(`SELECT message FROM events ORDER BY stream, seq`)
+        .toArray()
+        .map((r) => r.message);
     });
     expect(rows).toContain('{"n":1}');
     expect(rows).toHaveLength(2);
@@ -163,7 +176,15 @@ describe('one message', () => {
       const after = stored(storage.sql);
       // The stream is still open and still numbered from where it was: the answer can follow.
       const answered = streams.emit(stream, '{"id":1,"result":{}}', '1');
-      return { atLimit: new TextEncoder().encode(atLimit).length, before, refused, after, answered, open: streams.isOpen(stream), events: stored(storage.sql).events };
+      return {
+        atLimit: new TextEncoder().encode(atLimit).length,
+        before,
+        refused,
+        after,
+        answered,
+        open: streams.isOpen(stream),
+        events: stored(storage.sql).events,
+      };
     });
     expect(result.atLimit).toBe(MAX_MESSAGE_BYTES);
     expect(result.before).toEqual({ events: 1, bytes: MAX_MESSAGE_BYTES });
@@ -177,4 +198,3 @@ describe('one message', () => {
     expect(result).toMatchObject({ answered: true, open: false, events: 2 });
   });
 });
-

@@ -85,14 +85,11 @@ describe('a message stored in parts', () => {
   it('is split at PART_UNITS by default, where the real 2 MB value limit is', async () => {
     // Three-byte characters: a part of PART_UNITS of them is 1.8 MB, within the limit.
     const big = '€'.repeat(PART_UNITS * 2 + 1);
-    const result = await inLog(
-      (log, sql) => {
-        log.appendMany([{ stream: 1, seq: 1, message: big }]);
-        const [event] = log.eventsAfter(1, 0, 0);
-        return { same: event?.message === big, parts: partsOf(sql, 1), totals: log.totals() };
-      },
-      PART_UNITS,
-    );
+    const result = await inLog((log, sql) => {
+      log.appendMany([{ stream: 1, seq: 1, message: big }]);
+      const [event] = log.eventsAfter(1, 0, 0);
+      return { same: event?.message === big, parts: partsOf(sql, 1), totals: log.totals() };
+    }, PART_UNITS);
     expect(result).toEqual({ same: true, parts: 2, totals: { events: 1, bytes: 3 * (PART_UNITS * 2 + 1) } });
   });
 });

@@ -13,8 +13,7 @@ import { SessionStreams } from '../../src/session/session-streams.ts';
 import { messages, openSession, callTool, toolCall } from '../support/mcp-http.ts';
 import { SseReader } from '../support/sse-reader.ts';
 
-const logMessages = (events: Parameters<typeof messages>[0]) =>
-  messages(events).filter((m: any) => m.method === 'notifications/message');
+const logMessages = (events: Parameters<typeof messages>[0]) => messages(events).filter((m: any) => m.method === 'notifications/message');
 
 const originalFinish = SessionStreams.prototype.finish;
 const originalCreateServer = Object.getOwnPropertyDescriptor(FixtureSession.prototype, 'createServer')!;
@@ -45,7 +44,10 @@ describe('after the object is aborted', () => {
       const request = JSON.parse(ask!.data);
       expect(request).toMatchObject({ method: 'elicitation/create', params: { message: 'still there?' } });
       await session.post({ jsonrpc: '2.0', id: request.id, result: { action: 'decline' } });
-      expect(messages(await reader.all()).at(-1)).toMatchObject({ id: 1, result: { content: [{ text: expect.stringContaining('action=decline') }] } });
+      expect(messages(await reader.all()).at(-1)).toMatchObject({
+        id: 1,
+        result: { content: [{ text: expect.stringContaining('action=decline') }] },
+      });
     } finally {
       await reader.cancel();
     }
@@ -75,7 +77,10 @@ describe('after the object is aborted', () => {
       { jsonrpc: '2.0', id: 'lvl', error: expect.objectContaining({ code: -32601 }) },
     ]);
     const stub = env.MCP_SESSION.get(env.MCP_SESSION.idFromName(session.id));
-    const stored = await runInDurableObject(stub, (_instance, state) => state.storage.sql.exec(`SELECT log_level FROM session`).one().log_level);
+    const stored = await runInDurableObject(
+      stub,
+      (_instance, state) => state.storage.sql.exec(`SELECT log_level FROM session`).one().log_level,
+    );
     expect(stored).toBeNull(); // kept only once the server accepts it
     await abortAllDurableObjects();
     const [answer] = messages(await session.call('tools/call', toolCall('echo', { text: 'still served' })));

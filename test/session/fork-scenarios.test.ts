@@ -38,8 +38,9 @@ describe('a reconnect without a cursor while a background task emits', () => {
       expect(fresh.every((e) => e.id!.startsWith(`1-${secondStream}-`))).toBe(true);
       expect(fresh.map(seqOf)).toEqual(Array.from({ length: fresh.length }, (_, i) => i + 1));
       // And the log agrees: the superseded stream stopped growing at the switch.
-      const lastSeq = await runInDurableObject(env.MCP_SESSION.get(env.MCP_SESSION.idFromName(session.id)), (_i, state) =>
-        state.storage.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM events WHERE stream = ?`, firstStream).one().n,
+      const lastSeq = await runInDurableObject(
+        env.MCP_SESSION.get(env.MCP_SESSION.idFromName(session.id)),
+        (_i, state) => state.storage.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM events WHERE stream = ?`, firstStream).one().n,
       );
       expect(lastSeq).toBe(abandoned.length);
     } finally {

@@ -60,7 +60,9 @@ describe('session lifecycle', () => {
   it('a new session schedules its alarm at the earliest deadline (the initialize stream’s retention)', async () => {
     const before = Date.now();
     const session = await openSession();
-    const alarm = await runInDurableObject(env.MCP_SESSION.get(env.MCP_SESSION.idFromName(session.id)), (_i, state) => state.storage.getAlarm());
+    const alarm = await runInDurableObject(env.MCP_SESSION.get(env.MCP_SESSION.idFromName(session.id)), (_i, state) =>
+      state.storage.getAlarm(),
+    );
     expect(alarm).toBeGreaterThanOrEqual(before + 10 * 60_000);
     expect(alarm).toBeLessThan(before + 10 * 60_000 + 30_000);
   });

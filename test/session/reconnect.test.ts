@@ -6,8 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { errorOf, messages, openSession, callTool, toolCall, type Session } from '../support/mcp-http.ts';
 import { ENDED, SseReader, TIMED_OUT, type ReadEvent } from '../support/sse-reader.ts';
 
-const countdown = (from: number, interval_ms: number) =>
-  toolCall('countdown', { from, interval_ms }, { progressToken: 'p' });
+const countdown = (from: number, interval_ms: number) => toolCall('countdown', { from, interval_ms }, { progressToken: 'p' });
 
 /** Starts a call and returns its reader plus the stream number. */
 async function start(session: Session, id: number | string, params: Record<string, unknown>) {
@@ -38,7 +37,7 @@ describe('resuming a request stream', () => {
 
   it('after the client dropped mid-call, the tool keeps running and the resume is gap-free', async () => {
     const session = await openSession();
-    const { reader, stream } = await start(session, 2, countdown(30, 10));
+    const { reader } = await start(session, 2, countdown(30, 10));
     const seen = await reader.take(6); // priming + 5 progress
     await reader.cancel();
 
@@ -179,10 +178,7 @@ describe('request ids', () => {
     const session = await openSession('2025-03-26');
     await session.call('tools/call', toolCall('tally', { key: 'batch' }), 'used');
     const refused = await errorOf(
-      await session.post([
-        callTool('fresh', 'tally', { key: 'batch' }),
-        callTool('used', 'tally', { key: 'batch' }),
-      ]),
+      await session.post([callTool('fresh', 'tally', { key: 'batch' }), callTool('used', 'tally', { key: 'batch' })]),
     );
     expect(refused).toMatchObject({ status: 409, reason: 'duplicate_request_id', body: { id: 'used' } });
     // 'fresh' was not registered either: it can still be used, and the tally ran once before.
@@ -192,12 +188,7 @@ describe('request ids', () => {
 
   it('a 2025-03-26 batch naming one id twice is a 400, and nothing runs', async () => {
     const session = await openSession('2025-03-26');
-    const refused = await errorOf(
-      await session.post([
-        callTool(9, 'tally', { key: 'twice' }),
-        callTool(9, 'tally', { key: 'twice' }),
-      ]),
-    );
+    const refused = await errorOf(await session.post([callTool(9, 'tally', { key: 'twice' }), callTool(9, 'tally', { key: 'twice' })]));
     expect(refused).toMatchObject({ status: 400, code: -32600 });
     expect(refused.body.error.message).toBe('Invalid Request: a batch repeats a request id');
     const [first] = messages(await session.call('tools/call', toolCall('tally', { key: 'twice' }), 9));
@@ -240,7 +231,11 @@ describe('cancellation and server requests', () => {
       expect(ask).toMatchObject({ method: 'elicitation/create', params: { message: 'who?' } });
       expect(ask.id).toMatch(/^[0-9a-f]{8}\.\d+$/); // tagged with the serving instance
 
-      const answer = await session.post({ jsonrpc: '2.0', id: ask.id, result: { action: 'accept', content: { username: 'ada', email: 'ada@example.com' } } });
+      const answer = await session.post({
+        jsonrpc: '2.0',
+        id: ask.id,
+        result: { action: 'accept', content: { username: 'ada', email: 'ada@example.com' } },
+      });
       expect(answer.status).toBe(202);
       const rest = await reader.all();
       expect(messages(rest).at(-1)).toMatchObject({ id: 8, result: { content: [{ text: expect.stringContaining('"username":"ada"') }] } });
@@ -259,7 +254,10 @@ describe('cancellation and server requests', () => {
       expect((await session.post({ jsonrpc: '2.0', id: stale, result: { action: 'decline' } })).status).toBe(202);
       expect(await reader.next(300)).toBe(TIMED_OUT); // still waiting for the real answer
       await session.post({ jsonrpc: '2.0', id: ask.id, result: { action: 'decline' } });
-      expect(messages(await reader.all()).at(-1)).toMatchObject({ id: 9, result: { content: [{ text: expect.stringContaining('action=decline') }] } });
+      expect(messages(await reader.all()).at(-1)).toMatchObject({
+        id: 9,
+        result: { content: [{ text: expect.stringContaining('action=decline') }] },
+      });
     } finally {
       await reader.cancel();
     }

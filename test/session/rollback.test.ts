@@ -37,7 +37,8 @@ function inNewObject<T>(body: (streams: SessionStreams, store: FailingStore, sql
   });
 }
 
-const stateOf = (sql: SqlStorage, stream: number) => sql.exec<{ state: string }>(`SELECT state FROM streams WHERE stream = ?`, stream).one().state;
+const stateOf = (sql: SqlStorage, stream: number) =>
+  sql.exec<{ state: string }>(`SELECT state FROM streams WHERE stream = ?`, stream).one().state;
 
 describe('a transaction that rolls back', () => {
   it('opening a standalone stream: the one it would have superseded is still open, and takes events', async () => {
@@ -50,7 +51,12 @@ describe('a transaction that rolls back', () => {
       } catch {
         threw = true;
       }
-      return { threw, stored: stateOf(sql, first), open: streams.isOpen(first), emitted: streams.emit(first, '{"jsonrpc":"2.0","method":"n"}') };
+      return {
+        threw,
+        stored: stateOf(sql, first),
+        open: streams.isOpen(first),
+        emitted: streams.emit(first, '{"jsonrpc":"2.0","method":"n"}'),
+      };
     });
     expect(result).toEqual({ threw: true, stored: 'open', open: true, emitted: true });
   });
@@ -58,7 +64,7 @@ describe('a transaction that rolls back', () => {
   it('storing an answer of a batch: the stream waits for that request still, and its other answer does not finish it', async () => {
     const result = await inNewObject((streams, _store, sql) => {
       const { stream } = streams.openRequestStream(1, ['"x"', '"y"']);
-      EventLog.prototype.setAnswered = function () {
+      EventLog.prototype.setAnswered = () => {
         EventLog.prototype.setAnswered = originalSetAnswered;
         throw new Error('SQLITE_FULL (injected)');
       };
@@ -71,7 +77,13 @@ describe('a transaction that rolls back', () => {
       streams.emit(stream, '{"jsonrpc":"2.0","id":"y","result":{}}', '"y"');
       const afterY = { stored: stateOf(sql, stream), open: streams.isOpen(stream) };
       const retried = streams.emit(stream, '{"jsonrpc":"2.0","id":"x","result":{}}', '"x"');
-      return { threw, afterY, retried, end: stateOf(sql, stream), events: streams.log.eventsAfter(stream, 0, 1 << 20).map((e) => JSON.parse(e.message).id) };
+      return {
+        threw,
+        afterY,
+        retried,
+        end: stateOf(sql, stream),
+        events: streams.log.eventsAfter(stream, 0, 1 << 20).map((e) => JSON.parse(e.message).id),
+      };
     });
     expect(result).toEqual({ threw: true, afterY: { stored: 'open', open: true }, retried: true, end: 'finished', events: ['y', 'x'] });
   });

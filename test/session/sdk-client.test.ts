@@ -66,7 +66,12 @@ describe('the official SDK client', () => {
     await transport.terminateSession();
     const after = await inProcess(url, {
       method: 'POST',
-      headers: { Host: 'localhost', 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'Mcp-Session-Id': sessionId },
+      headers: {
+        Host: 'localhost',
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        'Mcp-Session-Id': sessionId,
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
     });
     expect(after.status).toBe(404);

@@ -40,11 +40,7 @@ describe('SSE framing', () => {
 
   it('a streaming call numbers its events contiguously from 1 and ends with the response', async () => {
     const session = await openSession();
-    const events = await session.call(
-      'tools/call',
-      toolCall('countdown', { from: 5, interval_ms: 0 }, { progressToken: 'p' }),
-      42,
-    );
+    const events = await session.call('tools/call', toolCall('countdown', { from: 5, interval_ms: 0 }, { progressToken: 'p' }), 42);
     expect(events.map((e) => e.id)).toEqual(['1-2-0', '1-2-1', '1-2-2', '1-2-3', '1-2-4', '1-2-5', '1-2-6']);
     const [p1, p2, p3, p4, p5, result] = messages(events);
     expect([p1, p2, p3, p4, p5].map((m) => (m as any).params)).toEqual(
@@ -86,7 +82,10 @@ describe('SSE framing', () => {
       expect(call).toHaveLength(1);
       const events = await reader.take(2);
       expect(events.map((e) => e.id)).toEqual([`1-${stream}-1`, `1-${stream}-2`]);
-      expect(messages(events).map((m: any) => m.params.data)).toEqual([{ n: 1, of: 2 }, { n: 2, of: 2 }]);
+      expect(messages(events).map((m: any) => m.params.data)).toEqual([
+        { n: 1, of: 2 },
+        { n: 2, of: 2 },
+      ]);
     } finally {
       await reader.cancel();
     }

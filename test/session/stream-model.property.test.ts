@@ -85,19 +85,27 @@ class World {
   async attach(stream: ModelStream, afterSeq: number): Promise<void> {
     const holder = this.liveClientOf(stream);
     if (holder !== undefined) {
-      await drain(this, holder);
+      await drain(holder);
       holder.fenced = true;
     }
     const record = this.system.log.stream(stream.n)!;
     const connection = this.system.attach(record, afterSeq, true, new AbortController().signal);
-    this.clients.push({ reader: new SseReader(new Response(connection.body)), stream, cursor: afterSeq, next: afterSeq + 1, fenced: false, ended: false, gone: false });
+    this.clients.push({
+      reader: new SseReader(new Response(connection.body)),
+      stream,
+      cursor: afterSeq,
+      next: afterSeq + 1,
+      fenced: false,
+      ended: false,
+      gone: false,
+    });
   }
 
   async openStandalone(): Promise<void> {
     const previous = this.standalone;
     if (previous !== undefined) {
       const holder = this.liveClientOf(previous);
-      if (holder !== undefined) await drain(this, holder);
+      if (holder !== undefined) await drain(holder);
       previous.state = 'superseded';
       if (holder !== undefined) holder.fenced = true;
     }
@@ -106,12 +114,20 @@ class World {
     this.streams.push(stream);
     this.standalone = stream;
     const connection = this.system.attach(record, 0, true, new AbortController().signal);
-    this.clients.push({ reader: new SseReader(new Response(connection.body)), stream, cursor: 0, next: 1, fenced: false, ended: false, gone: false });
+    this.clients.push({
+      reader: new SseReader(new Response(connection.body)),
+      stream,
+      cursor: 0,
+      next: 1,
+      fenced: false,
+      ended: false,
+      gone: false,
+    });
   }
 }
 
 /** Reads what a client has been sent so far and checks it against the model. */
-async function drain(world: World, client: Client): Promise<void> {
+async function drain(client: Client): Promise<void> {
   while (!client.ended) {
     const event = await client.reader.next(0);
     if (event === TIMED_OUT) break;
@@ -139,7 +155,7 @@ async function drain(world: World, client: Client): Promise<void> {
 }
 
 async function drainAll(world: World): Promise<void> {
-  for (const client of world.clients) await drain(world, client);
+  for (const client of world.clients) await drain(client);
   for (const client of world.clients) {
     if (client.fenced) expect(client.ended, 'a fenced connection ends').toBe(true);
     if (!client.fenced && !client.gone) {
@@ -194,7 +210,10 @@ class Finish implements Command {
   constructor(readonly index: number) {}
   check = () => true;
   async run(_m: object, world: World) {
-    const stream = pick(world.streams.filter((s) => s.kind === 'request'), this.index);
+    const stream = pick(
+      world.streams.filter((s) => s.kind === 'request'),
+      this.index,
+    );
     if (stream === undefined) return;
     const data = JSON.stringify({ jsonrpc: '2.0', id: JSON.parse(stream.key!), result: {} });
     const stored = world.system.emit(stream.n, data, stream.key);
@@ -226,22 +245,24 @@ class Resume implements Command {
     const verdict = decideResume(cursor, world.system.log.stream(cursor.stream));
 
     const last = target.events.length;
-    const expected = this.foreign || this.wrongEpoch
-      ? 'unknown_stream'
-      : seq > last
-        ? 'cursor_ahead'
-        : target.state === 'superseded'
-          ? 'stream_superseded'
-          : target.state === 'open' || seq < last
-            ? 'resume'
-            : 'new-standalone';
+    const expected =
+      this.foreign || this.wrongEpoch
+        ? 'unknown_stream'
+        : seq > last
+          ? 'cursor_ahead'
+          : target.state === 'superseded'
+            ? 'stream_superseded'
+            : target.state === 'open' || seq < last
+              ? 'resume'
+              : 'new-standalone';
     expect(verdict.kind === 'refuse' ? verdict.reason : verdict.kind, `verdict for ${formatEventId(cursor)}`).toBe(expected);
 
     if (verdict.kind === 'resume') await world.attach(target, verdict.afterSeq);
     if (verdict.kind === 'new-standalone') await world.openStandalone();
     await drainAll(world);
   }
-  toString = () => `Resume(${this.index}, shift ${this.seqShift}${this.wrongEpoch ? ', wrong epoch' : ''}${this.foreign ? ', foreign' : ''})`;
+  toString = () =>
+    `Resume(${this.index}, shift ${this.seqShift}${this.wrongEpoch ? ', wrong epoch' : ''}${this.foreign ? ', foreign' : ''})`;
 }
 
 class NewStandalone implements Command {
@@ -257,9 +278,12 @@ class Drop implements Command {
   constructor(readonly index: number) {}
   check = () => true;
   async run(_m: object, world: World) {
-    const client = pick(world.clients.filter((c) => !c.ended && !c.fenced), this.index);
+    const client = pick(
+      world.clients.filter((c) => !c.ended && !c.fenced),
+      this.index,
+    );
     if (client === undefined) return;
-    await drain(world, client);
+    await drain(client);
     await client.reader.cancel();
     client.ended = true;
     client.gone = true;
@@ -272,7 +296,7 @@ class Drop implements Command {
 class Restart implements Command {
   check = () => true;
   async run(_m: object, world: World) {
-    for (const client of world.clients) await drain(world, client);
+    for (const client of world.clients) await drain(client);
     // An instance stops between turns: a turn's writes commit, and its output leaves, when it
     // ends or not at all. So what the last turn held is stored, as its end stores it.
     await new Promise((resolve) => setTimeout(resolve, 0));

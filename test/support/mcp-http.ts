@@ -27,7 +27,11 @@ export function postRaw(body: unknown, headers: Record<string, string> = {}): Pr
   });
 }
 
-export const initializeRequest = (version: Version = '2025-11-25', capabilities: Record<string, unknown> = {}, id: number | string = 0) => ({
+export const initializeRequest = (
+  version: Version = '2025-11-25',
+  capabilities: Record<string, unknown> = {},
+  id: number | string = 0,
+) => ({
   jsonrpc: '2.0',
   id,
   method: 'initialize',

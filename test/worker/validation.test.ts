@@ -36,8 +36,18 @@ describe('requests refused at the edge', () => {
     ['POST accepting only JSON', { method: 'POST', headers: { ...POST_HEADERS, Accept: 'application/json' } }, 406, -32000],
     ['POST accepting only SSE', { method: 'POST', headers: { ...POST_HEADERS, Accept: 'text/event-stream' } }, 406, -32000],
     ['POST with text/plain body', { method: 'POST', headers: { ...POST_HEADERS, 'Content-Type': 'text/plain' } }, 415, -32000],
-    ['POST with an unsupported protocol version', { method: 'POST', headers: { ...POST_HEADERS, 'MCP-Protocol-Version': '2024-11-05' } }, 400, -32000],
-    ['GET without text/event-stream', { method: 'GET', headers: { ...BASE_HEADERS, Accept: 'application/json', 'Mcp-Session-Id': wellFormedUnknownId } }, 406, -32000],
+    [
+      'POST with an unsupported protocol version',
+      { method: 'POST', headers: { ...POST_HEADERS, 'MCP-Protocol-Version': '2024-11-05' } },
+      400,
+      -32000,
+    ],
+    [
+      'GET without text/event-stream',
+      { method: 'GET', headers: { ...BASE_HEADERS, Accept: 'application/json', 'Mcp-Session-Id': wellFormedUnknownId } },
+      406,
+      -32000,
+    ],
     ['GET without a session id', { method: 'GET', headers: { ...BASE_HEADERS, Accept: 'text/event-stream' } }, 400, -32000],
     ['DELETE without a session id', { method: 'DELETE', headers: { ...BASE_HEADERS } }, 400, -32000],
     ['PUT', { method: 'PUT', headers: { ...BASE_HEADERS } }, 405, -32000],
@@ -54,7 +64,10 @@ describe('requests refused at the edge', () => {
   });
 
   it('HEAD is not a GET: 405, and no session object is asked', async () => {
-    const response = await fetchWorker({ method: 'HEAD', headers: { ...BASE_HEADERS, Accept: 'text/event-stream', 'Mcp-Session-Id': wellFormedUnknownId } });
+    const response = await fetchWorker({
+      method: 'HEAD',
+      headers: { ...BASE_HEADERS, Accept: 'text/event-stream', 'Mcp-Session-Id': wellFormedUnknownId },
+    });
     expect(response.status).toBe(405);
     expect(response.headers.get('Allow')).toBe('GET, POST, DELETE, OPTIONS');
   });
@@ -103,7 +116,11 @@ describe('requests refused at the edge', () => {
 describe('requests refused by the session', () => {
   it.each([
     ['POST', () => postRaw(ping, { 'Mcp-Session-Id': wellFormedUnknownId })],
-    ['GET', () => fetchWorker({ method: 'GET', headers: { ...BASE_HEADERS, Accept: 'text/event-stream', 'Mcp-Session-Id': wellFormedUnknownId } })],
+    [
+      'GET',
+      () =>
+        fetchWorker({ method: 'GET', headers: { ...BASE_HEADERS, Accept: 'text/event-stream', 'Mcp-Session-Id': wellFormedUnknownId } }),
+    ],
     ['DELETE', () => fetchWorker({ method: 'DELETE', headers: { ...BASE_HEADERS, 'Mcp-Session-Id': wellFormedUnknownId } })],
   ])('%s to an unknown session is 404 and creates no storage', async (_method, send) => {
     expect(await errorOf(await send())).toMatchObject({ status: 404, code: -32001 });
@@ -123,7 +140,10 @@ describe('requests refused by the session', () => {
   ] as const)('a session body that is %s is refused with 400 by the object', async (_name, body, code) => {
     const session = await openSession();
     for (const id of [session.id, wellFormedUnknownId]) {
-      expect(await errorOf(await postRaw(body, { 'Mcp-Session-Id': id, 'MCP-Protocol-Version': '2025-11-25' }))).toMatchObject({ status: 400, code });
+      expect(await errorOf(await postRaw(body, { 'Mcp-Session-Id': id, 'MCP-Protocol-Version': '2025-11-25' }))).toMatchObject({
+        status: 400,
+        code,
+      });
     }
     const unknown = env.MCP_SESSION.get(env.MCP_SESSION.idFromName(wellFormedUnknownId));
     const tables = await runInDurableObject(unknown, (_instance, state) =>
@@ -135,7 +155,11 @@ describe('requests refused by the session', () => {
   it('a session body of unknown length is read at the edge: within bounds it is served, over them refused with 413', async () => {
     const session = await openSession();
     const post = (body: string) =>
-      fetchWorker({ method: 'POST', headers: { ...POST_HEADERS, 'Mcp-Session-Id': session.id, 'MCP-Protocol-Version': '2025-11-25' }, body: streamOf(body) });
+      fetchWorker({
+        method: 'POST',
+        headers: { ...POST_HEADERS, 'Mcp-Session-Id': session.id, 'MCP-Protocol-Version': '2025-11-25' },
+        body: streamOf(body),
+      });
     const answered = await post(JSON.stringify({ jsonrpc: '2.0', id: 'streamed', method: 'ping' }));
     expect(answered.status).toBe(200);
     expect(await answered.text()).toContain('"id":"streamed"');

@@ -11,11 +11,9 @@ export class BenchAgent extends McpAgent {
   server = new McpServer({ name: 'bench-mcpagent', version: '0.0.0' });
 
   async init(): Promise<void> {
-    this.server.registerTool(
-      'echo',
-      { description: 'Returns its text.', inputSchema: { text: z.string() } },
-      async ({ text }) => ({ content: [{ type: 'text', text }] }),
-    );
+    this.server.registerTool('echo', { description: 'Returns its text.', inputSchema: { text: z.string() } }, async ({ text }) => ({
+      content: [{ type: 'text', text }],
+    }));
     this.server.registerTool(
       'progress',
       {

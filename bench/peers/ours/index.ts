@@ -14,11 +14,9 @@ interface BenchEnv extends ConfigVars {
 export class BenchSession extends McpSessionObject<BenchEnv> {
   protected override createServer(_session: SessionContext): McpServer {
     const server = new McpServer({ name: 'bench-ours', version: '0.0.0' }, sessionServerOptions());
-    server.registerTool(
-      'echo',
-      { description: 'Returns its text.', inputSchema: z.object({ text: z.string() }) },
-      async ({ text }) => ({ content: [{ type: 'text', text }] }),
-    );
+    server.registerTool('echo', { description: 'Returns its text.', inputSchema: z.object({ text: z.string() }) }, async ({ text }) => ({
+      content: [{ type: 'text', text }],
+    }));
     server.registerTool(
       'progress',
       {

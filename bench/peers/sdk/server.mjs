@@ -17,11 +17,9 @@ const port = Number(process.argv[2] ?? process.env.PORT ?? 8790);
 
 function createMcpServer() {
   const server = new McpServer({ name: 'bench-sdk', version: '0.0.0' });
-  server.registerTool(
-    'echo',
-    { description: 'Returns its text.', inputSchema: { text: z.string() } },
-    async ({ text }) => ({ content: [{ type: 'text', text }] }),
-  );
+  server.registerTool('echo', { description: 'Returns its text.', inputSchema: { text: z.string() } }, async ({ text }) => ({
+    content: [{ type: 'text', text }],
+  }));
   server.registerTool(
     'progress',
     {

@@ -143,16 +143,20 @@ export function run(message: Message, serverName: string, emit: (json: string) =
   const fail = (code: number, text: string) => emit(JSON.stringify({ jsonrpc: '2.0', id, error: { code, message: text } }));
   switch (message.method) {
     case 'initialize':
-      return respond(initializeResult(message, serverName));
+      respond(initializeResult(message, serverName));
+      return;
     case 'ping':
-      return respond({});
+      respond({});
+      return;
     case 'tools/list':
-      return respond({ tools: TOOLS as unknown as Json });
+      respond({ tools: TOOLS as unknown as Json });
+      return;
     case 'tools/call': {
       const name = message.params?.name;
       const args = message.params?.arguments ?? {};
       if (name === 'echo' && typeof args.text === 'string') {
-        return respond({ content: [{ type: 'text', text: args.text }] });
+        respond({ content: [{ type: 'text', text: args.text }] });
+        return;
       }
       if (name === 'progress' && Number.isSafeInteger(args.n) && args.n >= 0 && args.n <= 1_000_000) {
         const n: number = args.n;
@@ -162,11 +166,13 @@ export function run(message: Message, serverName: string, emit: (json: string) =
             emit(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken, progress, total: n } }));
           }
         }
-        return respond({ content: [{ type: 'text', text: `done ${n}` }] });
+        respond({ content: [{ type: 'text', text: `done ${n}` }] });
+        return;
       }
-      return fail(-32602, `invalid tools/call: ${String(name)}`);
+      fail(-32602, `invalid tools/call: ${String(name)}`);
+      return;
     }
     default:
-      return fail(-32601, `method not found: ${String(message.method)}`);
+      fail(-32601, `method not found: ${String(message.method)}`);
   }
 }
