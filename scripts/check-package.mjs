@@ -8,8 +8,6 @@ import { join, resolve } from 'node:path';
 
 const root = resolve(import.meta.dirname, '..');
 const work = mkdtempSync(join(tmpdir(), 'mcp-edge-sessions-package-'));
-const run = (command, args, cwd) =>
-  execFileSync(command, args, { cwd, stdio: 'inherit', env: { ...process.env, npm_config_fund: 'false', npm_config_audit: 'false' } });
 
 try {
   const [{ filename, files }] = JSON.parse(
@@ -21,19 +19,15 @@ try {
   const manifest = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8'));
   manifest.dependencies['mcp-edge-sessions'] = `file:${join(work, filename)}`;
   writeFileSync(join(app, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
-  run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], app);
-  run('npm', ['test'], app);
+  const run = (command, args, env = {}) => execFileSync(command, args, { cwd: app, stdio: 'inherit', env: { ...process.env, ...env } });
+  run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error']);
+  run('npm', ['test']);
   // A check, not a user's deploy: wrangler stays off the network.
-  const offline = {
+  run('npx', ['wrangler', 'deploy', '--dry-run', '--outdir', join(work, 'bundle')], {
     WRANGLER_SEND_METRICS: 'false',
     CLOUDFLARE_CF_FETCH_ENABLED: 'false',
     WRANGLER_HIDE_BANNER: 'true',
     XDG_CONFIG_HOME: join(work, 'xdg'),
-  };
-  execFileSync('npx', ['wrangler', 'deploy', '--dry-run', '--outdir', join(work, 'bundle')], {
-    cwd: app,
-    stdio: 'inherit',
-    env: { ...process.env, ...offline },
   });
   console.log('package check: installed from the tarball, test passed, deploy --dry-run bundled');
 } finally {

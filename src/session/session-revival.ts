@@ -4,13 +4,14 @@
 import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/server';
 import { errorAnswer } from '../core/jsonrpc.ts';
 import { log } from '../core/log.ts';
+import { JsonRpcCode } from '../core/wire.ts';
 import type { DurableTransport } from './durable-transport.ts';
 import type { PendingAnswers } from './pending-answers.ts';
 import type { SessionRecord, SessionStore } from './session-store.ts';
 import type { SessionStreams } from './session-streams.ts';
 
 /** JSON-RPC "internal error": the request did not complete, through no fault of the client. */
-export const INTERRUPTED_CODE = -32603;
+export const INTERRUPTED_CODE = JsonRpcCode.InternalError;
 
 /**
  * Request streams left open by a previous instance have lost their handlers. Advance the
