@@ -44,6 +44,17 @@ export const OBJECT_ROUTES = {
   create: '/create',
   /** Everything addressed to an existing session. */
   session: '/session',
+  /** The WebSocket upgrade that carries an SSE connection's events on from the object (core/relay.ts). */
+  relay: '/relay',
+} as const;
+
+/**
+ * Between the Worker and its objects only: the Worker never passes them on. On an object's
+ * first answer to an SSE request, `relay` names the connection the Worker should continue
+ * over a relay socket; on the upgrade request it names the connection to bind.
+ */
+export const INTERNAL_HEADERS = {
+  relay: 'Mcp-Internal-Relay',
 } as const;
 
 /** JSON-RPC 2.0 codes, plus the implementation-defined server range MCP transports use. */

@@ -21,8 +21,9 @@ import {
   requireSessionId,
 } from '../core/request-checks.ts';
 import { newSessionId } from '../core/session-id.ts';
-import { ALLOWED_METHODS, HEADERS, JsonRpcCode, OBJECT_ROUTES } from '../core/wire.ts';
+import { ALLOWED_METHODS, HEADERS, INTERNAL_HEADERS, JsonRpcCode, OBJECT_ROUTES } from '../core/wire.ts';
 import { preflightResponse, withCors } from './cors.ts';
+import { relayResponse } from './sse-relay.ts';
 import { logRequest } from './request-log.ts';
 
 /** All the Worker needs of the session namespace: name → object, and a way to fetch it. */
@@ -121,18 +122,28 @@ export function createMcpWorker<E extends ConfigVars>({ sessions, path = '/mcp' 
     return errorResponse(failure);
   });
 
-  /** Sends the request to the session's object; its response streams straight back. */
-  function forward(c: Context<Env<E>>, sessionId: string, route: string, body?: BodyInit | null): Promise<Response> {
+  /**
+   * Sends the request to the session's object. Its answer is the whole response, or the start
+   * of an SSE response that this Worker holds and the object continues over a relay socket
+   * (sse-relay.ts): the object is then free to hibernate while its client listens.
+   */
+  async function forward(c: Context<Env<E>>, sessionId: string, route: string, body?: BodyInit | null): Promise<Response> {
     const stub = sessions(c.env).get(sessions(c.env).idFromName(sessionId));
     const headers = new Headers(c.req.raw.headers);
     headers.set(HEADERS.sessionId, sessionId);
-    return stub.fetch(
-      new Request(`https://session.internal${route}`, {
-        method: c.req.method,
-        headers,
-        body: body ?? null,
-        signal: c.req.raw.signal,
-      }),
+    const first = await stub.fetch(
+      new Request(`https://session.internal${route}`, { method: c.req.method, headers, body: body ?? null, signal: c.req.raw.signal }),
+    );
+    const { heartbeatMs, maxConnectionAgeMs, connectionBufferBytes } = c.get('config');
+    return relayResponse(
+      first,
+      (token) =>
+        stub.fetch(
+          new Request(`https://session.internal${OBJECT_ROUTES.relay}`, {
+            headers: { Upgrade: 'websocket', [HEADERS.sessionId]: sessionId, [INTERNAL_HEADERS.relay]: token },
+          }),
+        ),
+      { heartbeatMs, maxAgeMs: maxConnectionAgeMs, bufferBytes: connectionBufferBytes },
     );
   }
 

@@ -66,3 +66,10 @@ export const SESSION_MIGRATIONS: readonly Migration[] = [
 
 /** Brings the session's tables up to date. Call inside `storage.transactionSync`. */
 export const migrateSession = (sql: SqlStorage): void => migrate(sql, SESSION_MIGRATIONS);
+
+/**
+ * Brings a session stored by an older version of this code to the current schema, in its own
+ * transaction. Only for a session that exists: an object addressed with an unknown id never
+ * writes anything.
+ */
+export const upgradeSession = (storage: DurableObjectStorage): void => storage.transactionSync(() => migrateSession(storage.sql));

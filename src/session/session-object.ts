@@ -7,7 +7,9 @@
  *   appended to its stream *before* it is written to a connection (session-streams.ts); the
  *   output gate holds the bytes until the write commits.
  * - Memory holds only what dies with the instance: the McpServer with its running handlers,
- *   and the live connections, at most one per stream.
+ *   and the live connections, at most one per stream. The clients' SSE responses are held by
+ *   the Worker, fed through hibernatable sockets (relay-endpoint.ts): an object whose clients
+ *   only listen can be evicted, and wakes with its connections where they were.
  * - Attach decisions are synchronous sections (read the stream, decide, switch the
  *   connection), so concurrent reconnects are serialized by the object itself.
  * - A fresh instance revives the session before serving anything (session-revival.ts).
@@ -37,7 +39,8 @@ import { DurableTransport } from './durable-transport.ts';
 import { MAX_VALUE_BYTES } from './event-log.ts';
 import { MessageRouter, type LiveSession } from './message-router.ts';
 import { PendingAnswers } from './pending-answers.ts';
-import { migrateSession } from './schema.ts';
+import { RelayEndpoint } from './relay-endpoint.ts';
+import { migrateSession, upgradeSession } from './schema.ts';
 import { isExpired, nextAlarm, SessionClock } from './session-clock.ts';
 import { interruptOrphanedStreams, replayHandshake } from './session-revival.ts';
 import { SessionStore, type SessionRecord } from './session-store.ts';
@@ -55,6 +58,7 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
   readonly #pending = new PendingAnswers();
   readonly #router: MessageRouter;
   readonly #clock: SessionClock;
+  readonly #relay: RelayEndpoint;
   #live: Promise<LiveSession> | undefined;
   /** The live session once it is served here (its epoch goes on every response). */
   #current: LiveSession | undefined;
@@ -70,17 +74,22 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
       keepResident: (until) => this.ctx.waitUntil(until),
     });
     this.#router = new MessageRouter(this.#streams, this.#sessions, this.#config.responseMode);
+    // A woken instance rebuilds its relayed connections here; the McpServer waits for the next
+    // request (#open), which finds no call interrupted: a hibernated object was running none.
+    this.#relay = new RelayEndpoint(ctx, this.#streams.connections);
   }
 
   override async fetch(request: Request): Promise<Response> {
     try {
+      const route = new URL(request.url).pathname;
+      if (route === OBJECT_ROUTES.relay) return this.#relay.bind(request);
       const sessionId = request.headers.get(HEADERS.sessionId) ?? '';
       // The body is read before the session is looked at: from here to the end of the handler
       // nothing awaits I/O, so a concurrent DELETE cannot remove the session mid-request.
       // The Worker forwards a session's bodies unread: the bound and the JSON-RPC checks are
       // here, and they answer before the session is looked up, as they would at the edge.
       const body = request.method === 'POST' ? await readBoundedText(request, this.#config.maxBodyBytes) : '';
-      if (new URL(request.url).pathname === OBJECT_ROUTES.create) return await this.#create(sessionId, body, request);
+      if (route === OBJECT_ROUTES.create) return await this.#create(sessionId, body, request);
       const posted = request.method === 'POST' ? parseJsonRpcBody(body) : undefined;
       const opened = this.#open(sessionId);
       const live = await opened;
@@ -93,7 +102,8 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
         case 'GET':
           return await this.#get(live, request);
         case 'DELETE':
-          return await this.#delete(live);
+          await this.#destroy(live);
+          return new Response(null, { status: 204 });
         default:
           throw httpErrors.methodNotAllowed(ALLOWED_METHODS);
       }
@@ -146,7 +156,7 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
     this.#clock.arm(Date.now() + this.#config.sessionTtlMs);
     const headers = { [HEADERS.sessionId]: sessionId };
     if (this.#config.responseMode === 'json') return Response.json(response, { headers: this.#streamHeaders(stream, false, headers) });
-    return this.#sse(live, stream, 0, false, request, headers);
+    return this.#sse(live, stream, 0, false, headers);
   }
 
   async #post(live: LiveSession, { messages, batch }: ParsedBody, request: Request): Promise<Response> {
@@ -178,14 +188,14 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
     }
     // #sse attaches before it awaits anything, so the first message the handler sends has a
     // connection.
-    const response = this.#sse(live, stream, 0, false, request);
+    const response = this.#sse(live, stream, 0, false);
     dispatch();
     return response;
   }
 
   #get(live: LiveSession, request: Request): Promise<Response> {
     const cursor = readCursor(request.headers);
-    if (cursor === undefined) return this.#openStandalone(live, request);
+    if (cursor === undefined) return this.#openStandalone(live);
     const stream = this.#streams.log.stream(cursor.stream);
     const verdict = decideResume(cursor, stream);
     switch (verdict.kind) {
@@ -194,42 +204,36 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
           ? httpErrors.gone(verdict.reason, verdict.message)
           : httpErrors.conflict(verdict.reason, verdict.message);
       case 'resume':
-        return this.#sse(live, stream!, verdict.afterSeq, true, request);
+        return this.#sse(live, stream!, verdict.afterSeq, true);
       case 'new-standalone':
-        return this.#openStandalone(live, request);
+        return this.#openStandalone(live);
     }
   }
 
-  async #delete(live: LiveSession): Promise<Response> {
-    await this.#destroy(live);
-    return new Response(null, { status: 204 });
-  }
-
-  #openStandalone(live: LiveSession, request: Request): Promise<Response> {
+  #openStandalone(live: LiveSession): Promise<Response> {
     const previous = live.record.standaloneStream;
     const stream = this.#streams.openStandalone(live.record.epoch, previous);
     live.record = { ...live.record, standaloneStream: stream.stream };
     if (previous !== null) this.#router.failOutstanding(live, previous, 'the stream it was sent on was superseded');
-    return this.#sse(live, stream, 0, false, request);
+    return this.#sse(live, stream, 0, false);
   }
 
-  /**
-   * Attaches a connection, then answers once the connection has ended or the turn is over: a
-   * stream that ended within the turn (a call answered without awaiting I/O, a replay of a
-   * finished stream) goes out whole (SseConnection.body). Nothing could leave before the
-   * turn's commit anyway.
-   */
-  async #sse(
-    live: LiveSession,
-    stream: StreamRecord,
-    afterSeq: number,
-    resumed: boolean,
-    request: Request,
-    extra: Record<string, string> = {},
-  ): Promise<Response> {
-    const connection = this.#streams.attach(stream, afterSeq, sendsPrimingEvent(live.record.protocolVersion), request.signal);
-    await connection.endedOrTurnOver();
-    return new Response(connection.body, { headers: this.#streamHeaders(stream, resumed, { ...SSE_RESPONSE_HEADERS, ...extra }) });
+  /** Attaches a connection; the answer is its first part, or all of it (relay-endpoint.ts). */
+  #sse(live: LiveSession, stream: StreamRecord, afterSeq: number, resumed: boolean, extra: Record<string, string> = {}): Promise<Response> {
+    const connection = this.#streams.attach(stream, afterSeq, sendsPrimingEvent(live.record.protocolVersion));
+    return this.#relay.answer(connection, this.#streamHeaders(stream, resumed, { ...SSE_RESPONSE_HEADERS, ...extra }));
+  }
+
+  override webSocketMessage(socket: WebSocket, message: string | ArrayBuffer): void {
+    this.#relay.message(socket, message);
+  }
+
+  override webSocketClose(socket: WebSocket): void {
+    this.#relay.closed(socket);
+  }
+
+  override webSocketError(socket: WebSocket): void {
+    this.#relay.closed(socket);
   }
 
   // ---- Session lifecycle -------------------------------------------------------------------
@@ -271,21 +275,13 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
   async #revive(sessionId: string): Promise<LiveSession> {
     const stored = this.#sessions.load();
     if (stored === undefined) throw httpErrors.sessionNotFound();
-    this.#upgradeSchema();
+    upgradeSession(this.ctx.storage);
     // Streams it finishes schedule their own retention through onStreamEnded.
     const record = interruptOrphanedStreams(this.ctx.storage, this.#sessions, this.#streams, stored);
     const live = await this.#startServer(sessionId);
     live.record = record;
     await replayHandshake(live.transport, this.#pending, record);
     return live;
-  }
-
-  /**
-   * Brings a session stored by an older version of this code to the current schema. Only for a
-   * session that exists: an object addressed with an unknown id never writes anything.
-   */
-  #upgradeSchema(): void {
-    this.ctx.storage.transactionSync(() => migrateSession(this.ctx.storage.sql));
   }
 
   /** Ends the session: connections, handlers, and every byte it stored, in one step. */
@@ -306,7 +302,7 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
     const record = this.#sessions.load();
     if (record === undefined) return;
     // The alarm can be the first thing a new deploy runs for a session.
-    this.#upgradeSchema();
+    upgradeSession(this.ctx.storage);
     const { sessionTtlMs, retentionMs } = this.#config;
     const running = this.#live !== undefined && this.#streams.log.openRequestStreams().length > 0;
     const state = {

@@ -20,20 +20,19 @@ import { log } from '../core/log.ts';
 import { utf8Length } from '../core/utf8.ts';
 import type { StreamRecord } from '../core/resume.ts';
 import { ConnectionTable } from './connection-table.ts';
-import { JsonCollector, SseConnection, type Delivery } from './connection.ts';
+import type { JsonCollector, Delivery } from './connection.ts';
 import { APPEND_BATCH, EventLog, type StoredRow } from './event-log.ts';
 import { tooLargeToStore } from './message-size.ts';
+import type { RelayConnection } from './relay-connection.ts';
 import { Residency } from './residency.ts';
 import { SessionBounds } from './session-bounds.ts';
 import { StreamCache } from './stream-cache.ts';
 import type { SessionStore } from './session-store.ts';
 
 export interface StreamOptions {
-  readonly heartbeatMs: number;
-  /** Bytes an SSE connection may hold for a slow client before it reads the log instead. */
+  /** Bytes an SSE connection may have sent and unacknowledged before it reads the log instead. */
   readonly connectionBufferBytes: number;
   readonly retryMs: number;
-  readonly maxConnectionAgeMs: number;
   readonly maxSessionEvents: number;
   readonly maxSessionBytes: number;
   /** Told the time whenever a stream ends, so its events' retention can be scheduled. */
@@ -50,7 +49,7 @@ export class SessionStreams {
   readonly #cache: StreamCache;
   readonly #bounds: SessionBounds;
   readonly #residency: Residency;
-  readonly #connections = new ConnectionTable();
+  readonly #connections: ConnectionTable;
   /** Hot-path events not yet stored, in emission order; none was delivered. Stored when the turn ends. */
   #held: (StoredRow & { readonly id: string })[] = [];
   #storeTimer: number | undefined;
@@ -63,6 +62,15 @@ export class SessionStreams {
     this.#cache = new StreamCache(this.#log);
     this.#bounds = new SessionBounds(this.#log, options);
     this.#residency = new Residency(options.keepResident);
+    this.#connections = new ConnectionTable({
+      bufferBytes: options.connectionBufferBytes,
+      backlogOf: (stream) => ({ read: (after, budget) => this.#backlog(stream, after, budget) }),
+    });
+  }
+
+  /** The live connections, for the relay's sockets (bind, acknowledge, close); their log reads store held events first. */
+  get connections(): ConnectionTable {
+    return this.#connections;
   }
 
   /** The durable log, with every emitted event in it. */
@@ -182,30 +190,21 @@ export class SessionStreams {
    * stream's last event, if the stream is no longer open. Attaching fences the stream's
    * previous connection.
    */
-  attach(stream: StreamRecord, afterSeq: number, primes: boolean, signal: AbortSignal): SseConnection {
+  attach(stream: StreamRecord, afterSeq: number, primes: boolean): RelayConnection {
     this.#storeHeld();
     const known = this.#cache.know(stream.stream);
-    const connection: SseConnection = new SseConnection({
-      heartbeatMs: this.#options.heartbeatMs,
-      maxAgeMs: this.#options.maxConnectionAgeMs,
-      bufferBytes: this.#options.connectionBufferBytes,
-      afterSeq,
-      lastSeq: known?.lastSeq ?? afterSeq,
-      backlog: { read: (after, budget) => this.#backlog(stream, after, budget) },
-      onClosed: () => this.#connections.release(stream.stream, connection),
-    });
+    const connection = this.#connections.open(stream, afterSeq, known?.lastSeq ?? afterSeq);
     // On a resumed connection the priming id is the cursor itself: it never moves the
     // client's position backwards.
     if (primes) connection.prime(eventId(stream, afterSeq), this.#options.retryMs);
     this.#connections.attach(stream.stream, connection);
     connection.start();
     if (known?.open !== true) connection.finish();
-    signal.addEventListener('abort', () => connection.close(), { once: true });
     return connection;
   }
 
   /** What a connection that fell behind reads: the stream's events after its position. */
-  #backlog(stream: StreamRecord, afterSeq: number, budgetBytes: number): { events: Delivery[]; lastSeq: number } {
+  #backlog(stream: Pick<StreamRecord, 'stream' | 'epoch'>, afterSeq: number, budgetBytes: number): { events: Delivery[]; lastSeq: number } {
     this.#storeHeld();
     const lastSeq = this.#cache.know(stream.stream)?.lastSeq ?? afterSeq;
     // What a frame adds to its message: `id: <id>\ndata: <message>\n\n`, the id at most as long as the last one.
@@ -221,8 +220,7 @@ export class SessionStreams {
   /** JSON response mode: a collector in place of an SSE connection. */
   collect(stream: StreamRecord, requestKeys: readonly string[]): JsonCollector {
     this.#storeHeld();
-    const collector: JsonCollector = new JsonCollector(requestKeys, () => this.#connections.release(stream.stream, collector));
-    this.#connections.attach(stream.stream, collector);
+    const collector = this.#connections.collect(stream.stream, requestKeys);
     // Already finished (a 2025-03-26 batch that cancelled its own request): nothing more is owed.
     if (this.#cache.know(stream.stream)?.open !== true) collector.finish();
     return collector;
@@ -311,9 +309,9 @@ export class SessionStreams {
     this.#bounds.account(totals, -removed.events, -removed.bytes);
   }
 
-  /** Whether any connection is attached: a client is listening, so the session is in use. */
+  /** Whether a client listens through any connection, so the session is in use. */
   get hasConnections(): boolean {
-    return this.#connections.size > 0;
+    return this.#connections.listening;
   }
 
   /** Ends the stream's live connection, if any; the stream and its producer go on. */
@@ -347,4 +345,4 @@ export class SessionStreams {
 }
 const FRAME_BYTES = 'id: \ndata: \n\n'.length;
 
-const eventId = ({ epoch, stream }: StreamRecord, seq: number): string => formatEventId({ epoch, stream, seq });
+const eventId = ({ epoch, stream }: Pick<StreamRecord, 'stream' | 'epoch'>, seq: number): string => formatEventId({ epoch, stream, seq });

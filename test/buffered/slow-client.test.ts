@@ -4,6 +4,8 @@
  * the object holds only the buffer for it — the rest is read back from the log as the client
  * reads. Reads of the log are observed at EventLog.eventsAfter, in the object's isolate.
  */
+import { evictDurableObject } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConnectionTable } from '../../src/session/connection-table.ts';
 import { EventLog } from '../../src/session/event-log.ts';
@@ -53,6 +55,20 @@ describe('a client slower than its call', () => {
     expect(reads[0]).toBeGreaterThan(0);
     expect(reads[0]).toBeLessThan(200);
     expect(reads.every((after, i) => i === 0 || after > reads[i - 1]!)).toBe(true);
+  });
+
+  it('behind when its object hibernates, the connection goes on where it was once woken', async () => {
+    const session = await openSession();
+    const response = await startCountdown(session, 'asleep');
+    await sleep(1_000); // the call has finished; the connection waits for its client to make room
+    await evictDurableObject(env.MCP_SESSION.get(env.MCP_SESSION.idFromName(session.id)));
+    const reads = recordLogReads();
+
+    const events = await new SseReader(response).all(10_000);
+    expect(events.filter((e) => e.data !== '').map((e) => e.id)).toEqual(Array.from({ length: N + 1 }, (_, i) => `1-2-${i + 1}`));
+    expect(messages(events)[N]).toMatchObject({ id: 'asleep', result: { content: [{ text: `liftoff after ${N}` }] } });
+    // The woken object read on from the position its socket remembered, never from the start.
+    expect(reads[0]).toBeGreaterThan(0);
   });
 
   it('a resume from the start of a long finished stream pages through the log to its result', async () => {

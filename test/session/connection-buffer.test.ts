@@ -5,9 +5,11 @@
  * connection took live and what it read back is exact.
  */
 import { describe, expect, it } from 'vitest';
-import { SseConnection, type Backlog, type Delivery } from '../../src/session/connection.ts';
+import type { Backlog, Delivery } from '../../src/session/connection.ts';
+import { RelayConnection } from '../../src/session/relay-connection.ts';
 import { SessionStore } from '../../src/session/session-store.ts';
 import { SessionStreams } from '../../src/session/session-streams.ts';
+import { relayed } from '../support/relay.ts';
 import { inNewObject, streamOptions } from '../support/session-fixture.ts';
 import { ENDED, SseReader, TIMED_OUT } from '../support/sse-reader.ts';
 
@@ -42,8 +44,9 @@ class FakeLog implements Backlog {
 }
 
 function connect(log: FakeLog, bufferBytes: number, afterSeq = 0, { heartbeatMs = 0, onClosed = (): void => undefined } = {}) {
-  const connection = new SseConnection({
-    heartbeatMs,
+  const connection = new RelayConnection({
+    stream: 1,
+    epoch: 1,
     afterSeq,
     lastSeq: log.events.length,
     backlog: log,
@@ -51,8 +54,7 @@ function connect(log: FakeLog, bufferBytes: number, afterSeq = 0, { heartbeatMs 
     onClosed,
   });
   connection.start();
-  const body = connection.body;
-  return { connection, reader: new SseReader(new Response(body)) };
+  return { connection, reader: new SseReader(relayed(connection, { bufferBytes, heartbeatMs })) };
 }
 
 const seqs = (events: readonly { id?: string }[]) => events.map((e) => Number(e.id!.split('-')[2]));
@@ -194,7 +196,7 @@ describe('a connection over the real log', () => {
     const first = await withStreams(8_192, async (streams) => {
       const stream = streams.openRequestStream(1, ['"r"']);
       for (let n = 1; n <= 3_000; n++) streams.emit(stream.stream, tiny(n));
-      const body = streams.attach(stream, 0, false, new AbortController().signal).body as ReadableStream<Uint8Array>;
+      const body = relayed(streams.attach(stream, 0, false), { bufferBytes: 8_192 }).body!;
       const reader = body.getReader();
       const chunk = await reader.read();
       await reader.cancel();
@@ -208,7 +210,7 @@ describe('a connection over the real log', () => {
   it('a superseded standalone stream ends at once, even with events it has not sent yet', async () => {
     const sent = await withStreams(1_024, async (streams) => {
       const old = streams.openStandalone(1, null);
-      const reader = new SseReader(new Response(streams.attach(old, 0, false, new AbortController().signal).body));
+      const reader = new SseReader(relayed(streams.attach(old, 0, false), { bufferBytes: 1_024 }));
       for (let n = 1; n <= 60; n++) streams.emit(old.stream, tiny(n));
       streams.openStandalone(1, old.stream);
       return reader.all();

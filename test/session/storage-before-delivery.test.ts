@@ -5,17 +5,18 @@
 import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SseConnection, type Delivery } from '../../src/session/connection.ts';
+import type { Delivery } from '../../src/session/connection.ts';
+import { RelayConnection } from '../../src/session/relay-connection.ts';
 import { EventLog } from '../../src/session/event-log.ts';
 import { parseEventId } from '../../src/core/event-id.ts';
 import { messages, openSession, callTool, toolCall } from '../support/mcp-http.ts';
 import { ENDED, SseReader } from '../support/sse-reader.ts';
 
-const originalDeliver = SseConnection.prototype.deliver;
+const originalDeliver = RelayConnection.prototype.deliver;
 const originalAppendMany = EventLog.prototype.appendMany;
 
 afterEach(() => {
-  SseConnection.prototype.deliver = originalDeliver;
+  RelayConnection.prototype.deliver = originalDeliver;
   EventLog.prototype.appendMany = originalAppendMany;
 });
 
@@ -27,7 +28,7 @@ describe('storage before delivery', () => {
     const stub = env.MCP_SESSION.get(env.MCP_SESSION.idFromName(session.id));
     const sql = await runInDurableObject(stub, (_instance, state) => state.storage.sql);
     const checked: { id: string; stored: string | undefined; sent: string }[] = [];
-    SseConnection.prototype.deliver = function (this: SseConnection, event: Delivery) {
+    RelayConnection.prototype.deliver = function (this: RelayConnection, event: Delivery) {
       const { stream, seq } = parseEventId(event.id)!;
       const row = sql.exec<{ message: string }>(`SELECT message FROM events WHERE stream = ? AND seq = ?`, stream, seq).toArray()[0];
       checked.push({ id: event.id, stored: row?.message, sent: event.data });

@@ -24,6 +24,7 @@ import { migrateSession as migrate } from '../../src/session/schema.ts';
 import { interruptOrphanedStreams } from '../../src/session/session-revival.ts';
 import { SessionStore } from '../../src/session/session-store.ts';
 import { SessionStreams } from '../../src/session/session-streams.ts';
+import { relayed } from '../support/relay.ts';
 import { streamOptions } from '../support/session-fixture.ts';
 import { ENDED, SseReader, TIMED_OUT } from '../support/sse-reader.ts';
 
@@ -89,9 +90,9 @@ class World {
       holder.fenced = true;
     }
     const record = this.system.log.stream(stream.n)!;
-    const connection = this.system.attach(record, afterSeq, true, new AbortController().signal);
+    const connection = this.system.attach(record, afterSeq, true);
     this.clients.push({
-      reader: new SseReader(new Response(connection.body)),
+      reader: new SseReader(relayed(connection, { bufferBytes: this.bufferBytes })),
       stream,
       cursor: afterSeq,
       next: afterSeq + 1,
@@ -113,9 +114,9 @@ class World {
     const stream: ModelStream = { n: record.stream, epoch: this.epoch, kind: 'standalone', state: 'open', events: [] };
     this.streams.push(stream);
     this.standalone = stream;
-    const connection = this.system.attach(record, 0, true, new AbortController().signal);
+    const connection = this.system.attach(record, 0, true);
     this.clients.push({
-      reader: new SseReader(new Response(connection.body)),
+      reader: new SseReader(relayed(connection, { bufferBytes: this.bufferBytes })),
       stream,
       cursor: 0,
       next: 1,

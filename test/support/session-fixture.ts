@@ -20,13 +20,11 @@ export function inNewObject<T>(body: (storage: DurableObjectStorage) => T | Prom
   });
 }
 
-/** No clocks, a 1 MiB connection buffer, bounds out of the way: override what a test is about. */
+/** A 1 MiB connection buffer, bounds out of the way: override what a test is about. */
 export function streamOptions(overrides: Partial<StreamOptions> = {}): StreamOptions {
   return {
-    heartbeatMs: 0,
     connectionBufferBytes: 1024 * 1024,
     retryMs: 1000,
-    maxConnectionAgeMs: 0,
     maxSessionEvents: 1_000_000,
     maxSessionBytes: 1 << 30,
     onStreamEnded: () => undefined,

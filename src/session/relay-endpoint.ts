@@ -1,0 +1,59 @@
+/**
+ * The session object's end of the relay (core/relay.ts): it answers an SSE request with its
+ * connection's first answer, accepts the Worker's relay socket for a connection that goes on,
+ * and hands the socket's acknowledgements and closes to the connection. Sockets are accepted
+ * with the Hibernation API and tagged with their stream, so the object can be evicted while
+ * they stay open; a woken instance rebuilds their connections before anything else runs.
+ */
+import { parseAck } from '../core/relay.ts';
+import { INTERNAL_HEADERS } from '../core/wire.ts';
+import type { ConnectionTable } from './connection-table.ts';
+import type { RelayConnection } from './relay-connection.ts';
+
+export class RelayEndpoint {
+  readonly #ctx: DurableObjectState;
+  readonly #connections: ConnectionTable;
+
+  constructor(ctx: DurableObjectState, connections: ConnectionTable) {
+    this.#ctx = ctx;
+    this.#connections = connections;
+    // Woken from hibernation: the sockets stayed open, and each remembers its connection.
+    connections.adopt(ctx.getWebSockets(), (socket) => (socket as WebSocket).deserializeAttachment());
+  }
+
+  /**
+   * Answers once the connection has ended or the turn is over (nothing could leave before the
+   * turn's commit anyway). A stream that ended within the turn (a call answered without
+   * awaiting I/O, a replay of a finished stream) is the whole answer; otherwise the answer
+   * names the connection and the Worker continues it over a relay socket (`bind`), so no
+   * request stays in flight here while the client listens.
+   */
+  async answer(connection: RelayConnection, headers: Headers): Promise<Response> {
+    await connection.endedOrTurnOver();
+    const body = connection.takeFirstAnswer();
+    if (!connection.closed) headers.set(INTERNAL_HEADERS.relay, this.#connections.awaitSocket(connection));
+    return new Response(body, { headers });
+  }
+
+  /** The Worker's relay socket for a connection whose first answer it holds; 410 if no connection awaits it. */
+  bind(request: Request): Response {
+    const pair = new WebSocketPair();
+    const bound = this.#connections.bind(request.headers.get(INTERNAL_HEADERS.relay) ?? '', (stream) => {
+      this.#ctx.acceptWebSocket(pair[1], [`stream:${stream}`]);
+      return pair[1];
+    });
+    if (!bound) return new Response(null, { status: 410 });
+    return new Response(null, { status: 101, webSocket: pair[0] });
+  }
+
+  /** The Worker acknowledged what its client took: room for more. Anything else is ignored. */
+  message(socket: WebSocket, message: string | ArrayBuffer): void {
+    const consumed = parseAck(message);
+    if (consumed !== undefined) this.#connections.ofSocket(socket)?.acknowledge(consumed);
+  }
+
+  /** The Worker closed the socket (its client went away), or it failed. The stream goes on. */
+  closed(socket: WebSocket): void {
+    this.#connections.ofSocket(socket)?.disconnected();
+  }
+}

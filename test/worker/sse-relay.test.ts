@@ -1,0 +1,166 @@
+/**
+ * The Worker's side of the relay (edge/sse-relay.ts), against a real WebSocketPair whose other
+ * end plays the session object: what the client receives, what the object is told, and who
+ * ends what.
+ */
+import { describe, expect, it } from 'vitest';
+import { relayResponse, relayStream } from '../../src/edge/sse-relay.ts';
+import { INTERNAL_HEADERS } from '../../src/core/wire.ts';
+import { ENDED, SseReader, TIMED_OUT } from '../support/sse-reader.ts';
+
+const encoder = new TextEncoder();
+const frame = (seq: number, data = 'x'.repeat(90)) => `id: 1-1-${seq}\ndata: ${data}\n\n`;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A relay whose object end the test holds: what the Worker sends it is recorded. */
+function relayPair(head = '', options: { heartbeatMs?: number; maxAgeMs?: number; bufferBytes?: number } = {}) {
+  const pair = new WebSocketPair();
+  const object = pair[1];
+  object.accept();
+  const received: string[] = [];
+  let closed: { code: number; reason: string } | undefined;
+  object.addEventListener('message', ({ data }) => received.push(String(data)));
+  object.addEventListener('close', ({ code, reason }) => (closed = { code, reason }));
+  const body = relayStream(encoder.encode(head), Promise.resolve(pair[0]), {
+    heartbeatMs: options.heartbeatMs ?? 0,
+    maxAgeMs: options.maxAgeMs ?? 0,
+    bufferBytes: options.bufferBytes ?? 1024 * 1024,
+  });
+  return { object, body, received, closed: () => closed };
+}
+
+describe('the relayed SSE response', () => {
+  it('is the first answer, then every message of the socket, byte for byte, in order', async () => {
+    const { object, body } = relayPair(frame(0, ''));
+    const reader = new SseReader(new Response(body));
+    object.send(frame(1) + frame(2));
+    object.send(frame(3));
+    object.close(1000, 'stream-finished');
+    await reader.all();
+    expect(reader.raw).toBe(frame(0, '') + frame(1) + frame(2) + frame(3));
+  });
+
+  it('ends after the first answer when the object has no connection for it', async () => {
+    const body = relayStream(encoder.encode(frame(0, '')), Promise.resolve(null), { heartbeatMs: 0, maxAgeMs: 0, bufferBytes: 1024 });
+    const reader = new SseReader(new Response(body));
+    expect((await reader.all()).map((e) => e.id)).toEqual(['1-1-0']);
+  });
+
+  it('acknowledges what its client took, every quarter of the buffer, cumulatively', async () => {
+    const { object, body, received } = relayPair('', { bufferBytes: 4_096 });
+    const reader = new SseReader(new Response(body));
+    for (let seq = 1; seq <= 40; seq++) object.send(frame(seq)); // ~110 bytes each: ~4.4 KB
+    await reader.take(40);
+    await sleep(20);
+    const acks = received.map((m) => Number(m.split(' ')[1]));
+    expect(received.every((m) => /^ack \d+$/.test(m))).toBe(true);
+    expect(acks.length).toBeGreaterThanOrEqual(3);
+    expect(
+      acks.every((n, i) => i === 0 || n - acks[i - 1]! >= 1_024),
+      'at least a quarter apart',
+    ).toBe(true);
+    expect(acks.at(-1)).toBeLessThanOrEqual(40 * frame(1).length);
+    await reader.cancel();
+  });
+
+  it('acknowledges nothing the client has not taken', async () => {
+    const { object, body, received } = relayPair('', { bufferBytes: 1_024 });
+    for (let seq = 1; seq <= 20; seq++) object.send(frame(seq));
+    await sleep(50);
+    expect(received).toEqual([]);
+    await body.cancel();
+  });
+
+  it('sends heartbeats while its client has nothing waiting, none while it has', async () => {
+    const { object, body } = relayPair('', { heartbeatMs: 10 });
+    const idle = new SseReader(new Response(body));
+    const reading = idle.all(); // the client reads as bytes come
+    await sleep(60);
+    object.close(1000, 'stream-finished');
+    await reading;
+    expect(idle.raw.match(/: keepalive\n\n/g)?.length).toBeGreaterThanOrEqual(2);
+
+    const busy = relayPair('', { heartbeatMs: 10 });
+    busy.object.send(frame(1)); // never read: the client has bytes waiting throughout
+    await sleep(60);
+    busy.object.close(1000, 'stream-finished');
+    const reader = new SseReader(new Response(busy.body));
+    await reader.all();
+    expect(reader.raw).toBe(frame(1));
+  });
+
+  it('ends the connection at its maximum age and tells the object', async () => {
+    const { body, closed } = relayPair(frame(0, ''), { maxAgeMs: 50 });
+    const reader = new SseReader(new Response(body));
+    expect((await reader.all(2_000)).map((e) => e.id)).toEqual(['1-1-0']);
+    await sleep(20);
+    expect(closed()).toMatchObject({ code: 1000, reason: 'connection-age' });
+  });
+
+  it('tells the object when its client goes away', async () => {
+    const { body, closed } = relayPair(frame(0, ''));
+    const reader = new SseReader(new Response(body));
+    await reader.take(1);
+    await reader.cancel();
+    await sleep(20);
+    expect(closed()).toMatchObject({ code: 1000, reason: 'client-gone' });
+  });
+
+  it('stays open while the object is quiet', async () => {
+    const { body } = relayPair(frame(0, ''));
+    const reader = new SseReader(new Response(body));
+    await reader.take(1);
+    expect(await reader.next(100)).toBe(TIMED_OUT);
+    await reader.cancel();
+  });
+
+  it('an object that closes at once still delivers what it sent first', async () => {
+    const { object, body } = relayPair();
+    object.send(frame(1));
+    object.close(1000, 'connection-closed');
+    const reader = new SseReader(new Response(body));
+    expect((await reader.all()).map((e) => e.id)).toEqual(['1-1-1']);
+    expect(await reader.next(50)).toBe(ENDED);
+  });
+});
+
+describe('relayResponse', () => {
+  it('passes an answer that names no relay connection through untouched', async () => {
+    const first = new Response('{"jsonrpc":"2.0"}', { status: 404, headers: { 'X-Kept': 'yes' } });
+    const opened: string[] = [];
+    const open = async (token: string) => {
+      opened.push(token);
+      return new Response(null);
+    };
+    const response = await relayResponse(first, open, {
+      heartbeatMs: 0,
+      maxAgeMs: 0,
+      bufferBytes: 1024,
+    });
+    expect(response).toBe(first);
+    expect(opened).toEqual([]);
+  });
+
+  it('opens the named connection, and never shows the client the internal header', async () => {
+    const pair = new WebSocketPair();
+    pair[1].accept();
+    const opened: string[] = [];
+    const first = new Response(frame(0, ''), {
+      headers: { 'Content-Type': 'text/event-stream', 'Mcp-Stream-Id': '7', [INTERNAL_HEADERS.relay]: 'token-1' },
+    });
+    const response = await relayResponse(
+      first,
+      async (token) => {
+        opened.push(token);
+        return new Response(null, { status: 101, webSocket: pair[0] });
+      },
+      { heartbeatMs: 0, maxAgeMs: 0, bufferBytes: 1024 },
+    );
+    expect(opened).toEqual(['token-1']);
+    expect(response.headers.get(INTERNAL_HEADERS.relay)).toBeNull();
+    expect(response.headers.get('Mcp-Stream-Id')).toBe('7');
+    pair[1].send(frame(1));
+    pair[1].close(1000, 'stream-finished');
+    expect((await new SseReader(response).all()).map((e) => e.id)).toEqual(['1-1-0', '1-1-1']);
+  });
+});
