@@ -29,6 +29,13 @@ export function parseAck(message: string | ArrayBuffer): number | undefined {
   return Number.isSafeInteger(bytes) ? bytes : undefined;
 }
 
+/** The object's end of a relay WebSocket: only what its connection uses. */
+export interface RelaySocket {
+  send(message: string): void;
+  close(code?: number, reason?: string): void;
+  serializeAttachment(value: unknown): void;
+}
+
 /** Why the object ends a relay socket (the close reason; the code is always RELAY_CLOSE_CODE). */
 export type RelayEnd = 'stream-finished' | 'connection-closed';
 

@@ -6,10 +6,10 @@
  * Relayed connections are also found two other ways: by the token the Worker binds its relay
  * socket with (between the first answer and the bind), and by their socket (acks, closes).
  */
-import { parseAttachment, RELAY_CLOSE_CODE } from '../core/relay.ts';
+import { parseAttachment, RELAY_CLOSE_CODE, type RelaySocket } from '../core/relay.ts';
 import type { StreamRecord } from '../core/resume.ts';
 import { JsonCollector, type Backlog, type Connection, type Delivery } from './connection.ts';
-import { RelayConnection, type RelaySocket } from './relay-connection.ts';
+import { RelayConnection } from './relay-connection.ts';
 
 export interface ConnectionTableOptions {
   readonly bufferBytes: number;

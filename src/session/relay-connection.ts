@@ -23,17 +23,10 @@
  * Worker's. After each turn that wrote to it, it records its state on the socket, so an
  * object woken from hibernation rebuilds it where it was (`revive`).
  */
-import { RELAY_CLOSE_CODE, type RelayAttachment, type RelayEnd } from '../core/relay.ts';
+import { RELAY_CLOSE_CODE, type RelayAttachment, type RelayEnd, type RelaySocket } from '../core/relay.ts';
 import { encodeEvent } from '../core/sse.ts';
 import { utf8Length } from '../core/utf8.ts';
 import type { Backlog, Connection, Delivery } from './connection.ts';
-
-/** The object's end of a relay WebSocket: only what the connection uses. */
-export interface RelaySocket {
-  send(message: string): void;
-  close(code?: number, reason?: string): void;
-  serializeAttachment(value: unknown): void;
-}
 
 export interface RelayConnectionOptions {
   readonly stream: number;
@@ -111,7 +104,7 @@ export class RelayConnection implements Connection {
     return connection;
   }
 
-  /** When it was attached: of two connections of one stream, the newer is the live one. */
+  /** Of two connections of one stream, the later attached is the live one. */
   get attachedAt(): number {
     return this.#attachedAt;
   }
@@ -130,7 +123,7 @@ export class RelayConnection implements Connection {
     return this.#socket !== undefined && !this.#closed;
   }
 
-  /** Resolves when the connection has ended, or once the current turn is over, whichever is first. */
+  /** Resolves when the connection has ended or the current turn is over, whichever is first. */
   endedOrTurnOver(): Promise<void> {
     if (this.#closed) return this.#ended;
     return new Promise((resolve) => {
@@ -142,35 +135,23 @@ export class RelayConnection implements Connection {
     });
   }
 
-  /**
-   * The priming event: an id and empty data, plus the reconnection delay (SEP-1699). Written
-   * when the connection is attached, it leaves in the first answer with what the turn writes
-   * next (the replay, the handler's first messages).
-   */
+  /** The priming event (SEP-1699): an id, empty data and the reconnection delay; it leaves in the first answer. */
   prime(id: string, retryMs: number): void {
     this.#write(encodeEvent({ id, data: '', retry: retryMs }));
   }
 
-  /**
-   * Writes the events the log holds after the client's position, as far as the buffer allows;
-   * the rest follow as the client reads. Call once attached, so that live events after the
-   * log's end reach the connection.
-   */
+  /** Writes what the log holds after the client's position, as far as the buffer allows. Call once attached. */
   start(): void {
     this.#catchUp();
   }
 
   /**
-   * The first answer: everything written so far. If the connection has ended, that is the
-   * whole of it; otherwise it goes on over a socket (`bind`). Counted as sent: the Worker
-   * acknowledges it like any relayed frame.
+   * The first answer: everything written so far; all of it if the connection has ended, else
+   * it goes on over a socket (`bind`). Counted as sent: the Worker acknowledges it too.
    */
   takeFirstAnswer(): string {
-    const text = this.#pending;
     this.#sent += this.#pendingBytes;
-    this.#pending = '';
-    this.#pendingBytes = 0;
-    return text;
+    return this.#takePending();
   }
 
   /**
@@ -179,17 +160,13 @@ export class RelayConnection implements Connection {
    */
   bind(socket: RelaySocket): void {
     this.#socket = socket;
-    const owed = this.#pending;
-    this.#pending = '';
-    this.#pendingBytes = 0;
-    if (this.#closed) {
-      if (owed !== '') this.#sendLast(owed);
-      this.#closeSocket(this.#finishing ? 'stream-finished' : 'connection-closed');
-      return;
+    const owed = this.#takePending();
+    if (this.#closed) this.#hangUp(owed);
+    else {
+      if (owed !== '') this.#send(owed);
+      this.#catchUp();
+      this.#record();
     }
-    if (owed !== '') this.#send(owed);
-    this.#catchUp();
-    this.#record();
   }
 
   /** The Worker acknowledged `consumed` bytes in all: room for more, read from the log if behind. */
@@ -334,9 +311,19 @@ export class RelayConnection implements Connection {
     this.#socket.serializeAttachment(state);
   }
 
-  #closeSocket(reason: RelayEnd): void {
+  #takePending(): string {
+    const text = this.#pending;
+    this.#pending = '';
+    this.#pendingBytes = 0;
+    return text;
+  }
+
+  /** Sends what the connection still owes, then closes the socket. */
+  #hangUp(owed: string): void {
+    const reason: RelayEnd = this.#finishing ? 'stream-finished' : 'connection-closed';
     try {
-      this.#socket?.close(RELAY_CLOSE_CODE, reason);
+      if (owed !== '') this.#socket!.send(owed);
+      this.#socket!.close(RELAY_CLOSE_CODE, reason);
     } catch {
       // Already closed by the Worker.
     }
@@ -348,26 +335,12 @@ export class RelayConnection implements Connection {
     this.#closed = true;
     if (this.#flushTimer !== undefined) clearTimeout(this.#flushTimer);
     this.#flushTimer = undefined;
-    if (this.#socket !== undefined) {
-      // What was written before the end (a fence, a finished stream) still goes out.
-      const last = this.#unflushed;
-      this.#unflushed = '';
-      this.#unflushedBytes = 0;
-      if (closeSocket) {
-        if (last !== '') this.#sendLast(last);
-        this.#closeSocket(this.#finishing ? 'stream-finished' : 'connection-closed');
-      }
-    }
-    // Not bound yet: what it wrote stays pending, and `bind` sends it, then closes.
+    // What was written before the end (a fence, a finished stream) still goes out. Not bound
+    // yet, the connection keeps it pending, and `bind` sends it, then closes.
+    if (this.#socket !== undefined && closeSocket) this.#hangUp(this.#unflushed);
+    this.#unflushed = '';
+    this.#unflushedBytes = 0;
     this.#resolveEnded();
     this.#onClosed();
-  }
-
-  #sendLast(text: string): void {
-    try {
-      this.#socket!.send(text);
-    } catch {
-      // The socket is gone.
-    }
   }
 }
