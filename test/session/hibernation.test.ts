@@ -71,7 +71,7 @@ describe('an object whose clients only listen', () => {
         await (await broadcast(session, 'two')).body?.cancel();
         const [next] = await second.take(1);
         expect(messages([next!])).toMatchObject([{ params: { data: { n: 1, of: 1 } } }]);
-        const [epoch, stream, seq] = delivered!.id.split('-');
+        const [epoch, stream, seq] = delivered!.id.split('-') as [string, string, string];
         expect(next!.id).toBe(`${epoch}-${stream}-${Number(seq) + 1}`);
       } finally {
         await second.cancel();
@@ -131,8 +131,8 @@ describe('what an idle object keeps', () => {
     const pending = new Map<unknown, string>();
     const created: string[] = [];
     const fromObject = () => (new Error().stack ?? '').split('\n').some((line) => line.includes('/src/session/'));
-    globalThis.setTimeout = ((callback: () => void, ms?: number, ...rest: unknown[]) => {
-      if (!fromObject()) return realSetTimeout(callback, ms, ...rest);
+    globalThis.setTimeout = ((callback: () => void, ms?: number) => {
+      if (!fromObject()) return realSetTimeout(callback, ms);
       const handle = realSetTimeout(() => {
         pending.delete(handle);
         callback();
@@ -141,19 +141,19 @@ describe('what an idle object keeps', () => {
       created.push(`setTimeout(${ms})`);
       return handle;
     }) as typeof setTimeout;
-    globalThis.setInterval = ((callback: () => void, ms?: number, ...rest: unknown[]) => {
-      const handle = realSetInterval(callback, ms, ...rest);
+    globalThis.setInterval = ((callback: () => void, ms?: number) => {
+      const handle = realSetInterval(callback, ms);
       if (fromObject()) {
         pending.set(handle, `setInterval(${ms})`);
         created.push(`setInterval(${ms})`);
       }
       return handle;
     }) as typeof setInterval;
-    globalThis.clearTimeout = ((handle: number | undefined) => {
+    globalThis.clearTimeout = ((handle: number) => {
       pending.delete(handle);
       realClearTimeout(handle);
     }) as typeof clearTimeout;
-    globalThis.clearInterval = ((handle: number | undefined) => {
+    globalThis.clearInterval = ((handle: number) => {
       pending.delete(handle);
       realClearInterval(handle);
     }) as typeof clearInterval;
