@@ -13,6 +13,7 @@
 import { evictDurableObject, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it } from 'vitest';
+import { parseEventId } from '../../src/core/event-id.ts';
 import { messages, openSession, callTool, toolCall, type Session } from '../support/mcp-http.ts';
 import { ENDED, SseReader, TIMED_OUT } from '../support/sse-reader.ts';
 
@@ -71,8 +72,8 @@ describe('an object whose clients only listen', () => {
         await (await broadcast(session, 'two')).body?.cancel();
         const [next] = await second.take(1);
         expect(messages([next!])).toMatchObject([{ params: { data: { n: 1, of: 1 } } }]);
-        const [epoch, stream, seq] = delivered!.id.split('-') as [string, string, string];
-        expect(next!.id).toBe(`${epoch}-${stream}-${Number(seq) + 1}`);
+        const cursor = parseEventId(delivered!.id)!;
+        expect(parseEventId(next!.id)).toEqual({ ...cursor, seq: cursor.seq + 1 });
       } finally {
         await second.cancel();
       }
