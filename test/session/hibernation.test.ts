@@ -72,8 +72,8 @@ describe('an object whose clients only listen', () => {
         await (await broadcast(session, 'two')).body?.cancel();
         const [next] = await second.take(1);
         expect(messages([next!])).toMatchObject([{ params: { data: { n: 1, of: 1 } } }]);
-        const cursor = parseEventId(delivered!.id)!;
-        expect(parseEventId(next!.id)).toEqual({ ...cursor, seq: cursor.seq + 1 });
+        const cursor = parseEventId(delivered!.id!)!;
+        expect(parseEventId(next!.id!)).toEqual({ ...cursor, seq: cursor.seq + 1 });
       } finally {
         await second.cancel();
       }
