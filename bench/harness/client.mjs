@@ -284,8 +284,9 @@ export class Session {
   /**
    * Opens the standalone GET stream and keeps reading it in the background (so the server never
    * sees back-pressure) until close() or `maxMs`. Resolves once the answer's headers are in.
+   * `onEvent(event)` sees each event as it arrives.
    */
-  async openStream({ timeoutMs = 10_000, maxMs = 600_000 } = {}) {
+  async openStream({ timeoutMs = 10_000, maxMs = 600_000, onEvent = () => undefined } = {}) {
     const held = deadline(maxMs);
     const connectTimer = setTimeout(() => held.abort(), timeoutMs);
     let response;
@@ -306,7 +307,7 @@ export class Session {
       await response.text().catch(() => '');
       close();
     } else {
-      stream.done = readSse(response, () => undefined).catch(() => 'error');
+      stream.done = readSse(response, (event) => void onEvent(event)).catch(() => 'error');
     }
     return stream;
   }

@@ -26,6 +26,9 @@ export const SIZES = {
     w6Sessions: 1_000,
     w6Batch: 50,
     w6SettleMs: 1_000,
+    w7Sessions: 100,
+    w7Batch: 20,
+    w7IdleMs: 60_000,
     /** How long a resumed stream may take to bring the result (W4, W4b, W5). */
     resumeTimeoutMs: 10_000,
   },
@@ -49,6 +52,9 @@ export const SIZES = {
     w6Sessions: 50,
     w6Batch: 25,
     w6SettleMs: 300,
+    w7Sessions: 10,
+    w7Batch: 10,
+    w7IdleMs: 60_000,
     resumeTimeoutMs: 1_500,
   },
 };
@@ -513,5 +519,119 @@ const w6 = {
   },
 };
 
-// W6 first: in round 1 it meets a fresh peer (see firstRoundOnly).
-export const WORKLOADS = [w6, w1, w2, w3, w4, w4b, w5];
+const W7_WARM_SAMPLES = 10;
+const W7_EVENT_TIMEOUT_MS = 15_000;
+
+/** A peer's count of constructed session objects (`ours` only: bench/peers/ours), or undefined. */
+async function instancesOf(peer) {
+  try {
+    const response = await fetch(new URL('/bench/instances', peer.url), { signal: AbortSignal.timeout(5_000) });
+    return response.ok ? (await response.json()).constructed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * One session holding its standalone stream, and a way to time an event on it: `deliver`
+ * POSTs the `notify` tool and resolves with the ms from the POST to the event's arrival.
+ */
+async function listeningSession(url) {
+  const session = await initialize(url);
+  const waiting = new Map();
+  const stream = await session.openStream({
+    onEvent: (event) => {
+      const arrived = waiting.get(event.message?.params?.data);
+      if (arrived !== undefined) arrived(event.t);
+    },
+  });
+  const deliver = async (text) => {
+    let timer;
+    const arrival = new Promise((resolve, reject) => {
+      waiting.set(text, resolve);
+      timer = setTimeout(
+        () => reject(new Error(`W7: the event "${text}" did not arrive within ${W7_EVENT_TIMEOUT_MS} ms`)),
+        W7_EVENT_TIMEOUT_MS,
+      );
+    });
+    const t0 = now();
+    try {
+      expectResult(await session.callTool('notify', { text }), 'W7 notify');
+      return (await arrival) - t0;
+    } finally {
+      clearTimeout(timer);
+      waiting.delete(text);
+    }
+  };
+  return { session, stream, deliver };
+}
+
+const w7 = {
+  id: 'W7',
+  title: 'idle sessions holding a GET stream: objects resident after a minute, then one event each',
+  // A minute of idleness per run: round 1 only, like W6.
+  firstRoundOnly: true,
+  metrics: [
+    { key: 'resident_after_idle', label: 'W7 objects resident after 1 min idle', better: 'lower' },
+    { key: 'event_after_idle_p50_ms', label: 'W7 event after idle p50 ms', better: 'lower' },
+    { key: 'event_warm_p50_ms', label: 'W7 event warm p50 ms', better: 'lower' },
+    { key: 'kb_per_idle_session', label: 'W7 KB per idle session', better: 'lower' },
+  ],
+  async run({ peer, sizes, memoryRss }) {
+    const none = (status) => ({
+      metrics: { resident_after_idle: null, event_after_idle_p50_ms: null, event_warm_p50_ms: null, kb_per_idle_session: null },
+      status,
+      raw: {},
+    });
+    if ((await instancesOf(peer)) === undefined) return none('no instance count and no notify tool (ours only)');
+    const listeners = [];
+    try {
+      const rssBefore = await memoryRss(peer);
+      const opened = await inBatches(sizes.w7Sessions, sizes.w7Batch, async () => {
+        const listener = await listeningSession(peer.url);
+        listeners.push(listener);
+        if (!listener.stream.ok) throw new Error(`GET stream: HTTP ${listener.stream.status}`);
+      });
+      const refused = opened.find((result) => result.status === 'rejected');
+      if (refused !== undefined) throw refused.reason;
+      const warm = [];
+      for (const listener of listeners.slice(0, W7_WARM_SAMPLES)) warm.push(await listener.deliver(`warm-${warm.length}`));
+      const beforeIdle = await instancesOf(peer);
+      await sleep(sizes.w7IdleMs);
+      const rssIdle = await memoryRss(peer);
+      const afterIdle = await instancesOf(peer);
+      // One at a time, as the warm ones: concurrent calls on this 2-core machine would time the
+      // queue, not the wake-up.
+      const afterIdleEvents = [];
+      for (const [i, listener] of listeners.entries()) afterIdleEvents.push(await listener.deliver(`idle-${i}`));
+      // An object that hibernated during the minute is constructed again by the event's call.
+      const woken = (await instancesOf(peer)) - afterIdle;
+      return {
+        metrics: {
+          resident_after_idle: listeners.length - woken,
+          event_after_idle_p50_ms: median(afterIdleEvents),
+          event_warm_p50_ms: median(warm),
+          kb_per_idle_session: (rssIdle - rssBefore) / 1024 / listeners.length,
+        },
+        raw: {
+          sessions: listeners.length,
+          idle_ms: sizes.w7IdleMs,
+          constructed_before_idle: beforeIdle,
+          constructed_during_idle: afterIdle - beforeIdle,
+          woken_by_event: woken,
+          event_after_idle_ms: afterIdleEvents,
+          event_warm_ms: warm,
+          rss_before: rssBefore,
+          rss_idle: rssIdle,
+        },
+      };
+    } finally {
+      for (const { stream } of listeners) stream.close();
+      await inBatches(listeners.length, sizes.w7Batch, (i) => listeners[i].session.close());
+    }
+  },
+};
+
+// W6 first: in round 1 it meets a fresh peer (see firstRoundOnly). W7 last: its idle minute
+// should follow the load of the others, as a quiet hour follows a busy one.
+export const WORKLOADS = [w6, w1, w2, w3, w4, w4b, w5, w7];

@@ -10,7 +10,7 @@
  * of the object, the eviction would cut it: these connections surviving is the evidence that
  * nothing was in flight.
  */
-import { evictDurableObject, runInDurableObject } from 'cloudflare:test';
+import { abortAllDurableObjects, evictDurableObject, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseEventId } from '../../src/core/event-id.ts';
@@ -108,6 +108,22 @@ describe('an object whose clients only listen', () => {
       listening = await runInDurableObject(stubOf(session), (_instance, state) => state.getWebSockets().length > 0);
     }
     expect(listening).toBe(false);
+  });
+});
+
+describe('a real restart, unlike a hibernation', () => {
+  it('ends the connection of a client still listening to a running call; its resume gets the interruption and epoch 2', async () => {
+    const session = await openSession();
+    const response = await session.post(callTool('long', 'countdown', { from: 1_000, interval_ms: 20 }, { progressToken: 't' }));
+    const reader = new SseReader(response);
+    const seen = await reader.take(4);
+    await abortAllDurableObjects();
+    // The restart closed the relay socket: the Worker ends the response, and the client resumes.
+    expect(await reader.next(2_000)).toBe(ENDED);
+    const resumed = await session.get(seen.at(-1)!.id);
+    expect(resumed.headers.get('Mcp-Session-Epoch')).toBe('2');
+    const rest = messages(await new SseReader(resumed).all());
+    expect(rest.at(-1)).toMatchObject({ id: 'long', error: { data: { reason: 'request_interrupted', epoch: 2 } } });
   });
 });
 

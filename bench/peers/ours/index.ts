@@ -11,9 +11,23 @@ interface BenchEnv extends ConfigVars {
   readonly BENCH_SESSION: DurableObjectNamespace;
 }
 
+/**
+ * Instances of BenchSession this process constructed (W7). Locally the Worker and its objects
+ * share one isolate, so the count is readable at INSTANCES_PATH: an object woken from
+ * hibernation is constructed again, one that stayed resident is not.
+ */
+let constructed = 0;
+const INSTANCES_PATH = '/bench/instances';
+
 export class BenchSession extends McpSessionObject<BenchEnv> {
+  constructor(ctx: DurableObjectState, env: BenchEnv) {
+    super(ctx, env);
+    constructed++;
+  }
+
   protected override createServer(_session: SessionContext): McpServer {
-    const server = new McpServer({ name: 'bench-ours', version: '0.0.0' }, sessionServerOptions());
+    // logging: the notify tool's message (W7); without the capability the SDK drops it silently.
+    const server = new McpServer({ name: 'bench-ours', version: '0.0.0' }, sessionServerOptions({ capabilities: { logging: {} } }));
     server.registerTool('echo', { description: 'Returns its text.', inputSchema: z.object({ text: z.string() }) }, async ({ text }) => ({
       content: [{ type: 'text', text }],
     }));
@@ -33,8 +47,23 @@ export class BenchSession extends McpSessionObject<BenchEnv> {
         return { content: [{ type: 'text', text: `done ${n}` }] };
       },
     );
+    server.registerTool(
+      'notify',
+      {
+        description: "Sends one log message carrying `text` on the session's standalone stream, then returns (W7).",
+        inputSchema: z.object({ text: z.string() }),
+      },
+      async ({ text }) => {
+        await server.sendLoggingMessage({ level: 'info', logger: 'bench', data: text });
+        return { content: [{ type: 'text', text: 'sent' }] };
+      },
+    );
     return server;
   }
 }
 
-export default createMcpWorker<BenchEnv>({ sessions: (env) => env.BENCH_SESSION }) satisfies ExportedHandler<BenchEnv>;
+const app = createMcpWorker<BenchEnv>({ sessions: (env) => env.BENCH_SESSION });
+
+export default {
+  fetch: (request, env, ctx) => (request.url.endsWith(INSTANCES_PATH) ? Response.json({ constructed }) : app.fetch(request, env, ctx)),
+} satisfies ExportedHandler<BenchEnv>;
