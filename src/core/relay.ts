@@ -6,6 +6,7 @@
  * connections are all idle runs nothing and has no request in flight, and the platform may
  * hibernate it with its sockets open.
  *
+ * Frames travel as binary messages, so the Worker passes them on without decoding them.
  * Flow control is by credit, in UTF-8 bytes of frames: the object never has more than the
  * connection's buffer sent and unacknowledged (plus one message), and the Worker
  * acknowledges, cumulatively, what its client has taken. A client that reads slower than
@@ -31,7 +32,8 @@ export function parseAck(message: string | ArrayBuffer): number | undefined {
 
 /** The object's end of a relay WebSocket: only what its connection uses. */
 export interface RelaySocket {
-  send(message: string): void;
+  /** SSE frames, as UTF-8 bytes. */
+  send(message: Uint8Array): void;
   close(code?: number, reason?: string): void;
   serializeAttachment(value: unknown): void;
 }

@@ -43,22 +43,22 @@ export async function relayResponse(
   headers.delete(INTERNAL_HEADERS.relay);
   headers.delete('Content-Length');
   const head = new Uint8Array(await first.arrayBuffer());
-  const body = relayStream(
-    head,
-    openSocket(token).then((response) => response.webSocket),
-    options,
-  );
+  const body = relayStream(head, () => openSocket(token).then((response) => response.webSocket), options);
   return new Response(body, { status: first.status, headers });
 }
 
 /**
- * An SSE body: `head`, then what the object sends on `socket` until either side ends it (no
- * socket: the object had no connection for the token, and the body ends after `head`).
+ * An SSE body: `head`, then what the object sends on the socket `openSocket` opens, until
+ * either side ends it (no socket: the object had no connection for the token, and the body
+ * ends after `head`). The socket is opened once the client has taken `head`: the first events
+ * leave before the object spends anything on the socket (W3's first progress event: BIND_FIGURE).
  */
-export function relayStream(head: Uint8Array, socket: Promise<WebSocket | null>, options: RelayOptions): ReadableStream<Uint8Array> {
-  const relay = new SseRelay(head, options);
-  relay.connect(socket);
-  return relay.body;
+export function relayStream(
+  head: Uint8Array,
+  openSocket: () => Promise<WebSocket | null>,
+  options: RelayOptions,
+): ReadableStream<Uint8Array> {
+  return new SseRelay(head, openSocket, options).body;
 }
 
 /** One relayed SSE connection, in the Worker. */
@@ -75,8 +75,10 @@ class SseRelay {
   #acked = 0;
   readonly #ackEvery: number;
   readonly #timers: number[] = [];
+  #openSocket: (() => Promise<WebSocket | null>) | undefined;
 
-  constructor(head: Uint8Array, { heartbeatMs, maxAgeMs, bufferBytes }: RelayOptions) {
+  constructor(head: Uint8Array, openSocket: () => Promise<WebSocket | null>, { heartbeatMs, maxAgeMs, bufferBytes }: RelayOptions) {
+    this.#openSocket = openSocket;
     this.#ackEvery = Math.max(1, Math.floor(bufferBytes / 4));
     // High-water mark 0: the runtime pulls only when it has written everything to the client,
     // so the queue holds what the client has not taken yet, and pull() is when to acknowledge.
@@ -86,7 +88,7 @@ class SseRelay {
           this.#controller = controller;
           if (head.byteLength > 0) this.#enqueue(head, false);
         },
-        pull: () => this.#acknowledge(),
+        pull: () => this.#pull(),
         cancel: () => this.#end('client-gone'),
       },
       { highWaterMark: 0, size: (chunk) => chunk.byteLength },
@@ -98,16 +100,26 @@ class SseRelay {
     if (maxAgeMs > 0) this.#timers.push(setTimeout(() => this.#end('connection-age'), maxAgeMs));
   }
 
+  /** The client has taken everything queued: open the socket the first time, acknowledge after that. */
+  #pull(): void {
+    const open = this.#openSocket;
+    this.#openSocket = undefined;
+    if (open !== undefined) this.#connect(open());
+    else this.#acknowledge();
+  }
+
   /** Continues the response over the object's socket; if the object has none for it, the response ends here. */
-  connect(opening: Promise<WebSocket | null>): void {
+  #connect(opening: Promise<WebSocket | null>): void {
     opening.then(
       (socket) => {
         if (socket === null) return this.#end('no-relay');
+        // Frames as ArrayBuffers, handed on as they are (the standard default is Blob).
+        socket.binaryType = 'arraybuffer';
         socket.accept();
         this.#socket = socket;
         if (this.#ended) return socket.close(1000, 'client-gone');
         socket.addEventListener('message', ({ data }) => {
-          if (typeof data === 'string') this.#enqueue(encoder.encode(data), false);
+          if (data instanceof ArrayBuffer) this.#enqueue(new Uint8Array(data), false);
         });
         // The object ended the connection (its stream finished, a newer connection fenced it,
         // the session ended): what it sent before is in the queue and still goes out.
@@ -156,6 +168,11 @@ class SseRelay {
     if (this.#ended) return;
     this.#ended = true;
     for (const timer of this.#timers) clearTimeout(timer);
+    // Ended before the client took the first answer: the object still waits for the socket, and
+    // learns that its connection is over the one way it can, by the socket's close.
+    const unopened = this.#openSocket;
+    this.#openSocket = undefined;
+    if (unopened !== undefined) this.#connect(unopened());
     if (why !== 'object-closed') {
       try {
         this.#socket?.close(1000, why);

@@ -93,7 +93,11 @@ export class ConnectionTable {
     for (const socket of sockets) {
       const state = parseAttachment(stateOf(socket));
       if (state === undefined) {
-        socket.close(RELAY_CLOSE_CODE, 'connection-closed');
+        try {
+          socket.close(RELAY_CLOSE_CODE, 'connection-closed');
+        } catch {
+          // Closing already.
+        }
         continue;
       }
       const { bufferBytes, backlogOf } = this.#options;

@@ -43,6 +43,7 @@ export interface RelayConnectionOptions {
 }
 
 const COALESCE_BYTES = 16 * 1024;
+const encoder = new TextEncoder();
 
 export class RelayConnection implements Connection {
   readonly stream: number;
@@ -273,13 +274,17 @@ export class RelayConnection implements Connection {
 
   /** Sends one message, and makes sure the turn ends with the rest of its burst sent and the state recorded. */
   #send(text: string): void {
+    // Bytes, not text: the Worker hands them to its client as they are, without decoding them
+    // into a string and encoding them back (W3: binary messages took events/s from 0.88× to
+    // BINARY_FIGURE of streaming the response out of the object).
+    const bytes = encoder.encode(text);
     try {
-      this.#socket!.send(text);
+      this.#socket!.send(bytes);
     } catch {
       this.#end(false); // the socket is gone: the client resumes from what it received
       return;
     }
-    this.#sent += utf8Length(text);
+    this.#sent += bytes.byteLength;
     this.#flushTimer ??= setTimeout(() => {
       this.#flushTimer = undefined;
       this.#flush();
@@ -322,7 +327,10 @@ export class RelayConnection implements Connection {
   #hangUp(owed: string): void {
     const reason: RelayEnd = this.#finishing ? 'stream-finished' : 'connection-closed';
     try {
-      if (owed !== '') this.#socket!.send(owed);
+      if (owed !== '') this.#socket!.send(encoder.encode(owed));
+      // Until the Worker confirms the close, the socket may still be listed after a hibernation:
+      // with no state, it is closed again instead of revived.
+      this.#socket!.serializeAttachment(null);
       this.#socket!.close(RELAY_CLOSE_CODE, reason);
     } catch {
       // Already closed by the Worker.

@@ -29,5 +29,5 @@ export function relayed(connection: RelayConnection, { bufferBytes, heartbeatMs 
     connection.bind(objectEnd);
     workerEnd = pair[0];
   }
-  return new Response(relayStream(head, Promise.resolve(workerEnd), { heartbeatMs, maxAgeMs, bufferBytes }));
+  return new Response(relayStream(head, async () => workerEnd, { heartbeatMs, maxAgeMs, bufferBytes }));
 }

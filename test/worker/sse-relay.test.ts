@@ -21,7 +21,7 @@ function relayPair(head = '', options: { heartbeatMs?: number; maxAgeMs?: number
   let closed: { code: number; reason: string } | undefined;
   object.addEventListener('message', ({ data }) => received.push(String(data)));
   object.addEventListener('close', ({ code, reason }) => (closed = { code, reason }));
-  const body = relayStream(encoder.encode(head), Promise.resolve(pair[0]), {
+  const body = relayStream(encoder.encode(head), async () => pair[0], {
     heartbeatMs: options.heartbeatMs ?? 0,
     maxAgeMs: options.maxAgeMs ?? 0,
     bufferBytes: options.bufferBytes ?? 1024 * 1024,
@@ -33,15 +33,15 @@ describe('the relayed SSE response', () => {
   it('is the first answer, then every message of the socket, byte for byte, in order', async () => {
     const { object, body } = relayPair(frame(0, ''));
     const reader = new SseReader(new Response(body));
-    object.send(frame(1) + frame(2));
-    object.send(frame(3));
+    object.send(encoder.encode(frame(1) + frame(2)));
+    object.send(encoder.encode(frame(3)));
     object.close(1000, 'stream-finished');
     await reader.all();
     expect(reader.raw).toBe(frame(0, '') + frame(1) + frame(2) + frame(3));
   });
 
   it('ends after the first answer when the object has no connection for it', async () => {
-    const body = relayStream(encoder.encode(frame(0, '')), Promise.resolve(null), { heartbeatMs: 0, maxAgeMs: 0, bufferBytes: 1024 });
+    const body = relayStream(encoder.encode(frame(0, '')), async () => null, { heartbeatMs: 0, maxAgeMs: 0, bufferBytes: 1024 });
     const reader = new SseReader(new Response(body));
     expect((await reader.all()).map((e) => e.id)).toEqual(['1-1-0']);
   });
@@ -49,7 +49,7 @@ describe('the relayed SSE response', () => {
   it('acknowledges what its client took, every quarter of the buffer, cumulatively', async () => {
     const { object, body, received } = relayPair('', { bufferBytes: 4_096 });
     const reader = new SseReader(new Response(body));
-    for (let seq = 1; seq <= 40; seq++) object.send(frame(seq)); // ~110 bytes each: ~4.4 KB
+    for (let seq = 1; seq <= 40; seq++) object.send(encoder.encode(frame(seq))); // ~110 bytes each: ~4.4 KB
     await reader.take(40);
     await sleep(20);
     const acks = received.map((m) => Number(m.split(' ')[1]));
@@ -65,7 +65,7 @@ describe('the relayed SSE response', () => {
 
   it('acknowledges nothing the client has not taken', async () => {
     const { object, body, received } = relayPair('', { bufferBytes: 1_024 });
-    for (let seq = 1; seq <= 20; seq++) object.send(frame(seq));
+    for (let seq = 1; seq <= 20; seq++) object.send(encoder.encode(frame(seq)));
     await sleep(50);
     expect(received).toEqual([]);
     await body.cancel();
@@ -80,13 +80,12 @@ describe('the relayed SSE response', () => {
     await reading;
     expect(idle.raw.match(/: keepalive\n\n/g)?.length).toBeGreaterThanOrEqual(2);
 
-    const busy = relayPair('', { heartbeatMs: 10 });
-    busy.object.send(frame(1)); // never read: the client has bytes waiting throughout
-    await sleep(60);
+    const busy = relayPair(frame(0, ''), { heartbeatMs: 10 });
+    await sleep(60); // the first answer is never read: the client has bytes waiting throughout
     busy.object.close(1000, 'stream-finished');
     const reader = new SseReader(new Response(busy.body));
     await reader.all();
-    expect(reader.raw).toBe(frame(1));
+    expect(reader.raw).toBe(frame(0, ''));
   });
 
   it('ends the connection at its maximum age and tells the object', async () => {
@@ -116,7 +115,7 @@ describe('the relayed SSE response', () => {
 
   it('an object that closes at once still delivers what it sent first', async () => {
     const { object, body } = relayPair();
-    object.send(frame(1));
+    object.send(encoder.encode(frame(1)));
     object.close(1000, 'connection-closed');
     const reader = new SseReader(new Response(body));
     expect((await reader.all()).map((e) => e.id)).toEqual(['1-1-1']);
@@ -156,11 +155,12 @@ describe('relayResponse', () => {
       },
       { heartbeatMs: 0, maxAgeMs: 0, bufferBytes: 1024 },
     );
-    expect(opened).toEqual(['token-1']);
     expect(response.headers.get(INTERNAL_HEADERS.relay)).toBeNull();
     expect(response.headers.get('Mcp-Stream-Id')).toBe('7');
-    pair[1].send(frame(1));
+    expect(opened, 'not before the client took the first answer').toEqual([]);
+    pair[1].send(encoder.encode(frame(1)));
     pair[1].close(1000, 'stream-finished');
     expect((await new SseReader(response).all()).map((e) => e.id)).toEqual(['1-1-0', '1-1-1']);
+    expect(opened).toEqual(['token-1']);
   });
 });
