@@ -42,23 +42,25 @@ export async function relayResponse(
   const headers = new Headers(first.headers);
   headers.delete(INTERNAL_HEADERS.relay);
   headers.delete('Content-Length');
-  const head = new Uint8Array(await first.arrayBuffer());
-  const body = relayStream(head, () => openSocket(token).then((response) => response.webSocket), options);
+  const body = relayStream(
+    first.body ?? new Uint8Array(),
+    openSocket(token).then((response) => response.webSocket),
+    options,
+  );
   return new Response(body, { status: first.status, headers });
 }
 
 /**
- * An SSE body: `head`, then what the object sends on the socket `openSocket` opens, until
- * either side ends it (no socket: the object had no connection for the token, and the body
- * ends after `head`). The socket is opened once the client has taken `head`: the first events
- * leave before the object spends anything on the socket (W3's first progress event: BIND_FIGURE).
+ * An SSE body: `head` (the object's first answer, which carries the connection until the
+ * socket is bound), then what the object sends on `socket`, until either side ends it (no
+ * socket: the object had no connection for the token, and the body ends with `head`).
  */
 export function relayStream(
-  head: Uint8Array,
-  openSocket: () => Promise<WebSocket | null>,
+  head: Uint8Array | ReadableStream<Uint8Array>,
+  socket: Promise<WebSocket | null>,
   options: RelayOptions,
 ): ReadableStream<Uint8Array> {
-  return new SseRelay(head, openSocket, options).body;
+  return new SseRelay(head, socket, options).body;
 }
 
 /** One relayed SSE connection, in the Worker. */
@@ -75,10 +77,13 @@ class SseRelay {
   #acked = 0;
   readonly #ackEvery: number;
   readonly #timers: number[] = [];
-  #openSocket: (() => Promise<WebSocket | null>) | undefined;
+  /** Until the first answer has been passed on, what the socket sends waits here, in order. */
+  #headDone = false;
+  #early: Uint8Array[] = [];
+  #closedEarly = false;
 
-  constructor(head: Uint8Array, openSocket: () => Promise<WebSocket | null>, { heartbeatMs, maxAgeMs, bufferBytes }: RelayOptions) {
-    this.#openSocket = openSocket;
+  constructor(head: Uint8Array | ReadableStream<Uint8Array>, socket: Promise<WebSocket | null>, options: RelayOptions) {
+    const { heartbeatMs, maxAgeMs, bufferBytes } = options;
     this.#ackEvery = Math.max(1, Math.floor(bufferBytes / 4));
     // High-water mark 0: the runtime pulls only when it has written everything to the client,
     // so the queue holds what the client has not taken yet, and pull() is when to acknowledge.
@@ -86,9 +91,13 @@ class SseRelay {
       {
         start: (controller) => {
           this.#controller = controller;
-          if (head.byteLength > 0) this.#enqueue(head, false);
+          if (head instanceof ReadableStream) void this.#passHead(head);
+          else {
+            if (head.byteLength > 0) this.#enqueue(head, false);
+            this.#headDone = true;
+          }
         },
-        pull: () => this.#pull(),
+        pull: () => this.#acknowledge(),
         cancel: () => this.#end('client-gone'),
       },
       { highWaterMark: 0, size: (chunk) => chunk.byteLength },
@@ -98,37 +107,55 @@ class SseRelay {
       this.#timers.push(setInterval(() => this.#queued() === 0 && this.#enqueue(KEEPALIVE, true), heartbeatMs));
     }
     if (maxAgeMs > 0) this.#timers.push(setTimeout(() => this.#end('connection-age'), maxAgeMs));
+    this.#connect(socket);
   }
 
-  /** The client has taken everything queued: open the socket the first time, acknowledge after that. */
-  #pull(): void {
-    const open = this.#openSocket;
-    this.#openSocket = undefined;
-    if (open !== undefined) this.#connect(open());
-    else this.#acknowledge();
+  /** The first answer, as it comes; then what the socket sent meanwhile. */
+  async #passHead(head: ReadableStream<Uint8Array>): Promise<void> {
+    const reader = head.getReader();
+    try {
+      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) this.#enqueue(chunk.value, false);
+    } catch {
+      // The object failed mid-answer: the client resumes from the last event it received.
+      return this.#end('object-closed');
+    }
+    this.#headDone = true;
+    for (const chunk of this.#early) this.#enqueue(chunk, false);
+    this.#early = [];
+    if (this.#closedEarly) this.#end('object-closed');
+  }
+
+  #relayed(chunk: Uint8Array): void {
+    if (this.#headDone) this.#enqueue(chunk, false);
+    else this.#early.push(chunk);
+  }
+
+  #objectClosed(): void {
+    if (this.#headDone) this.#end('object-closed');
+    else this.#closedEarly = true;
   }
 
   /** Continues the response over the object's socket; if the object has none for it, the response ends here. */
   #connect(opening: Promise<WebSocket | null>): void {
     opening.then(
       (socket) => {
-        if (socket === null) return this.#end('no-relay');
+        if (socket === null) return this.#objectClosed();
         // Frames as ArrayBuffers, handed on as they are (the standard default is Blob).
         socket.binaryType = 'arraybuffer';
         socket.accept();
         this.#socket = socket;
         if (this.#ended) return socket.close(1000, 'client-gone');
         socket.addEventListener('message', ({ data }) => {
-          if (data instanceof ArrayBuffer) this.#enqueue(new Uint8Array(data), false);
+          if (data instanceof ArrayBuffer) this.#relayed(new Uint8Array(data));
         });
         // The object ended the connection (its stream finished, a newer connection fenced it,
         // the session ended): what it sent before is in the queue and still goes out.
-        socket.addEventListener('close', () => this.#end('object-closed'));
-        socket.addEventListener('error', () => this.#end('object-closed'));
+        socket.addEventListener('close', () => this.#objectClosed());
+        socket.addEventListener('error', () => this.#objectClosed());
         // The client may have taken the first answer before the socket was open.
         this.#acknowledge();
       },
-      () => this.#end('no-relay'),
+      () => this.#objectClosed(),
     );
   }
 
@@ -164,15 +191,10 @@ class SseRelay {
     }
   }
 
-  #end(why: 'client-gone' | 'connection-age' | 'object-closed' | 'no-relay'): void {
+  #end(why: 'client-gone' | 'connection-age' | 'object-closed'): void {
     if (this.#ended) return;
     this.#ended = true;
     for (const timer of this.#timers) clearTimeout(timer);
-    // Ended before the client took the first answer: the object still waits for the socket, and
-    // learns that its connection is over the one way it can, by the socket's close.
-    const unopened = this.#openSocket;
-    this.#openSocket = undefined;
-    if (unopened !== undefined) this.#connect(unopened());
     if (why !== 'object-closed') {
       try {
         this.#socket?.close(1000, why);

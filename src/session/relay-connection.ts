@@ -14,9 +14,11 @@
  *
  * Life of a connection:
  * 1. attached in a request's turn: what it writes (priming event, replay, the handler's first
- *    messages) gathers into the first answer, which leaves in one piece when the turn ends;
- * 2. if it is still open then, the Worker binds a relay socket to it; what was written in
- *    between goes first, and from then on each burst of frames is one message;
+ *    messages) gathers into the first answer, which leaves in one piece when the turn ends —
+ *    all of it, if the connection has ended by then;
+ * 2. if not, the first answer is a stream (the bridge) that goes on carrying what the
+ *    connection writes, so the next events leave at once, until the Worker binds its relay
+ *    socket: the bridge ends there, and from then on each burst of frames is one message;
  * 3. it ends when its stream ends and it caught up, when a newer connection fences it, when
  *    its client leaves (the Worker closes the socket), or when the session ends.
  * It owns no timer that outlives a turn: heartbeats and the connection's age are the
@@ -49,7 +51,9 @@ export class RelayConnection implements Connection {
   readonly stream: number;
   readonly #epoch: number;
   #socket: RelaySocket | undefined;
-  /** Written and not yet handed to the Worker (before the socket is bound), and its UTF-8 size. */
+  /** The first answer's body while it carries the connection, until the socket is bound. */
+  #bridge: ReadableStreamDefaultController<Uint8Array> | undefined;
+  /** Written before the first answer was taken, and its UTF-8 size. */
   #pending = '';
   #pendingBytes = 0;
   /** Bytes handed to the Worker (the first answer included), and bytes it acknowledged. */
@@ -147,24 +151,35 @@ export class RelayConnection implements Connection {
   }
 
   /**
-   * The first answer: everything written so far; all of it if the connection has ended, else
-   * it goes on over a socket (`bind`). Counted as sent: the Worker acknowledges it too.
+   * The first answer: everything written so far, as text if the connection has ended (the
+   * whole answer), else as the bridge, a stream that starts with it and carries what the
+   * connection writes until `bind`. Its bytes count as sent: the Worker acknowledges them too.
    */
-  takeFirstAnswer(): string {
-    this.#sent += this.#pendingBytes;
-    return this.#takePending();
+  firstAnswer(): string | ReadableStream<Uint8Array> {
+    const text = this.#takePending();
+    if (this.#closed) return text;
+    const head = encoder.encode(text);
+    this.#sent += head.byteLength;
+    return new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        if (head.byteLength > 0) controller.enqueue(head);
+        this.#bridge = controller;
+      },
+      // The client went away before the socket was bound.
+      cancel: () => this.#end(false),
+    });
   }
 
   /**
-   * The Worker's relay socket for this connection: what was written since the first answer
-   * goes first. A connection that ended meanwhile sends what it still owed and closes.
+   * The Worker's relay socket for this connection: the bridge ends with what was written so
+   * far, and the socket carries the rest. A connection that ended meanwhile just closes it.
    */
   bind(socket: RelaySocket): void {
+    this.#flush();
+    this.#closeBridge();
     this.#socket = socket;
-    const owed = this.#takePending();
-    if (this.#closed) this.#hangUp(owed);
+    if (this.#closed) this.#hangUp('');
     else {
-      if (owed !== '') this.#send(owed);
       this.#catchUp();
       this.#record();
     }
@@ -258,7 +273,7 @@ export class RelayConnection implements Connection {
    */
   #write(frame: string): void {
     if (this.#closed) return;
-    if (this.#socket === undefined) {
+    if (this.#socket === undefined && this.#bridge === undefined) {
       this.#pending += frame;
       this.#pendingBytes += utf8Length(frame);
       return;
@@ -279,7 +294,8 @@ export class RelayConnection implements Connection {
     // BINARY_FIGURE of streaming the response out of the object).
     const bytes = encoder.encode(text);
     try {
-      this.#socket!.send(bytes);
+      if (this.#socket !== undefined) this.#socket.send(bytes);
+      else this.#bridge!.enqueue(bytes);
     } catch {
       this.#end(false); // the socket is gone: the client resumes from what it received
       return;
@@ -316,6 +332,15 @@ export class RelayConnection implements Connection {
     this.#socket.serializeAttachment(state);
   }
 
+  #closeBridge(): void {
+    try {
+      this.#bridge?.close();
+    } catch {
+      // Cancelled by the Worker: its client went away.
+    }
+    this.#bridge = undefined;
+  }
+
   #takePending(): string {
     const text = this.#pending;
     this.#pending = '';
@@ -343,9 +368,14 @@ export class RelayConnection implements Connection {
     this.#closed = true;
     if (this.#flushTimer !== undefined) clearTimeout(this.#flushTimer);
     this.#flushTimer = undefined;
-    // What was written before the end (a fence, a finished stream) still goes out. Not bound
-    // yet, the connection keeps it pending, and `bind` sends it, then closes.
-    if (this.#socket !== undefined && closeSocket) this.#hangUp(this.#unflushed);
+    // What was written before the end (a fence, a finished stream) still goes out; before the
+    // first answer was taken, it is the answer.
+    if (this.#socket !== undefined) {
+      if (closeSocket) this.#hangUp(this.#unflushed);
+    } else if (this.#bridge !== undefined) {
+      if (closeSocket && this.#unflushed !== '') this.#bridge.enqueue(encoder.encode(this.#unflushed));
+      this.#closeBridge();
+    }
     this.#unflushed = '';
     this.#unflushedBytes = 0;
     this.#resolveEnded();

@@ -25,13 +25,13 @@ export class RelayEndpoint {
    * Answers once the connection has ended or the turn is over (nothing could leave before the
    * turn's commit anyway). A stream that ended within the turn (a call answered without
    * awaiting I/O, a replay of a finished stream) is the whole answer; otherwise the answer
-   * names the connection and the Worker continues it over a relay socket (`bind`), so no
-   * request stays in flight here while the client listens.
+   * names the connection, and carries it only until the Worker has bound its relay socket
+   * (`bind`): no request stays in flight here while the client listens.
    */
   async answer(connection: RelayConnection, headers: Headers): Promise<Response> {
     await connection.endedOrTurnOver();
-    const body = connection.takeFirstAnswer();
-    if (!connection.closed) headers.set(INTERNAL_HEADERS.relay, this.#connections.awaitSocket(connection));
+    const body = connection.firstAnswer();
+    if (typeof body !== 'string') headers.set(INTERNAL_HEADERS.relay, this.#connections.awaitSocket(connection));
     return new Response(body, { headers });
   }
 

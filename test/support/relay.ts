@@ -15,19 +15,17 @@ export interface RelayedOptions {
 }
 
 export function relayed(connection: RelayConnection, { bufferBytes, heartbeatMs = 0, maxAgeMs = 0 }: RelayedOptions): Response {
-  const head = new TextEncoder().encode(connection.takeFirstAnswer());
-  let workerEnd: WebSocket | null = null;
-  if (!connection.closed) {
-    const pair = new WebSocketPair();
-    const objectEnd = pair[1];
-    objectEnd.accept();
-    objectEnd.addEventListener('message', ({ data }) => {
-      const consumed = parseAck(data);
-      if (consumed !== undefined) connection.acknowledge(consumed);
-    });
-    objectEnd.addEventListener('close', () => connection.disconnected());
-    connection.bind(objectEnd);
-    workerEnd = pair[0];
-  }
-  return new Response(relayStream(head, async () => workerEnd, { heartbeatMs, maxAgeMs, bufferBytes }));
+  const first = connection.firstAnswer();
+  const options = { heartbeatMs, maxAgeMs, bufferBytes };
+  if (typeof first === 'string') return new Response(relayStream(new TextEncoder().encode(first), Promise.resolve(null), options));
+  const pair = new WebSocketPair();
+  const objectEnd = pair[1];
+  objectEnd.accept();
+  objectEnd.addEventListener('message', ({ data }) => {
+    const consumed = parseAck(data);
+    if (consumed !== undefined) connection.acknowledge(consumed);
+  });
+  objectEnd.addEventListener('close', () => connection.disconnected());
+  connection.bind(objectEnd);
+  return new Response(relayStream(first, Promise.resolve(pair[0]), options));
 }

@@ -21,7 +21,7 @@ function relayPair(head = '', options: { heartbeatMs?: number; maxAgeMs?: number
   let closed: { code: number; reason: string } | undefined;
   object.addEventListener('message', ({ data }) => received.push(String(data)));
   object.addEventListener('close', ({ code, reason }) => (closed = { code, reason }));
-  const body = relayStream(encoder.encode(head), async () => pair[0], {
+  const body = relayStream(encoder.encode(head), Promise.resolve(pair[0]), {
     heartbeatMs: options.heartbeatMs ?? 0,
     maxAgeMs: options.maxAgeMs ?? 0,
     bufferBytes: options.bufferBytes ?? 1024 * 1024,
@@ -41,7 +41,7 @@ describe('the relayed SSE response', () => {
   });
 
   it('ends after the first answer when the object has no connection for it', async () => {
-    const body = relayStream(encoder.encode(frame(0, '')), async () => null, { heartbeatMs: 0, maxAgeMs: 0, bufferBytes: 1024 });
+    const body = relayStream(encoder.encode(frame(0, '')), Promise.resolve(null), { heartbeatMs: 0, maxAgeMs: 0, bufferBytes: 1024 });
     const reader = new SseReader(new Response(body));
     expect((await reader.all()).map((e) => e.id)).toEqual(['1-1-0']);
   });
@@ -157,7 +157,6 @@ describe('relayResponse', () => {
     );
     expect(response.headers.get(INTERNAL_HEADERS.relay)).toBeNull();
     expect(response.headers.get('Mcp-Stream-Id')).toBe('7');
-    expect(opened, 'not before the client took the first answer').toEqual([]);
     pair[1].send(encoder.encode(frame(1)));
     pair[1].close(1000, 'stream-finished');
     expect((await new SseReader(response).all()).map((e) => e.id)).toEqual(['1-1-0', '1-1-1']);
