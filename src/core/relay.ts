@@ -1,22 +1,33 @@
 /**
  * The relay: how an SSE connection's events travel from a session object to the Worker that
  * holds the client's response. The Worker holds the SSE response (its heartbeats, its age
- * limit, its buffer); the object holds one hibernatable WebSocket per connection and sends
- * it SSE frames, exactly the bytes the client is to receive, in order. So an object whose
- * connections are all idle runs nothing and has no request in flight, and the platform may
- * hibernate it with its sockets open.
+ * limit, its buffer). The object's first answer carries the connection for its first moments
+ * (the bridge: most calls end within them, and never need more); a connection still open after
+ * BRIDGE_MS moves to one hibernatable WebSocket, on which the object sends SSE frames, exactly
+ * the bytes the client is to receive, in order. So an object whose connections are all idle
+ * runs nothing and has no request in flight, and the platform may hibernate it with its
+ * sockets open.
  *
  * Frames travel as binary messages, so the Worker passes them on without decoding them.
  * Flow control is by credit, in UTF-8 bytes of frames: the object never has more than the
  * connection's buffer sent and unacknowledged (plus one message), and the Worker
- * acknowledges, cumulatively, what its client has taken. A client that reads slower than
+ * acknowledges what its client has taken: its first ack says the whole first answer is taken,
+ * and counts the socket's bytes taken; later ones count them cumulatively. A client that reads slower than
  * events come therefore holds at most the buffer in the Worker; the rest waits in the
  * object's log until the client makes room.
  *
  * Pure: message formats and the attachment each socket carries through hibernation.
  */
 
-/** Worker → object: `ack <n>`, the bytes of frames the client has taken so far, cumulatively. */
+/**
+ * How long the first answer alone carries a connection. Long enough for most calls to end on
+ * it (they then cost no socket at all, and their first events no relay hop: W3's first
+ * progress event took +0.3 ms when the socket was opened at once), short against the ~10 s an
+ * object idles before it hibernates.
+ */
+export const BRIDGE_MS = 200;
+
+/** Worker → object: `ack <n>`: the first answer is taken, and `n` bytes of the socket's frames, cumulatively. */
 const ACK = /^ack (0|[1-9][0-9]{0,15})$/;
 
 export const encodeAck = (consumedBytes: number): string => `ack ${consumedBytes}`;
@@ -53,7 +64,9 @@ export interface RelayAttachment {
   readonly epoch: number;
   /** The last event written to the connection. */
   readonly position: number;
-  /** Bytes sent to the Worker, and bytes it acknowledged. */
+  /** Bytes sent on the first answer and not yet confirmed taken (0 once the Worker's first ack came). */
+  readonly bridge: number;
+  /** Bytes sent on the socket, and bytes of them the Worker acknowledged. */
   readonly sent: number;
   readonly acked: number;
   /** The log holds events after `position` that the connection skipped: it reads them as room allows. */
@@ -64,7 +77,7 @@ export interface RelayAttachment {
   readonly attachedAt: number;
 }
 
-const NUMBER_FIELDS = ['stream', 'epoch', 'position', 'sent', 'acked', 'attachedAt'] as const;
+const NUMBER_FIELDS = ['stream', 'epoch', 'position', 'bridge', 'sent', 'acked', 'attachedAt'] as const;
 
 /** A socket's attachment if it is one this code wrote, else undefined (close such a socket). */
 export function parseAttachment(value: unknown): RelayAttachment | undefined {

@@ -143,7 +143,7 @@ export function createMcpWorker<E extends ConfigVars>({ sessions, path = '/mcp' 
             headers: { Upgrade: 'websocket', [HEADERS.sessionId]: sessionId, [INTERNAL_HEADERS.relay]: token },
           }),
         ),
-      { heartbeatMs, maxAgeMs: maxConnectionAgeMs, bufferBytes: connectionBufferBytes },
+      { heartbeatMs, maxAgeMs: maxConnectionAgeMs, bufferBytes: connectionBufferBytes, clientSignal: c.req.raw.signal },
     );
   }
 

@@ -58,7 +58,10 @@ export class ConnectionTable {
   /** Forgets `connection` if it is still the stream's live one (a fenced one is not). */
   release(stream: number, connection: Connection): void {
     if (this.#byStream.get(stream) === connection) this.#byStream.delete(stream);
-    if (connection instanceof RelayConnection && connection.socket !== undefined) this.#bySocket.delete(connection.socket);
+    if (!(connection instanceof RelayConnection)) return;
+    if (connection.socket !== undefined) this.#bySocket.delete(connection.socket);
+    // Ended on its first answer: no socket will come for it (a late one gets 410).
+    for (const [token, awaiting] of this.#awaitingSocket) if (awaiting === connection) this.#awaitingSocket.delete(token);
   }
 
   /** The token the Worker will bind `connection`'s relay socket with. Unguessable, and meaningless to any other instance. */
@@ -138,7 +141,7 @@ export class ConnectionTable {
 
   closeAll(): void {
     for (const stream of [...this.#byStream.keys()]) this.close(stream);
-    for (const connection of this.#awaitingSocket.values()) connection.close();
+    for (const connection of [...this.#awaitingSocket.values()]) connection.close();
     this.#awaitingSocket.clear();
   }
 

@@ -56,7 +56,9 @@ export class RelayConnection implements Connection {
   /** Written before the first answer was taken, and its UTF-8 size. */
   #pending = '';
   #pendingBytes = 0;
-  /** Bytes handed to the Worker (the first answer included), and bytes it acknowledged. */
+  /** Bytes sent on the first answer, until the Worker's first ack confirms them taken. */
+  #bridgeBytes = 0;
+  /** Bytes sent on the socket, and bytes of them the Worker acknowledged. */
   #sent = 0;
   #acked = 0;
   #closed = false;
@@ -101,6 +103,7 @@ export class RelayConnection implements Connection {
       onClosed,
     });
     connection.#socket = socket;
+    connection.#bridgeBytes = state.bridge;
     connection.#sent = state.sent;
     connection.#acked = state.acked;
     connection.#behind = state.behind;
@@ -159,7 +162,7 @@ export class RelayConnection implements Connection {
     const text = this.#takePending();
     if (this.#closed) return text;
     const head = encoder.encode(text);
-    this.#sent += head.byteLength;
+    this.#bridgeBytes += head.byteLength;
     return new ReadableStream<Uint8Array>({
       start: (controller) => {
         if (head.byteLength > 0) controller.enqueue(head);
@@ -185,10 +188,10 @@ export class RelayConnection implements Connection {
     }
   }
 
-  /** The Worker acknowledged `consumed` bytes in all: room for more, read from the log if behind. */
+  /** The Worker acknowledged the first answer and `consumed` socket bytes: room for more, read from the log if behind. */
   acknowledge(consumed: number): void {
-    if (consumed <= this.#acked) return;
-    this.#acked = Math.min(consumed, this.#sent);
+    this.#bridgeBytes = 0;
+    this.#acked = Math.max(this.#acked, Math.min(consumed, this.#sent));
     this.#catchUp();
     this.#record();
   }
@@ -262,7 +265,7 @@ export class RelayConnection implements Connection {
 
   /** What the buffer can still take, in UTF-8 bytes: sent and unacknowledged bytes count, and so does what waits to be sent. */
   #room(): number {
-    return this.#bufferBytes - (this.#sent - this.#acked) - this.#pendingBytes - this.#unflushedBytes;
+    return this.#bufferBytes - this.#bridgeBytes - (this.#sent - this.#acked) - this.#pendingBytes - this.#unflushedBytes;
   }
 
   /**
@@ -300,7 +303,8 @@ export class RelayConnection implements Connection {
       this.#end(false); // the socket is gone: the client resumes from what it received
       return;
     }
-    this.#sent += bytes.byteLength;
+    if (this.#socket !== undefined) this.#sent += bytes.byteLength;
+    else this.#bridgeBytes += bytes.byteLength;
     this.#flushTimer ??= setTimeout(() => {
       this.#flushTimer = undefined;
       this.#flush();
@@ -323,6 +327,7 @@ export class RelayConnection implements Connection {
       stream: this.stream,
       epoch: this.#epoch,
       position: this.#position,
+      bridge: this.#bridgeBytes,
       sent: this.#sent,
       acked: this.#acked,
       behind: this.#behind,

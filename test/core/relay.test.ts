@@ -26,6 +26,7 @@ describe('attachments', () => {
     stream: 3,
     epoch: 2,
     position: 10,
+    bridge: 0,
     sent: 4_000,
     acked: 1_000,
     behind: false,

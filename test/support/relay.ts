@@ -1,8 +1,9 @@
 /**
  * For tests that drive connections directly: plays what the session object and the Worker do
- * with an attached connection (session-object.ts #sse and #bindRelay, edge/sse-relay.ts) over
- * a real WebSocketPair in this isolate — the first answer, then the relay socket, the Worker's
- * acknowledgements routed back to the connection — and returns the client's response.
+ * with an attached connection (session-object.ts #sse, relay-endpoint.ts, edge/sse-relay.ts)
+ * over a real WebSocketPair in this isolate — the first answer, then the relay socket after
+ * `bridgeMs`, the Worker's acknowledgements routed back to the connection — and returns the
+ * client's response.
  */
 import { parseAck } from '../../src/core/relay.ts';
 import { relayStream } from '../../src/edge/sse-relay.ts';
@@ -12,20 +13,28 @@ export interface RelayedOptions {
   readonly bufferBytes: number;
   readonly heartbeatMs?: number;
   readonly maxAgeMs?: number;
+  /** How long the first answer alone carries the connection; 0 here: the socket at once. */
+  readonly bridgeMs?: number;
 }
 
-export function relayed(connection: RelayConnection, { bufferBytes, heartbeatMs = 0, maxAgeMs = 0 }: RelayedOptions): Response {
+export function relayed(
+  connection: RelayConnection,
+  { bufferBytes, heartbeatMs = 0, maxAgeMs = 0, bridgeMs = 0 }: RelayedOptions,
+): Response {
   const first = connection.firstAnswer();
-  const options = { heartbeatMs, maxAgeMs, bufferBytes };
-  if (typeof first === 'string') return new Response(relayStream(new TextEncoder().encode(first), Promise.resolve(null), options));
-  const pair = new WebSocketPair();
-  const objectEnd = pair[1];
-  objectEnd.accept();
-  objectEnd.addEventListener('message', ({ data }) => {
-    const consumed = parseAck(data);
-    if (consumed !== undefined) connection.acknowledge(consumed);
-  });
-  objectEnd.addEventListener('close', () => connection.disconnected());
-  connection.bind(objectEnd);
-  return new Response(relayStream(first, Promise.resolve(pair[0]), options));
+  const head = typeof first === 'string' ? new Response(first).body! : first;
+  const openSocket = async () => {
+    if (typeof first === 'string' || connection.closed) return null;
+    const pair = new WebSocketPair();
+    const objectEnd = pair[1];
+    objectEnd.accept();
+    objectEnd.addEventListener('message', ({ data }) => {
+      const consumed = parseAck(data);
+      if (consumed !== undefined) connection.acknowledge(consumed);
+    });
+    objectEnd.addEventListener('close', () => connection.disconnected());
+    connection.bind(objectEnd);
+    return pair[0];
+  };
+  return new Response(relayStream(head, openSocket, { heartbeatMs, maxAgeMs, bufferBytes, bridgeMs }));
 }

@@ -24,6 +24,7 @@ export class SseReader {
    */
   #pieces: string[] = [];
   #piecesEndFrame = false;
+  #cancelled = false;
   #pendingRead: Promise<ReadableStreamReadResult<Uint8Array>> | undefined;
   /** Everything received, including comments, in order. */
   raw = '';
@@ -37,6 +38,7 @@ export class SseReader {
   async next(ms = 5_000): Promise<ReadEvent | typeof ENDED | typeof TIMED_OUT> {
     const deadline = Date.now() + ms;
     for (;;) {
+      if (this.#cancelled) return ENDED;
       const frame = this.#takeFrame();
       if (frame !== undefined) {
         if (frame.split('\n').every((line) => line.startsWith(':'))) continue;
@@ -45,7 +47,12 @@ export class SseReader {
       // Even with no time left, what is already queued is read: a 0 ms timer fires only
       // after the read's microtasks have run.
       const remaining = Math.max(0, deadline - Date.now());
-      this.#pendingRead ??= this.#reader.read();
+      // A native stream rejects the read pending when its reader cancels (a JavaScript one
+      // resolves it as done): either way, the client that left has read its last.
+      this.#pendingRead ??= this.#reader.read().catch((error: unknown) => {
+        if (this.#cancelled) return { done: true as const, value: undefined };
+        throw error;
+      });
       let timer: number | undefined;
       const result = await Promise.race([
         this.#pendingRead,
@@ -85,7 +92,9 @@ export class SseReader {
     return events;
   }
 
+  /** The client leaves: nothing more is read (a read pending meanwhile ends as ENDED). */
   async cancel(): Promise<void> {
+    this.#cancelled = true;
     await this.#reader.cancel().catch(() => undefined);
   }
 

@@ -1,10 +1,10 @@
 /**
- * The Worker's side of the relay (edge/sse-relay.ts), against a real WebSocketPair whose other
- * end plays the session object: what the client receives, what the object is told, and who
- * ends what.
+ * The Worker's side of the relay (edge/sse-relay.ts), against a first answer the test holds
+ * open (the bridge) and a real WebSocketPair whose other end plays the session object: what the
+ * client receives, what the object is told, and who ends what.
  */
 import { describe, expect, it } from 'vitest';
-import { relayResponse, relayStream } from '../../src/edge/sse-relay.ts';
+import { relayResponse, relayStream, type RelayOptions } from '../../src/edge/sse-relay.ts';
 import { INTERNAL_HEADERS } from '../../src/core/wire.ts';
 import { ENDED, SseReader, TIMED_OUT } from '../support/sse-reader.ts';
 
@@ -12,21 +12,42 @@ const encoder = new TextEncoder();
 const frame = (seq: number, data = 'x'.repeat(90)) => `id: 1-1-${seq}\ndata: ${data}\n\n`;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** A relay whose object end the test holds: what the Worker sends it is recorded. */
-function relayPair(head = '', options: { heartbeatMs?: number; maxAgeMs?: number; bufferBytes?: number } = {}) {
+/** A first answer the test controls, as the object's bridge stream. */
+function bridgeStream(head: string) {
+  let bridge!: ReadableStreamDefaultController<Uint8Array>;
+  const stream = new ReadableStream<Uint8Array>({
+    start: (controller) => {
+      bridge = controller;
+      if (head !== '') controller.enqueue(encoder.encode(head));
+    },
+  });
+  return { stream, bridge };
+}
+
+/**
+ * A relayed connection whose object end the test holds. Opening the socket ends the bridge,
+ * as the object's bind does; what the Worker sends the object is recorded.
+ */
+function relayPair(head = '', options: Partial<RelayOptions> & { noSocket?: boolean } = {}) {
+  const { stream, bridge } = bridgeStream(head);
   const pair = new WebSocketPair();
   const object = pair[1];
   object.accept();
   const received: string[] = [];
   let closed: { code: number; reason: string } | undefined;
+  let opened = 0;
   object.addEventListener('message', ({ data }) => received.push(String(data)));
   object.addEventListener('close', ({ code, reason }) => (closed = { code, reason }));
-  const body = relayStream(encoder.encode(head), Promise.resolve(pair[0]), {
-    heartbeatMs: options.heartbeatMs ?? 0,
-    maxAgeMs: options.maxAgeMs ?? 0,
-    bufferBytes: options.bufferBytes ?? 1024 * 1024,
-  });
-  return { object, body, received, closed: () => closed };
+  const body = relayStream(
+    stream,
+    async () => {
+      opened++;
+      bridge.close();
+      return options.noSocket ? null : pair[0];
+    },
+    { heartbeatMs: 0, maxAgeMs: 0, bufferBytes: 1024 * 1024, bridgeMs: 0, ...options },
+  );
+  return { object, body, bridge, received, closed: () => closed, opened: () => opened };
 }
 
 describe('the relayed SSE response', () => {
@@ -40,52 +61,62 @@ describe('the relayed SSE response', () => {
     expect(reader.raw).toBe(frame(0, '') + frame(1) + frame(2) + frame(3));
   });
 
-  it('ends after the first answer when the object has no connection for it', async () => {
-    const body = relayStream(encoder.encode(frame(0, '')), Promise.resolve(null), { heartbeatMs: 0, maxAgeMs: 0, bufferBytes: 1024 });
-    const reader = new SseReader(new Response(body));
-    expect((await reader.all()).map((e) => e.id)).toEqual(['1-1-0']);
+  it('ends with the first answer when the stream ends on it, and opens no socket', async () => {
+    const { body, bridge, opened } = relayPair(frame(0, ''), { bridgeMs: 1_000 });
+    bridge.enqueue(encoder.encode(frame(1)));
+    bridge.close();
+    expect((await new SseReader(new Response(body)).all()).map((e) => e.id)).toEqual(['1-1-0', '1-1-1']);
+    expect(opened()).toBe(0);
   });
 
-  it('acknowledges what its client took, every quarter of the buffer, cumulatively', async () => {
-    const { object, body, received } = relayPair('', { bufferBytes: 4_096 });
+  it('ends after the first answer when the object has no connection for the socket', async () => {
+    const { body } = relayPair(frame(0, ''), { noSocket: true });
+    expect((await new SseReader(new Response(body)).all()).map((e) => e.id)).toEqual(['1-1-0']);
+  });
+
+  it('acknowledges the first answer once it is taken, then the socket bytes taken, every quarter of the buffer', async () => {
+    const { object, body, received } = relayPair(frame(0, ''), { bufferBytes: 4_096 });
     const reader = new SseReader(new Response(body));
+    await reader.take(1);
     for (let seq = 1; seq <= 40; seq++) object.send(encoder.encode(frame(seq))); // ~110 bytes each: ~4.4 KB
     await reader.take(40);
     await sleep(20);
-    const acks = received.map((m) => Number(m.split(' ')[1]));
     expect(received.every((m) => /^ack \d+$/.test(m))).toBe(true);
-    expect(acks.length).toBeGreaterThanOrEqual(3);
+    const acks = received.map((m) => Number(m.split(' ')[1]));
+    expect(acks[0], 'the first ack: the first answer is taken').toBe(0);
+    expect(acks.length).toBeGreaterThanOrEqual(4);
     expect(
       acks.every((n, i) => i === 0 || n - acks[i - 1]! >= 1_024),
       'at least a quarter apart',
     ).toBe(true);
-    expect(acks.at(-1)).toBeLessThanOrEqual(40 * frame(1).length);
+    const sent = Array.from({ length: 40 }, (_, i) => frame(i + 1).length).reduce((a, b) => a + b);
+    expect(acks.at(-1)).toBeLessThanOrEqual(sent);
     await reader.cancel();
   });
 
-  it('acknowledges nothing the client has not taken', async () => {
-    const { object, body, received } = relayPair('', { bufferBytes: 1_024 });
+  it('acknowledges nothing its client has not taken', async () => {
+    const { object, body, received } = relayPair(frame(0, ''), { bufferBytes: 1_024 });
     for (let seq = 1; seq <= 20; seq++) object.send(encoder.encode(frame(seq)));
     await sleep(50);
-    expect(received).toEqual([]);
+    expect(received, 'not even the first answer').toEqual([]);
     await body.cancel();
   });
 
   it('sends heartbeats while its client has nothing waiting, none while it has', async () => {
-    const { object, body } = relayPair('', { heartbeatMs: 10 });
-    const idle = new SseReader(new Response(body));
-    const reading = idle.all(); // the client reads as bytes come
+    const idle = relayPair('', { heartbeatMs: 10 });
+    const reader = new SseReader(new Response(idle.body));
+    const reading = reader.all(); // the client reads as bytes come
     await sleep(60);
-    object.close(1000, 'stream-finished');
+    idle.object.close(1000, 'stream-finished');
     await reading;
-    expect(idle.raw.match(/: keepalive\n\n/g)?.length).toBeGreaterThanOrEqual(2);
+    expect(reader.raw.match(/: keepalive\n\n/g)?.length).toBeGreaterThanOrEqual(2);
 
     const busy = relayPair(frame(0, ''), { heartbeatMs: 10 });
     await sleep(60); // the first answer is never read: the client has bytes waiting throughout
     busy.object.close(1000, 'stream-finished');
-    const reader = new SseReader(new Response(busy.body));
-    await reader.all();
-    expect(reader.raw).toBe(frame(0, ''));
+    const unread = new SseReader(new Response(busy.body));
+    await unread.all();
+    expect(unread.raw).toBe(frame(0, ''));
   });
 
   it('ends the connection at its maximum age and tells the object', async () => {
@@ -96,11 +127,27 @@ describe('the relayed SSE response', () => {
     expect(closed()).toMatchObject({ code: 1000, reason: 'connection-age' });
   });
 
-  it('tells the object when its client goes away', async () => {
-    const { body, closed } = relayPair(frame(0, ''));
+  it('tells the object when its client goes away: at once by the request signal', async () => {
+    const client = new AbortController();
+    const { body, closed } = relayPair(frame(0, ''), { clientSignal: client.signal });
     const reader = new SseReader(new Response(body));
     await reader.take(1);
+    await sleep(20); // the socket carries the connection now
+    client.abort();
+    await sleep(20);
+    expect(closed()).toMatchObject({ code: 1000, reason: 'client-gone' });
     await reader.cancel();
+  });
+
+  it('tells the object when its client goes away: without a signal, at the next write', async () => {
+    const { object, body, closed } = relayPair(frame(0, ''));
+    const reader = new SseReader(new Response(body));
+    await reader.take(1);
+    await sleep(20);
+    await reader.cancel();
+    await sleep(20);
+    expect(closed(), 'a quiet body does not tell').toBeUndefined();
+    object.send(encoder.encode(frame(1)));
     await sleep(20);
     expect(closed()).toMatchObject({ code: 1000, reason: 'client-gone' });
   });
@@ -124,6 +171,8 @@ describe('the relayed SSE response', () => {
 });
 
 describe('relayResponse', () => {
+  const options = { heartbeatMs: 0, maxAgeMs: 0, bufferBytes: 1024, bridgeMs: 0 };
+
   it('passes an answer that names no relay connection through untouched', async () => {
     const first = new Response('{"jsonrpc":"2.0"}', { status: 404, headers: { 'X-Kept': 'yes' } });
     const opened: string[] = [];
@@ -131,30 +180,24 @@ describe('relayResponse', () => {
       opened.push(token);
       return new Response(null);
     };
-    const response = await relayResponse(first, open, {
-      heartbeatMs: 0,
-      maxAgeMs: 0,
-      bufferBytes: 1024,
-    });
-    expect(response).toBe(first);
+    expect(await relayResponse(first, open, options)).toBe(first);
     expect(opened).toEqual([]);
   });
 
   it('opens the named connection, and never shows the client the internal header', async () => {
     const pair = new WebSocketPair();
     pair[1].accept();
+    const { stream, bridge } = bridgeStream(frame(0, ''));
     const opened: string[] = [];
-    const first = new Response(frame(0, ''), {
+    const first = new Response(stream, {
       headers: { 'Content-Type': 'text/event-stream', 'Mcp-Stream-Id': '7', [INTERNAL_HEADERS.relay]: 'token-1' },
     });
-    const response = await relayResponse(
-      first,
-      async (token) => {
-        opened.push(token);
-        return new Response(null, { status: 101, webSocket: pair[0] });
-      },
-      { heartbeatMs: 0, maxAgeMs: 0, bufferBytes: 1024 },
-    );
+    const open = async (token: string) => {
+      opened.push(token);
+      bridge.close();
+      return new Response(null, { status: 101, webSocket: pair[0] });
+    };
+    const response = await relayResponse(first, open, options);
     expect(response.headers.get(INTERNAL_HEADERS.relay)).toBeNull();
     expect(response.headers.get('Mcp-Stream-Id')).toBe('7');
     pair[1].send(encoder.encode(frame(1)));
