@@ -575,11 +575,10 @@ const w7 = {
     { key: 'resident_after_idle', label: 'W7 objects resident after 1 min idle', better: 'lower' },
     { key: 'event_after_idle_p50_ms', label: 'W7 event after idle p50 ms', better: 'lower' },
     { key: 'event_warm_p50_ms', label: 'W7 event warm p50 ms', better: 'lower' },
-    { key: 'kb_per_idle_session', label: 'W7 KB per idle session', better: 'lower' },
   ],
   async run({ peer, sizes, memoryRss }) {
     const none = (status) => ({
-      metrics: { resident_after_idle: null, event_after_idle_p50_ms: null, event_warm_p50_ms: null, kb_per_idle_session: null },
+      metrics: { resident_after_idle: null, event_after_idle_p50_ms: null, event_warm_p50_ms: null },
       status,
       raw: {},
     });
@@ -611,7 +610,6 @@ const w7 = {
           resident_after_idle: listeners.length - woken,
           event_after_idle_p50_ms: median(afterIdleEvents),
           event_warm_p50_ms: median(warm),
-          kb_per_idle_session: (rssIdle - rssBefore) / 1024 / listeners.length,
         },
         raw: {
           sessions: listeners.length,
@@ -621,6 +619,8 @@ const w7 = {
           woken_by_event: woken,
           event_after_idle_ms: afterIdleEvents,
           event_warm_ms: warm,
+          // Not a metric: a process that served other workloads keeps (and reuses) what they
+          // freed, and local workerd keeps an evicted object's memory (bench/README.md, W6).
           rss_before: rssBefore,
           rss_idle: rssIdle,
         },
