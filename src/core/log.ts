@@ -17,6 +17,8 @@ export type LogEvent =
     }
   /** A bug in the Worker: answered 500. */
   | { readonly msg: 'mcp.worker.error'; readonly error: string }
+  /** Something the SDK's 2026-07-28 handler reported: a rejected request or an out-of-band failure. */
+  | { readonly msg: 'mcp.modern.error'; readonly error: string }
   /** A bug in the session object: answered 500. */
   | { readonly msg: 'mcp.session.error'; readonly error: string }
   /** Something the SDK could hand to no one (say, a response it failed to send). */
@@ -35,6 +37,7 @@ export type LogEvent =
 /** Kinds that report a failure, written to the error stream. */
 const FAILURES = new Set<LogEvent['msg']>([
   'mcp.worker.error',
+  'mcp.modern.error',
   'mcp.session.error',
   'mcp.session.sdk_error',
   'mcp.session.alarm_error',

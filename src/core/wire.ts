@@ -66,4 +66,6 @@ export const JsonRpcCode = {
   ServerError: -32000,
   /** The addressed session does not exist (never did, was deleted, or expired). */
   SessionNotFound: -32001,
+  /** 2026-07-28: the request's revision is not served; `data.supported` lists what is. */
+  UnsupportedProtocolVersion: -32022,
 } as const;

@@ -3,6 +3,7 @@
  * It holds no session state and makes no protocol decision of its own; every check is a
  * core function, every rejection goes through errorResponse().
  */
+import { isLegacyRequest, type McpServerFactory } from '@modelcontextprotocol/server';
 import { Hono, type Context } from 'hono';
 import { readConfig, type ConfigVars, type TransportConfig } from '../config.ts';
 import { asHttpError, errorResponse, httpErrors, McpHttpError } from '../core/errors.ts';
@@ -20,7 +21,10 @@ import {
   readSessionId,
   requireSessionId,
 } from '../core/request-checks.ts';
+import { eraOfHeader } from '../core/era.ts';
+import { SUPPORTED_PROTOCOL_VERSIONS } from '../core/protocol-version.ts';
 import { newSessionId } from '../core/session-id.ts';
+import { modernEndpoint } from '../stateless/modern-endpoint.ts';
 import { ALLOWED_METHODS, HEADERS, INTERNAL_HEADERS, JsonRpcCode, OBJECT_ROUTES } from '../core/wire.ts';
 import { preflightResponse, withCors } from './cors.ts';
 import { relayResponse } from './sse-relay.ts';
@@ -37,11 +41,18 @@ export interface McpWorkerOptions<E> {
   readonly sessions: (env: E) => SessionNamespace;
   /** The endpoint path. Default `/mcp`. */
   readonly path?: string;
+  /**
+   * Builds the McpServer for a 2026-07-28 (stateless) request: the SDK's `createMcpHandler`
+   * calls it once per request. Register the same tools as the session object's `createServer`.
+   * Without it, modern requests are told `-32022` with the sessionful revisions as
+   * `supported`, and clients fall back to a session.
+   */
+  readonly modern?: McpServerFactory;
 }
 
 type Env<E> = { Bindings: E; Variables: { config: TransportConfig } };
 
-export function createMcpWorker<E extends ConfigVars>({ sessions, path = '/mcp' }: McpWorkerOptions<E>) {
+export function createMcpWorker<E extends ConfigVars>({ sessions, path = '/mcp', modern }: McpWorkerOptions<E>) {
   const app = new Hono<Env<E>>();
   let cached: { vars: E; config: TransportConfig } | undefined;
 
@@ -70,11 +81,20 @@ export function createMcpWorker<E extends ConfigVars>({ sessions, path = '/mcp' 
 
   app.post(path, async (c) => {
     const { headers } = c.req.raw;
-    checkPostAccept(headers);
     checkJsonContentType(headers);
+    const { maxBodyBytes, heartbeatMs } = c.get('config');
+    // The era first (core/era.ts): a modern request is the SDK's to validate, whole.
+    const era = eraOfHeader(headers.get(HEADERS.protocolVersion));
+    const sessionId = era === 'modern' ? undefined : readSessionId(headers);
+    if (
+      era === 'modern' ||
+      (sessionId === undefined && !(await isLegacyRequest(c.req.raw, undefined, { maxRequestBodySize: maxBodyBytes })))
+    ) {
+      if (modern === undefined) return refuseModern(c.req.raw);
+      return modernEndpoint(modern, { maxBodyBytes, heartbeatMs }).fetch(c.req.raw);
+    }
+    checkPostAccept(headers);
     readProtocolVersion(headers);
-    const sessionId = readSessionId(headers);
-    const { maxBodyBytes } = c.get('config');
     if (sessionId !== undefined) {
       // The session's object reads, bounds and validates the body itself (it must: it acts on
       // it), so a body of declared length within bounds goes to it unread: reading it here too
@@ -113,6 +133,31 @@ export function createMcpWorker<E extends ConfigVars>({ sessions, path = '/mcp' 
   app.all(path, () => {
     throw httpErrors.methodNotAllowed(ALLOWED_METHODS);
   });
+
+  /**
+   * A modern request to a Worker that serves no modern factory: "-32022 with data.supported" is
+   * the one answer clients read as "use another revision", and the revisions named are the
+   * sessionful ones, so they open a session.
+   */
+  async function refuseModern(request: Request): Promise<Response> {
+    let id: string | number | null = null;
+    let requested: unknown = request.headers.get(HEADERS.protocolVersion);
+    try {
+      const message = JSON.parse(await request.text()) as { id?: unknown; params?: { _meta?: Record<string, unknown> } };
+      if (typeof message.id === 'string' || typeof message.id === 'number') id = message.id;
+      requested = message.params?._meta?.['io.modelcontextprotocol/protocolVersion'] ?? requested;
+    } catch {
+      // Unreadable: the refusal still names what is served.
+    }
+    const error = new McpHttpError(
+      400,
+      JsonRpcCode.UnsupportedProtocolVersion,
+      `Unsupported protocol version: this server serves ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}`,
+      { supported: [...SUPPORTED_PROTOCOL_VERSIONS], requested },
+      id,
+    );
+    return errorResponse(error);
+  }
 
   app.notFound(() => errorResponse(new McpHttpError(404, JsonRpcCode.ServerError, `Not found: the MCP endpoint is ${path}`)));
 

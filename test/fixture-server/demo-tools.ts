@@ -19,7 +19,8 @@ const sleep = (ms: number, signal: AbortSignal) =>
     );
   });
 
-export function registerDemoTools(server: McpServer, session: SessionContext): void {
+/** The tools that need no session: served in both eras (the fixture's `modern` factory too). */
+export function registerStatelessTools(server: McpServer): void {
   server.registerTool(
     'echo',
     {
@@ -29,6 +30,34 @@ export function registerDemoTools(server: McpServer, session: SessionContext): v
     async ({ text, repeat = 1 }) => ({ content: [{ type: 'text', text: text.repeat(repeat) }] }),
   );
 
+  server.registerTool(
+    'countdown',
+    {
+      description: 'Counts down, one progress notification per step, then reports liftoff.',
+      inputSchema: z.object({
+        from: z.number().int().min(1).max(10_000),
+        interval_ms: z.number().int().min(0).max(60_000),
+      }),
+    },
+    async ({ from, interval_ms }, ctx) => {
+      const progressToken = ctx.mcpReq._meta?.progressToken;
+      for (let step = 1; step <= from; step++) {
+        if (interval_ms > 0) await sleep(interval_ms, ctx.mcpReq.signal);
+        if (progressToken !== undefined) {
+          await ctx.mcpReq.notify({
+            method: 'notifications/progress',
+            params: { progressToken, progress: step, total: from },
+          });
+        }
+      }
+      return { content: [{ type: 'text', text: `liftoff after ${from}` }] };
+    },
+  );
+}
+
+/** All the demo tools; `tally`, `note`-like state and background tasks need the session. */
+export function registerDemoTools(server: McpServer, session: SessionContext): void {
+  registerStatelessTools(server);
   server.registerTool(
     'broadcast',
     {
@@ -72,30 +101,6 @@ export function registerDemoTools(server: McpServer, session: SessionContext): v
       })();
       session.waitUntil(task);
       return { content: [{ type: 'text', text: `asking in ${delay_ms} ms` }] };
-    },
-  );
-
-  server.registerTool(
-    'countdown',
-    {
-      description: 'Counts down, one progress notification per step, then reports liftoff.',
-      inputSchema: z.object({
-        from: z.number().int().min(1).max(10_000),
-        interval_ms: z.number().int().min(0).max(60_000),
-      }),
-    },
-    async ({ from, interval_ms }, ctx) => {
-      const progressToken = ctx.mcpReq._meta?.progressToken;
-      for (let step = 1; step <= from; step++) {
-        if (interval_ms > 0) await sleep(interval_ms, ctx.mcpReq.signal);
-        if (progressToken !== undefined) {
-          await ctx.mcpReq.notify({
-            method: 'notifications/progress',
-            params: { progressToken, progress: step, total: from },
-          });
-        }
-      }
-      return { content: [{ type: 'text', text: `liftoff after ${from}` }] };
     },
   );
 

@@ -6,7 +6,7 @@
 import { McpServer } from '@modelcontextprotocol/server';
 import { createMcpWorker, McpSessionObject, sessionServerOptions, type SessionContext } from '../../src/lib.ts';
 import { conformanceCapabilities, registerConformanceFixtures } from './conformance-fixtures.ts';
-import { registerDemoTools } from './demo-tools.ts';
+import { registerDemoTools, registerStatelessTools } from './demo-tools.ts';
 
 export class FixtureSession extends McpSessionObject<Env> {
   protected override createServer(session: SessionContext): McpServer {
@@ -20,4 +20,12 @@ export class FixtureSession extends McpSessionObject<Env> {
   }
 }
 
-export default createMcpWorker<Env>({ sessions: (env) => env.MCP_SESSION }) satisfies ExportedHandler<Env>;
+/** 2026-07-28 requests: no session, so only the tools that need none, and the suite's fixtures. */
+function modernServer(): McpServer {
+  const server = new McpServer({ name: 'mcp-edge-sessions-fixture', version: '0.1.0' }, { capabilities: conformanceCapabilities });
+  registerStatelessTools(server);
+  registerConformanceFixtures(server);
+  return server;
+}
+
+export default createMcpWorker<Env>({ sessions: (env) => env.MCP_SESSION, modern: modernServer }) satisfies ExportedHandler<Env>;
