@@ -49,6 +49,9 @@ export interface ConfigVars {
   readonly MAX_SESSION_EVENTS?: string;
   readonly MAX_SESSION_BYTES?: string;
   readonly REQUEST_LOG?: string;
+  /** Secrets (`wrangler secret put`): the MRTR requestState key, and the one it replaces during a rotation. */
+  readonly REQUEST_STATE_KEY?: string;
+  readonly REQUEST_STATE_KEY_PREVIOUS?: string;
 }
 
 export const DEFAULT_ALLOWED_HOSTS = 'localhost,127.0.0.1,[::1]';

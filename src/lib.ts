@@ -4,6 +4,8 @@
  * its McpServer needs, and the types around them. Everything else is internal.
  */
 export { createMcpWorker, type McpWorkerOptions, type SessionNamespace } from './edge/worker.ts';
+export type { ModernContext, ModernServerFactory } from './stateless/modern-endpoint.ts';
+export type { RequestStateSeal } from './stateless/request-state.ts';
 export { McpSessionObject } from './session/session-object.ts';
 export type { SessionContext } from './session/session-context.ts';
 export { sessionServerOptions } from './session/server-options.ts';

@@ -3,7 +3,7 @@
  * It holds no session state and makes no protocol decision of its own; every check is a
  * core function, every rejection goes through errorResponse().
  */
-import { isLegacyRequest, type McpServerFactory } from '@modelcontextprotocol/server';
+import { isLegacyRequest } from '@modelcontextprotocol/server';
 import { Hono, type Context } from 'hono';
 import { readConfig, type ConfigVars, type TransportConfig } from '../config.ts';
 import { asHttpError, errorResponse, httpErrors, McpHttpError } from '../core/errors.ts';
@@ -24,7 +24,7 @@ import {
 import { eraOfHeader } from '../core/era.ts';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../core/protocol-version.ts';
 import { newSessionId } from '../core/session-id.ts';
-import { modernEndpoint } from '../stateless/modern-endpoint.ts';
+import { modernEndpoint, type ModernServerFactory } from '../stateless/modern-endpoint.ts';
 import { ALLOWED_METHODS, HEADERS, INTERNAL_HEADERS, JsonRpcCode, OBJECT_ROUTES } from '../core/wire.ts';
 import { preflightResponse, withCors } from './cors.ts';
 import { relayResponse } from './sse-relay.ts';
@@ -47,7 +47,7 @@ export interface McpWorkerOptions<E> {
    * Without it, modern requests are told `-32022` with the sessionful revisions as
    * `supported`, and clients fall back to a session.
    */
-  readonly modern?: McpServerFactory;
+  readonly modern?: ModernServerFactory;
 }
 
 type Env<E> = { Bindings: E; Variables: { config: TransportConfig } };
@@ -91,7 +91,7 @@ export function createMcpWorker<E extends ConfigVars>({ sessions, path = '/mcp',
       (sessionId === undefined && !(await isLegacyRequest(c.req.raw, undefined, { maxRequestBodySize: maxBodyBytes })))
     ) {
       if (modern === undefined) return refuseModern(c.req.raw);
-      return modernEndpoint(modern, { maxBodyBytes, heartbeatMs }).fetch(c.req.raw);
+      return modernEndpoint(modern, c.env, { maxBodyBytes, heartbeatMs }).fetch(c.req.raw);
     }
     checkPostAccept(headers);
     readProtocolVersion(headers);

@@ -3,10 +3,21 @@
  * requests never reach it — the Worker routes them to the session engine (core/era.ts) — so
  * it is built with `legacy: 'reject'`. The SDK does the modern protocol: the envelope and
  * header checks (-32020), unsupported revisions (-32022 with `supported`), `server/discover`,
- * removed methods (-32601), MRTR. This module only builds it once per isolate and factory.
+ * removed methods (-32601), caching fields, MRTR. This module adds what the SDK leaves to the
+ * host: the requestState key (request-state.ts), and one handler per isolate and configuration.
  */
-import { createMcpHandler, type McpHttpHandler, type McpServerFactory } from '@modelcontextprotocol/server';
+import { createMcpHandler, type McpHttpHandler, type McpRequestContext, type McpServer } from '@modelcontextprotocol/server';
 import { log } from '../core/log.ts';
+import { requestStateSeal, type RequestStateSeal, type RequestStateSecrets } from './request-state.ts';
+
+/** What the `modern` factory is given for each request. */
+export interface ModernContext extends McpRequestContext {
+  /** Seals MRTR state: `mint` what a tool returns, pass `verify` as McpServer's `requestState` option. */
+  readonly requestState: RequestStateSeal;
+}
+
+/** Builds the McpServer for one 2026-07-28 request. */
+export type ModernServerFactory = (context: ModernContext) => McpServer | Promise<McpServer>;
 
 export interface ModernEndpointOptions {
   /** The same bound the legacy path reads bodies under. */
@@ -15,19 +26,30 @@ export interface ModernEndpointOptions {
   readonly heartbeatMs: number;
 }
 
-const built = new WeakMap<McpServerFactory, McpHttpHandler>();
+const built = new WeakMap<ModernServerFactory, WeakMap<object, McpHttpHandler>>();
 
-export function modernEndpoint(factory: McpServerFactory, { maxBodyBytes, heartbeatMs }: ModernEndpointOptions): McpHttpHandler {
-  let handler = built.get(factory);
+/** The handler for `factory` under this Worker's environment (its secrets key the requestState seal). */
+export function modernEndpoint(
+  factory: ModernServerFactory,
+  env: RequestStateSecrets & object,
+  options: ModernEndpointOptions,
+): McpHttpHandler {
+  let byEnv = built.get(factory);
+  if (byEnv === undefined) {
+    byEnv = new WeakMap();
+    built.set(factory, byEnv);
+  }
+  let handler = byEnv.get(env);
   if (handler === undefined) {
-    handler = createMcpHandler(factory, {
+    const requestState = requestStateSeal(env);
+    handler = createMcpHandler((context) => factory({ ...context, requestState }), {
       legacy: 'reject',
-      maxRequestBodySize: maxBodyBytes,
-      keepAliveMs: heartbeatMs,
+      maxRequestBodySize: options.maxBodyBytes,
+      keepAliveMs: options.heartbeatMs,
       // Reporting only: the SDK has answered the request already.
       onerror: (error) => log({ msg: 'mcp.modern.error', error: String(error) }),
     });
-    built.set(factory, handler);
+    byEnv.set(env, handler);
   }
   return handler;
 }

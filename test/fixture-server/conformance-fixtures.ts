@@ -61,6 +61,7 @@ const JSON_SCHEMA_2020_12_INPUT = {
   type: 'object',
   $defs: {
     address: {
+      $anchor: 'addressDef',
       type: 'object',
       properties: {
         street: { type: 'string' },
@@ -71,11 +72,26 @@ const JSON_SCHEMA_2020_12_INPUT = {
   properties: {
     name: { type: 'string' },
     address: { $ref: '#/$defs/address' },
+    contactMethod: { type: 'string', enum: ['phone', 'email'] },
+    phone: { type: 'string' },
+    email: { type: 'string' },
   },
+  // SEP-2106 (2026-07-28 scenario): composition, conditional and anchor keywords survive listing.
+  allOf: [{ anyOf: [{ required: ['phone'] }, { required: ['email'] }] }],
+  if: { properties: { contactMethod: { const: 'phone' } }, required: ['contactMethod'] },
+  // biome-ignore lint/suspicious/noThenProperty: JSON Schema's `then`, which the scenario checks for.
+  then: { required: ['phone'] },
+  else: { required: ['email'] },
   additionalProperties: false,
 } as const;
 
-type JsonSchema2020Args = { name?: string; address?: { street?: string; city?: string } };
+type JsonSchema2020Args = {
+  name?: string;
+  address?: { street?: string; city?: string };
+  contactMethod?: string;
+  phone?: string;
+  email?: string;
+};
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 

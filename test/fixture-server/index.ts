@@ -4,9 +4,10 @@
  * Not for users to edit: a user's Worker looks like examples/demo.
  */
 import { McpServer } from '@modelcontextprotocol/server';
-import { createMcpWorker, McpSessionObject, sessionServerOptions, type SessionContext } from '../../src/lib.ts';
+import { createMcpWorker, McpSessionObject, sessionServerOptions, type ModernContext, type SessionContext } from '../../src/lib.ts';
 import { conformanceCapabilities, registerConformanceFixtures } from './conformance-fixtures.ts';
 import { registerDemoTools, registerStatelessTools } from './demo-tools.ts';
+import { registerModernConformanceFixtures } from './modern-fixtures.ts';
 
 export class FixtureSession extends McpSessionObject<Env> {
   protected override createServer(session: SessionContext): McpServer {
@@ -21,10 +22,14 @@ export class FixtureSession extends McpSessionObject<Env> {
 }
 
 /** 2026-07-28 requests: no session, so only the tools that need none, and the suite's fixtures. */
-function modernServer(): McpServer {
-  const server = new McpServer({ name: 'mcp-edge-sessions-fixture', version: '0.1.0' }, { capabilities: conformanceCapabilities });
+function modernServer({ requestState }: ModernContext): McpServer {
+  const server = new McpServer(
+    { name: 'mcp-edge-sessions-fixture', version: '0.1.0' },
+    { capabilities: conformanceCapabilities, requestState: { verify: requestState.verify } },
+  );
   registerStatelessTools(server);
   registerConformanceFixtures(server);
+  registerModernConformanceFixtures(server, requestState);
   return server;
 }
 
