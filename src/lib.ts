@@ -5,6 +5,7 @@
  */
 export { createMcpWorker, type McpWorkerOptions, type SessionNamespace } from './edge/worker.ts';
 export type { ModernContext, ModernServerFactory } from './stateless/modern-endpoint.ts';
+export { McpEventBus } from './stateless/bus-object.ts';
 export type { RequestStateSeal } from './stateless/request-state.ts';
 export { McpSessionObject } from './session/session-object.ts';
 export type { SessionContext } from './session/session-context.ts';

@@ -48,6 +48,14 @@ export const OBJECT_ROUTES = {
   relay: '/relay',
 } as const;
 
+/** Paths of requests to the event bus object (src/stateless/bus-object.ts). */
+export const BUS_ROUTES = {
+  /** WebSocket upgrade: an isolate with listeners receives every published event. */
+  subscribe: '/subscribe',
+  /** POST one event, sent on to every subscribed isolate. */
+  publish: '/publish',
+} as const;
+
 /**
  * Between the Worker and its objects only: the Worker never passes them on. On an object's
  * first answer to an SSE request, `relay` names the connection the Worker should continue

@@ -24,6 +24,7 @@ import {
 import { eraOfHeader } from '../core/era.ts';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../core/protocol-version.ts';
 import { newSessionId } from '../core/session-id.ts';
+import { DurableEventBus, requestScope } from '../stateless/event-bus.ts';
 import { modernEndpoint, type ModernServerFactory } from '../stateless/modern-endpoint.ts';
 import { ALLOWED_METHODS, HEADERS, INTERNAL_HEADERS, JsonRpcCode, OBJECT_ROUTES } from '../core/wire.ts';
 import { preflightResponse, withCors } from './cors.ts';
@@ -48,12 +49,28 @@ export interface McpWorkerOptions<E> {
    * `supported`, and clients fall back to a session.
    */
   readonly modern?: ModernServerFactory;
+  /**
+   * The namespace of the `McpEventBus` object, which carries `subscriptions/listen` events
+   * between isolates. Without it, a change reaches only listeners on the isolate that made it.
+   */
+  readonly bus?: (env: E) => SessionNamespace;
 }
 
 type Env<E> = { Bindings: E; Variables: { config: TransportConfig } };
 
-export function createMcpWorker<E extends ConfigVars>({ sessions, path = '/mcp', modern }: McpWorkerOptions<E>) {
+export function createMcpWorker<E extends ConfigVars>({ sessions, path = '/mcp', modern, bus }: McpWorkerOptions<E>) {
   const app = new Hono<Env<E>>();
+  const buses = new WeakMap<object, DurableEventBus>();
+  const busOf = (env: E): DurableEventBus | undefined => {
+    if (bus === undefined) return undefined;
+    let found = buses.get(env);
+    if (found === undefined) {
+      const namespace = bus(env);
+      found = new DurableEventBus(() => namespace.get(namespace.idFromName('bus')));
+      buses.set(env, found);
+    }
+    return found;
+  };
   let cached: { vars: E; config: TransportConfig } | undefined;
 
   app.use(path, async (c, next) => {
@@ -91,7 +108,8 @@ export function createMcpWorker<E extends ConfigVars>({ sessions, path = '/mcp',
       (sessionId === undefined && !(await isLegacyRequest(c.req.raw, undefined, { maxRequestBodySize: maxBodyBytes })))
     ) {
       if (modern === undefined) return refuseModern(c.req.raw);
-      return modernEndpoint(modern, c.env, { maxBodyBytes, heartbeatMs }).fetch(c.req.raw);
+      const endpoint = modernEndpoint(modern, c.env, { maxBodyBytes, heartbeatMs, bus: busOf(c.env) });
+      return requestScope.run(c.executionCtx, () => endpoint.fetch(c.req.raw));
     }
     checkPostAccept(headers);
     readProtocolVersion(headers);

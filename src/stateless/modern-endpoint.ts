@@ -6,7 +6,14 @@
  * removed methods (-32601), caching fields, MRTR. This module adds what the SDK leaves to the
  * host: the requestState key (request-state.ts), and one handler per isolate and configuration.
  */
-import { createMcpHandler, type McpHttpHandler, type McpRequestContext, type McpServer } from '@modelcontextprotocol/server';
+import {
+  createMcpHandler,
+  type McpHttpHandler,
+  type McpRequestContext,
+  type McpServer,
+  type ServerEventBus,
+  type ServerNotifier,
+} from '@modelcontextprotocol/server';
 import { log } from '../core/log.ts';
 import { requestStateSeal, type RequestStateSeal, type RequestStateSecrets } from './request-state.ts';
 
@@ -14,6 +21,8 @@ import { requestStateSeal, type RequestStateSeal, type RequestStateSecrets } fro
 export interface ModernContext extends McpRequestContext {
   /** Seals MRTR state: `mint` what a tool returns, pass `verify` as McpServer's `requestState` option. */
   readonly requestState: RequestStateSeal;
+  /** Tells every open `subscriptions/listen` stream, on every isolate, that a list or resource changed. */
+  readonly notify: ServerNotifier;
 }
 
 /** Builds the McpServer for one 2026-07-28 request. */
@@ -24,6 +33,8 @@ export interface ModernEndpointOptions {
   readonly maxBodyBytes: number;
   /** SSE keep-alive comments on modern response streams; 0 disables. */
   readonly heartbeatMs: number;
+  /** Carries listen events between isolates (event-bus.ts); the SDK's in-isolate bus when absent. */
+  readonly bus?: ServerEventBus;
 }
 
 const built = new WeakMap<ModernServerFactory, WeakMap<object, McpHttpHandler>>();
@@ -42,13 +53,15 @@ export function modernEndpoint(
   let handler = byEnv.get(env);
   if (handler === undefined) {
     const requestState = requestStateSeal(env);
-    handler = createMcpHandler((context) => factory({ ...context, requestState }), {
+    const serving: McpHttpHandler = createMcpHandler((context) => factory({ ...context, requestState, notify: serving.notify }), {
       legacy: 'reject',
+      ...(options.bus !== undefined && { bus: options.bus }),
       maxRequestBodySize: options.maxBodyBytes,
       keepAliveMs: options.heartbeatMs,
       // Reporting only: the SDK has answered the request already.
       onerror: (error) => log({ msg: 'mcp.modern.error', error: String(error) }),
     });
+    handler = serving;
     byEnv.set(env, handler);
   }
   return handler;

@@ -22,15 +22,22 @@ export class FixtureSession extends McpSessionObject<Env> {
 }
 
 /** 2026-07-28 requests: no session, so only the tools that need none, and the suite's fixtures. */
-function modernServer({ requestState }: ModernContext): McpServer {
+function modernServer(context: ModernContext): McpServer {
+  const { requestState } = context;
   const server = new McpServer(
     { name: 'mcp-edge-sessions-fixture', version: '0.1.0' },
     { capabilities: conformanceCapabilities, requestState: { verify: requestState.verify } },
   );
   registerStatelessTools(server);
   registerConformanceFixtures(server);
-  registerModernConformanceFixtures(server, requestState);
+  registerModernConformanceFixtures(server, context);
   return server;
 }
 
-export default createMcpWorker<Env>({ sessions: (env) => env.MCP_SESSION, modern: modernServer }) satisfies ExportedHandler<Env>;
+export { McpEventBus } from '../../src/lib.ts';
+
+export default createMcpWorker<Env>({
+  sessions: (env) => env.MCP_SESSION,
+  modern: modernServer,
+  bus: (env) => env.MCP_BUS,
+}) satisfies ExportedHandler<Env>;

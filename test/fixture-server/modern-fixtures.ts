@@ -18,7 +18,7 @@ import {
   type McpServer,
   type ServerContext,
 } from '@modelcontextprotocol/server';
-import type { RequestStateSeal } from '../../src/lib.ts';
+import type { ModernContext, RequestStateSeal } from '../../src/lib.ts';
 
 const text = (value: string) => ({ content: [{ type: 'text' as const, text: value }] });
 
@@ -47,9 +47,18 @@ function roundState(ctx: ServerContext): RoundState | undefined {
   return ctx.mcpReq.requestState<RoundState>();
 }
 
-export function registerModernConformanceFixtures(server: McpServer, seal: RequestStateSeal): void {
-  registerInputRequiredTools(server, seal);
+export function registerModernConformanceFixtures(server: McpServer, { requestState, notify }: ModernContext): void {
+  registerInputRequiredTools(server, requestState);
   registerStatelessDiagnostics(server);
+  // A change made by this request reaches listen streams held by any other (event-bus.ts).
+  server.registerTool('test_trigger_tool_change', { description: 'Announces a tool list change to listeners' }, () => {
+    notify.toolsChanged();
+    return text('tools changed');
+  });
+  server.registerTool('test_trigger_prompt_change', { description: 'Announces a prompt list change to listeners' }, () => {
+    notify.promptsChanged();
+    return text('prompts changed');
+  });
   server.registerTool(
     'test_x_mcp_header',
     {

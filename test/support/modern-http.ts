@@ -1,0 +1,48 @@
+/**
+ * Raw 2026-07-28 requests against the Worker under test: every request carries its revision,
+ * client capabilities and info in `_meta`, and the routing headers (`MCP-Protocol-Version`,
+ * `Mcp-Method`, `Mcp-Name`). No session.
+ */
+import { fetchWorker } from './mcp-http.ts';
+
+export const MODERN = '2026-07-28';
+
+let nextId = 1;
+
+export function modernRequest(method: string, params: Record<string, unknown> = {}, capabilities: Record<string, unknown> = {}) {
+  const name = typeof params.name === 'string' ? params.name : typeof params.uri === 'string' ? params.uri : undefined;
+  const { _meta, ...rest } = params as { _meta?: Record<string, unknown> };
+  return fetchWorker({
+    method: 'POST',
+    headers: {
+      Host: 'localhost',
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      'MCP-Protocol-Version': MODERN,
+      'Mcp-Method': method,
+      ...(name !== undefined && { 'Mcp-Name': name }),
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: nextId++,
+      method,
+      params: {
+        ...rest,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': MODERN,
+          'io.modelcontextprotocol/clientCapabilities': capabilities,
+          'io.modelcontextprotocol/clientInfo': { name: 'test', version: '1.0.0' },
+          ..._meta,
+        },
+      },
+    }),
+  });
+}
+
+/** The one JSON-RPC message of a JSON answer, or the last one of an SSE answer. */
+export async function answerOf(response: Response): Promise<any> {
+  const text = await response.text();
+  if (!(response.headers.get('Content-Type') ?? '').includes('text/event-stream')) return JSON.parse(text);
+  const data = [...text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]!));
+  return data.at(-1);
+}
