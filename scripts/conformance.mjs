@@ -1,15 +1,17 @@
 // Runs the MCP conformance suite (the independent judge of protocol behaviour), the official
 // Node client and a raw-HTTP walk of the resume decision table against `wrangler dev` on
-// loopback. Two releases of the suite: 0.1.16 with every scenario (`--suite all`, pending ones
-// included) and 0.2.0-alpha.12 with exactly what revision 2025-11-25 requires. Fails on any
-// FAILURE or WARNING check — the suite's summary line hides warnings, so every checks.json is
-// read.
+// loopback, then the official v2 client in its three era modes against the example. Two
+// releases of the suite: 0.1.16 with every scenario (`--suite all`, pending ones included)
+// and 0.2.0-alpha.12 with exactly what revisions 2025-11-25 and 2026-07-28 require. Fails on
+// any FAILURE or WARNING check — the suite's summary line hides warnings, so every
+// checks.json is read.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { withDevServer } from './dev-server.mjs';
+import { clientMatrix } from './client-matrix.mjs';
 import { checkWithSdkClient } from './sdk-client-check.mjs';
 import { walkResumeTable } from './walk-resume-table.mjs';
 
@@ -53,6 +55,10 @@ await withDevServer(port, async (url) => {
   await checkWithSdkClient(url);
   if (!(await walkResumeTable(url))) process.exit(1);
 });
+
+// The official v2 client in each era mode, against the example a user runs with `npm run dev`.
+console.log('\n== client matrix (examples/demo)');
+await withDevServer(port + 1, clientMatrix, { config: 'examples/demo/wrangler.toml' });
 
 /** One release of the suite; returns every failure, warning and missing must-pass check. */
 function runSuite({ label, cli, args, mustSucceed = [], skip = () => false }, url) {

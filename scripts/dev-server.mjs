@@ -1,16 +1,17 @@
 // Starts `wrangler dev` on loopback for a bounded time, hands its URL to a callback, and
-// always stops it (the whole process group) afterwards. It serves the library's fixture
-// server (test/fixture-server): the demo tools and the conformance suite's fixtures.
+// always stops it (the whole process group) afterwards. By default it serves the library's
+// fixture server (test/fixture-server): the demo tools and the conformance suite's fixtures;
+// `config` names another wrangler config (the example's, for the client matrix).
 import { spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const READY_TIMEOUT_MS = 90_000;
 const FIXTURE_CONFIG = 'test/fixture-server/wrangler.toml';
 
-export async function withDevServer(port, callback) {
+export async function withDevServer(port, callback, { config = FIXTURE_CONFIG } = {}) {
   const url = `http://localhost:${port}/mcp`;
   const log = [];
-  const dev = spawn('npx', ['wrangler', 'dev', '-c', FIXTURE_CONFIG, '--ip', '127.0.0.1', '--port', String(port)], {
+  const dev = spawn('npx', ['wrangler', 'dev', '-c', config, '--ip', '127.0.0.1', '--port', String(port)], {
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });

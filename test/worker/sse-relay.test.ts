@@ -36,7 +36,9 @@ function relayPair(head = '', options: Partial<RelayOptions> & { noSocket?: bool
   const received: string[] = [];
   let closed: { code: number; reason: string } | undefined;
   let opened = 0;
-  object.addEventListener('message', ({ data }) => received.push(String(data)));
+  object.addEventListener('message', ({ data }) => {
+    received.push(String(data));
+  });
   object.addEventListener('close', ({ code, reason }) => (closed = { code, reason }));
   const body = relayStream(
     stream,

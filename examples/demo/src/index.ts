@@ -1,10 +1,11 @@
 /**
- * A Worker serving MCP with mcp-edge-sessions: the edge Worker routes each session to its
- * Durable Object, a `DemoSession`, whose McpServer holds the tools.
+ * A Worker serving MCP with mcp-edge-sessions, in both protocol eras: the edge Worker routes
+ * each 2025 session to its Durable Object, a `DemoSession`, whose McpServer holds the tools,
+ * and serves each 2026-07-28 request with an McpServer of its own (`modern`).
  */
 import { McpServer } from '@modelcontextprotocol/server';
-import { createMcpWorker, McpSessionObject, sessionServerOptions, type SessionContext } from 'mcp-edge-sessions';
-import { registerTools } from './tools.ts';
+import { createMcpWorker, McpSessionObject, sessionServerOptions, type ModernContext, type SessionContext } from 'mcp-edge-sessions';
+import { registerStatelessTools, registerTools } from './tools.ts';
 
 export class DemoSession extends McpSessionObject<Env> {
   protected override createServer(session: SessionContext): McpServer {
@@ -14,4 +15,17 @@ export class DemoSession extends McpSessionObject<Env> {
   }
 }
 
-export default createMcpWorker<Env>({ sessions: (env) => env.MCP_SESSION }) satisfies ExportedHandler<Env>;
+/** A 2026-07-28 request: no session, so the tools that need none. */
+function modernServer({ requestState }: ModernContext): McpServer {
+  const server = new McpServer({ name: 'mcp-edge-sessions-demo', version: '0.1.0' }, { requestState: { verify: requestState.verify } });
+  registerStatelessTools(server);
+  return server;
+}
+
+export { McpEventBus } from 'mcp-edge-sessions';
+
+export default createMcpWorker<Env>({
+  sessions: (env) => env.MCP_SESSION,
+  modern: modernServer,
+  bus: (env) => env.MCP_BUS,
+}) satisfies ExportedHandler<Env>;

@@ -1,9 +1,14 @@
-/** The demo's tools: one that streams progress, two that keep state in the session. */
-import type { McpServer } from '@modelcontextprotocol/server';
+/**
+ * The demo's tools. `countdown` streams progress and `confirm` asks the client something: both
+ * need no session, so they serve both protocol eras. `tally` and `note` keep state in the
+ * session's storage: sessions only.
+ */
+import { acceptedContent, inputRequired, type McpServer } from '@modelcontextprotocol/server';
 import type { SessionContext } from 'mcp-edge-sessions';
 import * as z from 'zod';
 
-export function registerTools(server: McpServer, session: SessionContext): void {
+/** Tools that need no session: registered on the session's server and on every 2026-07-28 request's. */
+export function registerStatelessTools(server: McpServer): void {
   server.registerTool(
     'countdown',
     {
@@ -22,6 +27,36 @@ export function registerTools(server: McpServer, session: SessionContext): void 
       return { content: [{ type: 'text', text: `liftoff after ${from}` }] };
     },
   );
+
+  // Written once for both eras: to a 2026-07-28 client the question is an input_required
+  // result, answered on the retried call; on a 2025 session the SDK asks it as a real
+  // elicitation/create request on the call's stream, then runs the handler again.
+  server.registerTool(
+    'confirm',
+    {
+      description: 'Asks the client to confirm an action (elicitation), then reports the answer.',
+      inputSchema: z.object({ action: z.string().min(1).max(200) }),
+    },
+    async ({ action }, ctx) => {
+      const answer = acceptedContent<{ ok?: unknown }>(ctx.mcpReq.inputResponses, 'confirm');
+      if (answer === undefined) {
+        return inputRequired({
+          inputRequests: {
+            confirm: inputRequired.elicit({
+              message: `Confirm: ${action}?`,
+              requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] },
+            }),
+          },
+        });
+      }
+      return { content: [{ type: 'text', text: answer.ok === true ? `confirmed: ${action}` : `declined: ${action}` }] };
+    },
+  );
+}
+
+/** All the tools of a session. */
+export function registerTools(server: McpServer, session: SessionContext): void {
+  registerStatelessTools(server);
 
   server.registerTool(
     'tally',

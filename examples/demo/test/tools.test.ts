@@ -34,10 +34,10 @@ const call = (session: string, id: number, name: string, args: Record<string, un
   post({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, _meta: { progressToken: `p${id}` } } }, session);
 
 describe('the demo server', () => {
-  it('lists its own three tools', async () => {
+  it('lists its own four tools', async () => {
     const session = await openSession();
     const { messages } = await post({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, session);
-    expect(messages[0].result.tools.map((tool: { name: string }) => tool.name).sort()).toEqual(['countdown', 'note', 'tally']);
+    expect(messages[0].result.tools.map((tool: { name: string }) => tool.name).sort()).toEqual(['confirm', 'countdown', 'note', 'tally']);
   });
 
   it('note keeps the session’s notes in its storage', async () => {

@@ -1,0 +1,71 @@
+// The official TypeScript client (@modelcontextprotocol/client v2) against a running server, in
+// each of its era modes: `legacy` (initialize, a session), `auto` (probes server/discover, then
+// serves modern if it can) and pinned modern (`{ pin: '2026-07-28' }`). In each: countdown with
+// progress, and `confirm`, which asks the client (an elicitation on a session, an
+// input_required round in 2026-07-28). Then a modern probe and a legacy session, at once, from
+// one process: neither locks the other out.
+// Usage: node scripts/client-matrix.mjs [url]   (default http://localhost:8787/mcp)
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+
+const MODES = [
+  { label: 'legacy', mode: 'legacy' },
+  { label: 'auto', mode: 'auto' },
+  { label: 'pinned 2026-07-28', mode: { pin: '2026-07-28' } },
+];
+
+async function connect(url, mode) {
+  const client = new Client(
+    { name: 'client-matrix', version: '1.0.0' },
+    { capabilities: { elicitation: {} }, versionNegotiation: { mode } },
+  );
+  const asked = [];
+  client.setRequestHandler('elicitation/create', async (request) => {
+    asked.push(request.params.message);
+    return { action: 'accept', content: { ok: true } };
+  });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  return { client, asked };
+}
+
+async function exercise(url, { label, mode }) {
+  const { client, asked } = await connect(url, mode);
+  try {
+    const version = client.getNegotiatedProtocolVersion();
+    const progress = [];
+    const countdown = await client.callTool(
+      { name: 'countdown', arguments: { from: 3, interval_ms: 50 } },
+      { onprogress: (p) => progress.push(p.progress) },
+    );
+    const confirm = await client.callTool({ name: 'confirm', arguments: { action: 'deploy' } });
+    const results = [countdown.content?.[0]?.text, confirm.content?.[0]?.text];
+    console.log(
+      `${label.padEnd(18)} ${version}: countdown progress ${JSON.stringify(progress)} → ${JSON.stringify(results[0])}; confirm asked ${JSON.stringify(asked)} → ${JSON.stringify(results[1])}`,
+    );
+    if (JSON.stringify(progress) !== '[1,2,3]' || results[0] !== 'liftoff after 3') throw new Error(`${label}: countdown`);
+    if (asked.length !== 1 || results[1] !== 'confirmed: deploy') throw new Error(`${label}: confirm`);
+    return version;
+  } finally {
+    await client.close();
+  }
+}
+
+export async function clientMatrix(url) {
+  const versions = [];
+  for (const mode of MODES) versions.push(await exercise(url, mode));
+  if (versions[0] === '2026-07-28' || versions[2] !== '2026-07-28') throw new Error(`eras: ${versions.join(', ')}`);
+  // Both eras from one process, concurrently.
+  const [modern, legacy] = await Promise.all([connect(url, { pin: '2026-07-28' }), connect(url, 'legacy')]);
+  try {
+    const [a, b] = await Promise.all([modern.client.listTools(), legacy.client.listTools()]);
+    console.log(
+      `side by side: modern ${modern.client.getNegotiatedProtocolVersion()} lists ${a.tools.length} tools, ` +
+        `legacy ${legacy.client.getNegotiatedProtocolVersion()} lists ${b.tools.length}`,
+    );
+  } finally {
+    await Promise.all([modern.client.close(), legacy.client.close()]);
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  await clientMatrix(process.argv[2] ?? 'http://localhost:8787/mcp');
+}
