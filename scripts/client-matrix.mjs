@@ -2,7 +2,7 @@
 // each of its era modes: `legacy` (initialize, a session), `auto` (probes server/discover, then
 // serves modern if it can) and pinned modern (`{ pin: '2026-07-28' }`). In each: countdown with
 // progress, and `confirm`, which asks the client (an elicitation on a session, an
-// input_required round in 2026-07-28). Then a modern probe and a legacy session, at once, from
+// input_required round in 2026-07-28). Then a modern probe followed by a legacy session from
 // one process: neither locks the other out.
 // Usage: node scripts/client-matrix.mjs [url]   (default http://localhost:8787/mcp)
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -53,16 +53,24 @@ export async function clientMatrix(url) {
   const versions = [];
   for (const mode of MODES) versions.push(await exercise(url, mode));
   if (versions[0] === '2026-07-28' || versions[2] !== '2026-07-28') throw new Error(`eras: ${versions.join(', ')}`);
-  // Both eras from one process, concurrently.
-  const [modern, legacy] = await Promise.all([connect(url, { pin: '2026-07-28' }), connect(url, 'legacy')]);
+  // A modern probe, then a legacy session while the modern client is still connected, from
+  // one process: neither era locks the other out.
+  const modern = await connect(url, { pin: '2026-07-28' });
   try {
-    const [a, b] = await Promise.all([modern.client.listTools(), legacy.client.listTools()]);
-    console.log(
-      `side by side: modern ${modern.client.getNegotiatedProtocolVersion()} lists ${a.tools.length} tools, ` +
-        `legacy ${legacy.client.getNegotiatedProtocolVersion()} lists ${b.tools.length}`,
-    );
+    const probed = await modern.client.listTools();
+    const legacy = await connect(url, 'legacy');
+    try {
+      const [again, listed] = await Promise.all([modern.client.listTools(), legacy.client.listTools()]);
+      console.log(
+        `modern then legacy: ${modern.client.getNegotiatedProtocolVersion()} lists ${probed.tools.length} tools (${again.tools.length} again), ` +
+          `then ${legacy.client.getNegotiatedProtocolVersion()} lists ${listed.tools.length}`,
+      );
+      if (legacy.client.getNegotiatedProtocolVersion() === '2026-07-28') throw new Error('the legacy client was served modern');
+    } finally {
+      await legacy.client.close();
+    }
   } finally {
-    await Promise.all([modern.client.close(), legacy.client.close()]);
+    await modern.client.close();
   }
 }
 

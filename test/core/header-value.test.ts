@@ -1,0 +1,23 @@
+import { describe, expect, it } from 'vitest';
+import { decodeHeaderValue } from '../../src/core/header-value.ts';
+
+describe('decodeHeaderValue', () => {
+  it.each([
+    ['a plain value, trimmed', '  deploy ', 'deploy'],
+    ['the base64 form', `=?base64?${btoa('deploy')}?=`, 'deploy'],
+    ['UTF-8 in the base64 form', '=?base64?w6l0w6k=?=', 'été'],
+    ['an empty base64 form', '=?base64??=', ''],
+    ['a value that only starts like the form', '=?base64?SGVsbG8=', '=?base64?SGVsbG8='],
+    ['a value without the prefix', 'SGVsbG8=', 'SGVsbG8='],
+  ])('%s', (_name, raw, decoded) => {
+    expect(decodeHeaderValue(raw)).toBe(decoded);
+  });
+
+  it.each([
+    ['bad padding', '=?base64?SGVsbG8?='],
+    ['characters outside base64', '=?base64?SGVs!!!bG8=?='],
+    ['bytes that are not UTF-8', `=?base64?${btoa('\xff\xfe')}?=`],
+  ])('%s is malformed', (_name, raw) => {
+    expect(decodeHeaderValue(raw)).toBeUndefined();
+  });
+});
