@@ -336,3 +336,86 @@ function drain(response, request) {
       request.clear();
     });
 }
+
+export const MODERN_PROTOCOL_VERSION = '2026-07-28';
+let modernId = 1;
+
+/**
+ * One 2026-07-28 request (no session: every request carries its revision, capabilities and
+ * client info, and the routing headers). Resolves with `{ status, message, response }`: the
+ * JSON-RPC answer of a JSON body, or the last message of an SSE one.
+ */
+export async function modernRequest(url, method, params = {}, { timeoutMs = 10_000 } = {}) {
+  const name = params.name ?? params.uri;
+  return withDeadline(timeoutMs, async (signal) => {
+    const response = await fetch(url, {
+      method: 'POST',
+      signal,
+      headers: {
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        'MCP-Protocol-Version': MODERN_PROTOCOL_VERSION,
+        'Mcp-Method': method,
+        ...(name !== undefined && { 'Mcp-Name': name }),
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: modernId++, method, params: { ...params, _meta: modernEnvelope() } }),
+    });
+    if (isSse(response)) {
+      let message;
+      await readSse(response, (event) => void (message = event.message ?? message));
+      return { status: response.status, message };
+    }
+    const text = await response.text();
+    let message;
+    try {
+      message = JSON.parse(text);
+    } catch {
+      message = undefined;
+    }
+    return { status: response.status, message };
+  });
+}
+
+export function modernEnvelope() {
+  return {
+    'io.modelcontextprotocol/protocolVersion': MODERN_PROTOCOL_VERSION,
+    'io.modelcontextprotocol/clientCapabilities': {},
+    'io.modelcontextprotocol/clientInfo': { name: 'mcp-bench', version: '0.0.0' },
+  };
+}
+
+/**
+ * Opens a `subscriptions/listen` stream for tool list changes and reads it in the background;
+ * `onEvent(event)` sees each event. Resolves once the acknowledgement arrived.
+ */
+export async function modernListen(url, onEvent, { maxMs = 600_000 } = {}) {
+  const held = deadline(maxMs);
+  const response = await fetch(url, {
+    method: 'POST',
+    signal: held.signal,
+    headers: {
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      'MCP-Protocol-Version': MODERN_PROTOCOL_VERSION,
+      'Mcp-Method': 'subscriptions/listen',
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: modernId++,
+      method: 'subscriptions/listen',
+      params: { notifications: { toolsListChanged: true }, _meta: modernEnvelope() },
+    }),
+  });
+  if (!isSse(response)) {
+    held.clear();
+    throw new HttpError('subscriptions/listen', response.status, await response.text().catch(() => ''));
+  }
+  let acknowledged;
+  const ack = new Promise((resolve) => (acknowledged = resolve));
+  const done = readSse(response, (event) => {
+    if (event.message?.method === 'notifications/subscriptions/acknowledged') acknowledged();
+    else onEvent(event);
+  }).finally(() => held.clear());
+  await ack;
+  return { close: () => held.abort(), done };
+}

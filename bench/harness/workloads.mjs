@@ -2,7 +2,7 @@
 // A workload returns one sample: { metrics: { key: number | null }, status?, raw }. A metric is
 // null when it does not apply (a peer that cannot resume has no "lost" count) and `status` says why.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { initialize, now, responseTo } from './client.mjs';
+import { initialize, modernListen, modernRequest, now, responseTo } from './client.mjs';
 import { median, percentile } from './stats.mjs';
 
 export const SIZES = {
@@ -29,6 +29,11 @@ export const SIZES = {
     w7Sessions: 100,
     w7Batch: 20,
     w7IdleMs: 60_000,
+    m1Calls: 300,
+    m1Warmup: 10,
+    m2Clients: 16,
+    m2Calls: 40,
+    m3Changes: 50,
     /** How long a resumed stream may take to bring the result (W4, W4b, W5). */
     resumeTimeoutMs: 10_000,
   },
@@ -55,6 +60,11 @@ export const SIZES = {
     w7Sessions: 10,
     w7Batch: 10,
     w7IdleMs: 60_000,
+    m1Calls: 50,
+    m1Warmup: 3,
+    m2Clients: 6,
+    m2Calls: 8,
+    m3Changes: 10,
     resumeTimeoutMs: 1_500,
   },
 };
@@ -632,6 +642,87 @@ const w7 = {
   },
 };
 
+/** Whether the peer serves 2026-07-28 (a `server/discover` answered with that revision). */
+async function speaksModern(peer) {
+  try {
+    const { message } = await modernRequest(peer.url, 'server/discover');
+    return message?.result?.supportedVersions?.includes('2026-07-28') === true;
+  } catch {
+    return false;
+  }
+}
+
+async function modernEcho(peer) {
+  const t0 = now();
+  const { status, message } = await modernRequest(peer.url, 'tools/call', { name: 'echo', arguments: { text: 'hi' } });
+  if (status !== 200 || message?.result?.content?.[0]?.text !== 'hi') throw new Error(`M echo: HTTP ${status} ${JSON.stringify(message)}`);
+  return now() - t0;
+}
+
+const NOT_MODERN = 'does not serve 2026-07-28';
+
+const m1 = {
+  id: 'M1',
+  title: 'sequential 2026-07-28 tools/call echo (no session)',
+  metrics: [
+    { key: 'p50_ms', label: 'M1 modern echo p50 ms', better: 'lower' },
+    { key: 'p99_ms', label: 'M1 modern echo p99 ms', better: 'lower' },
+  ],
+  async run({ peer, sizes }) {
+    if (!(await speaksModern(peer))) return { metrics: { p50_ms: null, p99_ms: null }, status: NOT_MODERN, raw: {} };
+    for (let i = 0; i < sizes.m1Warmup; i++) await modernEcho(peer);
+    const latencies = [];
+    for (let i = 0; i < sizes.m1Calls; i++) latencies.push(await modernEcho(peer));
+    return { metrics: { p50_ms: percentile(latencies, 50), p99_ms: percentile(latencies, 99) }, raw: { latencies } };
+  },
+};
+
+const m2 = {
+  id: 'M2',
+  title: '2026-07-28 echo calls, concurrent clients (each sequential)',
+  metrics: [{ key: 'calls_per_s', label: 'M2 modern echo calls/s', better: 'higher' }],
+  async run({ peer, sizes }) {
+    if (!(await speaksModern(peer))) return { metrics: { calls_per_s: null }, status: NOT_MODERN, raw: {} };
+    const t0 = now();
+    await Promise.all(
+      Array.from({ length: sizes.m2Clients }, async () => {
+        for (let i = 0; i < sizes.m2Calls; i++) await modernEcho(peer);
+      }),
+    );
+    const seconds = (now() - t0) / 1000;
+    return { metrics: { calls_per_s: (sizes.m2Clients * sizes.m2Calls) / seconds }, raw: { seconds } };
+  },
+};
+
+const m3 = {
+  id: 'M3',
+  title: 'a subscriptions/listen notification, from the call that causes it to the listener',
+  metrics: [{ key: 'p50_ms', label: 'M3 listen notification p50 ms', better: 'lower' }],
+  async run({ peer, sizes }) {
+    if (!(await speaksModern(peer))) return { metrics: { p50_ms: null }, status: NOT_MODERN, raw: {} };
+    let arrived;
+    const listener = await modernListen(peer.url, (event) => {
+      if (event.message?.method === 'notifications/tools/list_changed') arrived?.(event.t);
+    });
+    const latencies = [];
+    try {
+      for (let i = 0; i < sizes.m3Changes; i++) {
+        const notified = new Promise((resolve, reject) => {
+          arrived = resolve;
+          setTimeout(() => reject(new Error('M3: no notification within 5 s')), 5_000);
+        });
+        const t0 = now();
+        const { message } = await modernRequest(peer.url, 'tools/call', { name: 'changed', arguments: {} });
+        if (message?.result === undefined) throw new Error(`M3: ${JSON.stringify(message)}`);
+        latencies.push((await notified) - t0);
+      }
+    } finally {
+      listener.close();
+    }
+    return { metrics: { p50_ms: median(latencies) }, raw: { latencies } };
+  },
+};
+
 // W6 first: in round 1 it meets a fresh peer (see firstRoundOnly). W7 last: its idle minute
 // should follow the load of the others, as a quiet hour follows a busy one.
-export const WORKLOADS = [w6, w1, w2, w3, w4, w4b, w5, w7];
+export const WORKLOADS = [w6, w1, w2, w3, w4, w4b, w5, m1, m2, m3, w7];

@@ -39,7 +39,9 @@ function relayPair(head = '', options: Partial<RelayOptions> & { noSocket?: bool
   object.addEventListener('message', ({ data }) => {
     received.push(String(data));
   });
-  object.addEventListener('close', ({ code, reason }) => (closed = { code, reason }));
+  object.addEventListener('close', ({ code, reason }) => {
+    closed = { code, reason };
+  });
   const body = relayStream(
     stream,
     async () => {

@@ -5,10 +5,34 @@
  */
 import { McpServer } from '@modelcontextprotocol/server';
 import * as z from 'zod';
-import { createMcpWorker, McpSessionObject, sessionServerOptions, type ConfigVars, type SessionContext } from '../../../src/lib.ts';
+import {
+  createMcpWorker,
+  McpSessionObject,
+  sessionServerOptions,
+  type ConfigVars,
+  type ModernContext,
+  type SessionContext,
+} from '../../../src/lib.ts';
 
 interface BenchEnv extends ConfigVars {
   readonly BENCH_SESSION: DurableObjectNamespace;
+  readonly BENCH_BUS: DurableObjectNamespace;
+}
+
+const echo = (server: McpServer) =>
+  server.registerTool('echo', { description: 'Returns its text.', inputSchema: z.object({ text: z.string() }) }, async ({ text }) => ({
+    content: [{ type: 'text', text }],
+  }));
+
+/** 2026-07-28 requests (M1–M3): echo, and `changed`, which tells every listen stream the tool list changed. */
+function modernServer({ notify }: ModernContext): McpServer {
+  const server = new McpServer({ name: 'bench-ours', version: '0.0.0' });
+  echo(server);
+  server.registerTool('changed', { description: 'Announces a tool list change to listeners (M3).' }, async () => {
+    notify.toolsChanged();
+    return { content: [{ type: 'text', text: 'changed' }] };
+  });
+  return server;
 }
 
 /**
@@ -28,9 +52,7 @@ export class BenchSession extends McpSessionObject<BenchEnv> {
   protected override createServer(_session: SessionContext): McpServer {
     // logging: the notify tool's message (W7); without the capability the SDK drops it silently.
     const server = new McpServer({ name: 'bench-ours', version: '0.0.0' }, sessionServerOptions({ capabilities: { logging: {} } }));
-    server.registerTool('echo', { description: 'Returns its text.', inputSchema: z.object({ text: z.string() }) }, async ({ text }) => ({
-      content: [{ type: 'text', text }],
-    }));
+    echo(server);
     server.registerTool(
       'progress',
       {
@@ -62,7 +84,9 @@ export class BenchSession extends McpSessionObject<BenchEnv> {
   }
 }
 
-const app = createMcpWorker<BenchEnv>({ sessions: (env) => env.BENCH_SESSION });
+export { McpEventBus } from '../../../src/lib.ts';
+
+const app = createMcpWorker<BenchEnv>({ sessions: (env) => env.BENCH_SESSION, modern: modernServer, bus: (env) => env.BENCH_BUS });
 
 export default {
   fetch: (request, env, ctx) => (request.url.endsWith(INSTANCES_PATH) ? Response.json({ constructed }) : app.fetch(request, env, ctx)),
