@@ -32,6 +32,7 @@ const SPECS = {
   floor: { kind: 'wrangler', config: 'bench/peers/floor/wrangler.toml' },
   'durable-floor': { kind: 'wrangler', config: 'bench/peers/durable-floor/wrangler.toml' },
   sdk: { kind: 'node', script: 'bench/peers/sdk/server.mjs' },
+  'sdk-modern': { kind: 'node', script: 'bench/peers/sdk-modern/server.mjs' },
   mcpagent: { kind: 'wrangler', config: 'bench/peers/mcpagent/wrangler.toml' },
 };
 
