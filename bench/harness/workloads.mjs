@@ -29,6 +29,7 @@ export const SIZES = {
     w7Sessions: 100,
     w7Batch: 20,
     w7IdleMs: 60_000,
+    w7Listeners: 10,
     m1Calls: 300,
     m1Warmup: 10,
     m2Clients: 16,
@@ -60,6 +61,7 @@ export const SIZES = {
     w7Sessions: 10,
     w7Batch: 10,
     w7IdleMs: 60_000,
+    w7Listeners: 3,
     m1Calls: 50,
     m1Warmup: 3,
     m2Clients: 6,
@@ -532,15 +534,17 @@ const w6 = {
 const W7_WARM_SAMPLES = 10;
 const W7_EVENT_TIMEOUT_MS = 15_000;
 
-/** A peer's count of constructed session objects (`ours` only: bench/peers/ours), or undefined. */
-async function instancesOf(peer) {
+/** A peer's counts of constructed session and bus objects (`ours` only: bench/peers/ours), or undefined. */
+async function countsOf(peer) {
   try {
     const response = await fetch(new URL('/bench/instances', peer.url), { signal: AbortSignal.timeout(5_000) });
-    return response.ok ? (await response.json()).constructed : undefined;
+    return response.ok ? await response.json() : undefined;
   } catch {
     return undefined;
   }
 }
+
+const instancesOf = async (peer) => (await countsOf(peer))?.constructed;
 
 /**
  * One session holding its standalone stream, and a way to time an event on it: `deliver`
@@ -585,16 +589,34 @@ const w7 = {
     { key: 'resident_after_idle', label: 'W7 objects resident after 1 min idle', better: 'lower' },
     { key: 'event_after_idle_p50_ms', label: 'W7 event after idle p50 ms', better: 'lower' },
     { key: 'event_warm_p50_ms', label: 'W7 event warm p50 ms', better: 'lower' },
+    { key: 'bus_resident_after_idle', label: 'W7 bus object resident after idle (listeners)', better: 'lower' },
+    { key: 'listen_after_idle_ms', label: 'W7 listen notification after idle ms', better: 'lower' },
   ],
   async run({ peer, sizes, memoryRss }) {
     const none = (status) => ({
-      metrics: { resident_after_idle: null, event_after_idle_p50_ms: null, event_warm_p50_ms: null },
+      metrics: {
+        resident_after_idle: null,
+        event_after_idle_p50_ms: null,
+        event_warm_p50_ms: null,
+        bus_resident_after_idle: null,
+        listen_after_idle_ms: null,
+      },
       status,
       raw: {},
     });
     if ((await instancesOf(peer)) === undefined) return none('no instance count and no notify tool (ours only)');
     const listeners = [];
+    const listenStreams = [];
     try {
+      // 2026-07-28 listen streams, idle through the same minute: does the bus object sleep too?
+      const heard = [];
+      for (let i = 0; i < sizes.w7Listeners; i++) {
+        listenStreams.push(
+          await modernListen(peer.url, (event) => {
+            if (event.message?.method === 'notifications/tools/list_changed') heard.push(event.t);
+          }),
+        );
+      }
       const rssBefore = await memoryRss(peer);
       const opened = await inBatches(sizes.w7Sessions, sizes.w7Batch, async () => {
         const listener = await listeningSession(peer.url);
@@ -608,7 +630,14 @@ const w7 = {
       const beforeIdle = await instancesOf(peer);
       await sleep(sizes.w7IdleMs);
       const rssIdle = await memoryRss(peer);
-      const afterIdle = await instancesOf(peer);
+      const { constructed: afterIdle, busConstructed: busAfterIdle } = await countsOf(peer);
+      // One change for every listener: the bus object, if it slept, is constructed anew.
+      const t0 = now();
+      await modernRequest(peer.url, 'tools/call', { name: 'changed', arguments: {} });
+      for (let waited = 0; heard.length < listenStreams.length && waited < 5_000; waited += 10) await sleep(10);
+      if (heard.length < listenStreams.length) throw new Error(`W7: ${heard.length} of ${listenStreams.length} listeners heard the change`);
+      const listenAfterIdle = Math.max(...heard) - t0;
+      const busWoken = (await countsOf(peer)).busConstructed - busAfterIdle;
       // One at a time, as the warm ones: concurrent calls on this 2-core machine would time the
       // queue, not the wake-up.
       const afterIdleEvents = [];
@@ -620,6 +649,8 @@ const w7 = {
           resident_after_idle: listeners.length - woken,
           event_after_idle_p50_ms: median(afterIdleEvents),
           event_warm_p50_ms: median(warm),
+          bus_resident_after_idle: busWoken > 0 ? 0 : 1,
+          listen_after_idle_ms: listenAfterIdle,
         },
         raw: {
           sessions: listeners.length,
@@ -629,6 +660,8 @@ const w7 = {
           woken_by_event: woken,
           event_after_idle_ms: afterIdleEvents,
           event_warm_ms: warm,
+          listeners: listenStreams.length,
+          bus_constructed_by_the_change: busWoken,
           // Not a metric: a process that served other workloads keeps (and reuses) what they
           // freed, and local workerd keeps an evicted object's memory (bench/README.md, W6).
           rss_before: rssBefore,
@@ -636,6 +669,7 @@ const w7 = {
         },
       };
     } finally {
+      for (const listen of listenStreams) listen.close();
       for (const { stream } of listeners) stream.close();
       await inBatches(listeners.length, sizes.w7Batch, (i) => listeners[i].session.close());
     }

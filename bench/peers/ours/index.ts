@@ -7,6 +7,7 @@ import { McpServer } from '@modelcontextprotocol/server';
 import * as z from 'zod';
 import {
   createMcpWorker,
+  McpEventBus,
   McpSessionObject,
   sessionServerOptions,
   type ConfigVars,
@@ -41,6 +42,7 @@ function modernServer({ notify }: ModernContext): McpServer {
  * hibernation is constructed again, one that stayed resident is not.
  */
 let constructed = 0;
+let busConstructed = 0;
 const INSTANCES_PATH = '/bench/instances';
 
 export class BenchSession extends McpSessionObject<BenchEnv> {
@@ -84,10 +86,17 @@ export class BenchSession extends McpSessionObject<BenchEnv> {
   }
 }
 
-export { McpEventBus } from '../../../src/lib.ts';
+/** The event bus object, counted like the sessions (W7: does an idle listener keep it awake?). */
+export class BenchBus extends McpEventBus {
+  constructor(ctx: DurableObjectState, env: BenchEnv) {
+    super(ctx, env);
+    busConstructed++;
+  }
+}
 
 const app = createMcpWorker<BenchEnv>({ sessions: (env) => env.BENCH_SESSION, modern: modernServer, bus: (env) => env.BENCH_BUS });
 
 export default {
-  fetch: (request, env, ctx) => (request.url.endsWith(INSTANCES_PATH) ? Response.json({ constructed }) : app.fetch(request, env, ctx)),
+  fetch: (request, env, ctx) =>
+    request.url.endsWith(INSTANCES_PATH) ? Response.json({ constructed, busConstructed }) : app.fetch(request, env, ctx),
 } satisfies ExportedHandler<BenchEnv>;
