@@ -36,5 +36,21 @@ export function relayed(
     connection.bind(objectEnd);
     return pair[0];
   };
-  return new Response(relayStream(head, openSocket, { heartbeatMs, maxAgeMs, bufferBytes, bridgeMs }));
+  // The client leaving: the Worker hears it from the request's signal (edge/worker.ts), here
+  // from the body's cancel, before the body itself is cancelled.
+  const client = new AbortController();
+  const body = relayStream(head, openSocket, { heartbeatMs, maxAgeMs, bufferBytes, bridgeMs, clientSignal: client.signal }).getReader();
+  return new Response(
+    new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        const { done, value } = await body.read();
+        if (done) controller.close();
+        else controller.enqueue(value);
+      },
+      cancel(reason) {
+        client.abort();
+        return body.cancel(reason);
+      },
+    }),
+  );
 }

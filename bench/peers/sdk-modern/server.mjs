@@ -17,6 +17,22 @@ const handler = createMcpHandler(() => {
   server.registerTool('echo', { description: 'Returns its text.', inputSchema: z.object({ text: z.string() }) }, async ({ text }) => ({
     content: [{ type: 'text', text }],
   }));
+  server.registerTool(
+    'progress',
+    {
+      description: 'Sends n progress notifications as fast as possible, then returns "done <n>".',
+      inputSchema: z.object({ n: z.number().int().min(0).max(1_000_000) }),
+    },
+    async ({ n }, ctx) => {
+      const progressToken = ctx.mcpReq._meta?.progressToken;
+      if (progressToken !== undefined) {
+        for (let progress = 1; progress <= n; progress++) {
+          await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, progress, total: n } });
+        }
+      }
+      return { content: [{ type: 'text', text: `done ${n}` }] };
+    },
+  );
   server.registerTool('changed', { description: 'Announces a tool list change to listeners (M3).' }, async () => {
     handler.notify.toolsChanged();
     return { content: [{ type: 'text', text: 'changed' }] };
