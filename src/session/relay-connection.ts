@@ -22,13 +22,14 @@
  * 3. it ends when its stream ends and it caught up, when a newer connection fences it, when
  *    its client leaves (the Worker closes the socket), or when the session ends.
  * It owns no timer that outlives a turn: heartbeats and the connection's age are the
- * Worker's. After each turn that wrote to it, it records its state on the socket, so an
- * object woken from hibernation rebuilds it where it was (`revive`).
+ * Worker's. At the end of each turn that wrote to it or changed its state, it records that
+ * state on the socket, so an object woken from hibernation rebuilds it where it was
+ * (`revive`). Where the bytes go, and how they are counted: relay-sink.ts.
  */
-import { RELAY_CLOSE_CODE, type RelayAttachment, type RelayEnd, type RelaySocket } from '../core/relay.ts';
+import type { RelayAttachment, RelayEnd, RelaySocket } from '../core/relay.ts';
 import { encodeEvent } from '../core/sse.ts';
-import { utf8Length } from '../core/utf8.ts';
 import type { Backlog, Connection, Delivery } from './connection.ts';
+import { RelaySink } from './relay-sink.ts';
 
 export interface RelayConnectionOptions {
   readonly stream: number;
@@ -44,23 +45,13 @@ export interface RelayConnectionOptions {
   readonly onClosed: () => void;
 }
 
-const COALESCE_BYTES = 16 * 1024;
-const encoder = new TextEncoder();
-
 export class RelayConnection implements Connection {
   readonly stream: number;
   readonly #epoch: number;
-  #socket: RelaySocket | undefined;
-  /** The first answer's body while it carries the connection, until the socket is bound. */
-  #bridge: ReadableStreamDefaultController<Uint8Array> | undefined;
-  /** Written before the first answer was taken, and its UTF-8 size. */
-  #pending = '';
-  #pendingBytes = 0;
-  /** Bytes sent on the first answer, until the Worker's first ack confirms them taken. */
-  #bridgeBytes = 0;
-  /** Bytes sent on the socket, and bytes of them the Worker acknowledged. */
-  #sent = 0;
-  #acked = 0;
+  readonly #sink = new RelaySink(
+    () => this.#record(),
+    () => this.#end(false),
+  );
   #closed = false;
   /** The last event written to this connection. */
   #position: number;
@@ -71,10 +62,6 @@ export class RelayConnection implements Connection {
   #attachedAt: number;
   readonly #ended: Promise<void>;
   #resolveEnded!: () => void;
-  /** Frames of the current burst not yet sent (the first frame of a burst goes at once). */
-  #unflushed = '';
-  #unflushedBytes = 0;
-  #flushTimer: number | undefined;
   readonly #backlog: Backlog;
   readonly #bufferBytes: number;
   readonly #onClosed: () => void;
@@ -93,19 +80,9 @@ export class RelayConnection implements Connection {
 
   /** A connection of an object that hibernated, rebuilt from what its socket remembers. */
   static revive(socket: RelaySocket, state: RelayAttachment, backlog: Backlog, bufferBytes: number, onClosed: () => void): RelayConnection {
-    const connection = new RelayConnection({
-      stream: state.stream,
-      epoch: state.epoch,
-      afterSeq: state.position,
-      lastSeq: state.position,
-      backlog,
-      bufferBytes,
-      onClosed,
-    });
-    connection.#socket = socket;
-    connection.#bridgeBytes = state.bridge;
-    connection.#sent = state.sent;
-    connection.#acked = state.acked;
+    const { stream, epoch, position } = state;
+    const connection = new RelayConnection({ stream, epoch, afterSeq: position, lastSeq: position, backlog, bufferBytes, onClosed });
+    connection.#sink.restore(socket, state);
     connection.#behind = state.behind;
     connection.#finishing = state.finishing;
     connection.#attachedAt = state.attachedAt;
@@ -123,12 +100,12 @@ export class RelayConnection implements Connection {
 
   /** The relay socket, once the Worker bound one. */
   get socket(): RelaySocket | undefined {
-    return this.#socket;
+    return this.#sink.socket;
   }
 
   /** Whether a client is listening through this connection (a socket is bound and open). */
   get listening(): boolean {
-    return this.#socket !== undefined && !this.#closed;
+    return this.#sink.socket !== undefined && !this.#closed;
   }
 
   /** Resolves when the connection has ended or the current turn is over, whichever is first. */
@@ -145,7 +122,7 @@ export class RelayConnection implements Connection {
 
   /** The priming event (SEP-1699): an id, empty data and the reconnection delay; it leaves in the first answer. */
   prime(id: string, retryMs: number): void {
-    this.#write(encodeEvent({ id, data: '', retry: retryMs }));
+    this.#sink.write(encodeEvent({ id, data: '', retry: retryMs }));
   }
 
   /** Writes what the log holds after the client's position, as far as the buffer allows. Call once attached. */
@@ -155,22 +132,11 @@ export class RelayConnection implements Connection {
 
   /**
    * The first answer: everything written so far, as text if the connection has ended (the
-   * whole answer), else as the bridge, a stream that starts with it and carries what the
-   * connection writes until `bind`. Its bytes count as sent: the Worker acknowledges them too.
+   * whole answer), else as the bridge, which carries what the connection writes until `bind`.
+   * Its bytes count as unacknowledged until the Worker's first ack.
    */
   firstAnswer(): string | ReadableStream<Uint8Array> {
-    const text = this.#takePending();
-    if (this.#closed) return text;
-    const head = encoder.encode(text);
-    this.#bridgeBytes += head.byteLength;
-    return new ReadableStream<Uint8Array>({
-      start: (controller) => {
-        if (head.byteLength > 0) controller.enqueue(head);
-        this.#bridge = controller;
-      },
-      // The client went away before the socket was bound.
-      cancel: () => this.#end(false),
-    });
+    return this.#sink.firstAnswer(this.#closed);
   }
 
   /**
@@ -178,10 +144,8 @@ export class RelayConnection implements Connection {
    * far, and the socket carries the rest. A connection that ended meanwhile just closes it.
    */
   bind(socket: RelaySocket): void {
-    this.#flush();
-    this.#closeBridge();
-    this.#socket = socket;
-    if (this.#closed) this.#hangUp('');
+    this.#sink.bind(socket);
+    if (this.#closed) this.#sink.hangUp('', this.#endReason());
     else {
       this.#catchUp();
       this.#record();
@@ -190,8 +154,7 @@ export class RelayConnection implements Connection {
 
   /** The Worker acknowledged the first answer and `consumed` socket bytes: room for more, read from the log if behind. */
   acknowledge(consumed: number): void {
-    this.#bridgeBytes = 0;
-    this.#acked = Math.max(this.#acked, Math.min(consumed, this.#sent));
+    this.#sink.acknowledge(consumed);
     this.#catchUp();
     this.#record();
   }
@@ -209,7 +172,10 @@ export class RelayConnection implements Connection {
   deliver(event: Delivery): void {
     if (this.#closed || this.#behind || event.seq <= this.#position) return;
     if (this.#full()) {
-      this.#behind = true; // acknowledgements will make room, and the log has the rest
+      // Acknowledgements will make room, and the log has the rest. Recorded: an object that
+      // hibernated with `behind: false` would never read on when its client wakes it.
+      this.#behind = true;
+      this.#sink.recordSoon();
       return;
     }
     if (event.seq > this.#position + 1) {
@@ -223,7 +189,8 @@ export class RelayConnection implements Connection {
 
   finish(): void {
     this.#finishing = true;
-    if (!this.#behind) this.close();
+    if (this.#behind) this.#sink.recordSoon();
+    else this.close();
   }
 
   close(): void {
@@ -231,7 +198,7 @@ export class RelayConnection implements Connection {
   }
 
   #take({ seq, id, data }: Delivery): void {
-    this.#write(encodeEvent({ id, data }));
+    this.#sink.write(encodeEvent({ id, data }));
     this.#position = seq;
   }
 
@@ -263,126 +230,36 @@ export class RelayConnection implements Connection {
     return this.#room() <= 0;
   }
 
-  /** What the buffer can still take, in UTF-8 bytes: sent and unacknowledged bytes count, and so does what waits to be sent. */
+  /** What the buffer can still take, in UTF-8 bytes. */
   #room(): number {
-    return this.#bufferBytes - this.#bridgeBytes - (this.#sent - this.#acked) - this.#pendingBytes - this.#unflushedBytes;
+    return this.#bufferBytes - this.#sink.unacknowledged;
   }
 
-  /**
-   * Per-message cost dominates a stream of small events (measured through `wrangler dev`:
-   * 10,000 progress events took 10.9 s as one chunk each, 1.0 s coalesced). So the first
-   * frame of a burst leaves at once, and the rest of the burst is gathered into messages of
-   * up to COALESCE_BYTES, flushed at the latest when the current turn of the event loop ends.
-   */
-  #write(frame: string): void {
-    if (this.#closed) return;
-    if (this.#socket === undefined && this.#bridge === undefined) {
-      this.#pending += frame;
-      this.#pendingBytes += utf8Length(frame);
-      return;
-    }
-    if (this.#flushTimer === undefined) {
-      this.#send(frame);
-      return;
-    }
-    this.#unflushed += frame;
-    this.#unflushedBytes += utf8Length(frame);
-    if (this.#unflushedBytes >= COALESCE_BYTES) this.#flush();
-  }
-
-  /** Sends one message, and makes sure the turn ends with the rest of its burst sent and the state recorded. */
-  #send(text: string): void {
-    // Bytes, not text: the Worker hands them to its client as they are, without decoding them
-    // into a string and encoding them back (W3: binary messages took events/s from 0.88× to
-    // 0.97× of the object streaming the response itself, bench/README.md).
-    const bytes = encoder.encode(text);
-    try {
-      if (this.#socket !== undefined) this.#socket.send(bytes);
-      else this.#bridge!.enqueue(bytes);
-    } catch {
-      this.#end(false); // the socket is gone: the client resumes from what it received
-      return;
-    }
-    if (this.#socket !== undefined) this.#sent += bytes.byteLength;
-    else this.#bridgeBytes += bytes.byteLength;
-    this.#flushTimer ??= setTimeout(() => {
-      this.#flushTimer = undefined;
-      this.#flush();
-      this.#record();
-    }, 0);
-  }
-
-  #flush(): void {
-    if (this.#closed || this.#unflushed === '') return;
-    const text = this.#unflushed;
-    this.#unflushed = '';
-    this.#unflushedBytes = 0;
-    this.#send(text);
-  }
-
-  /** What the socket remembers through hibernation. Cheap (a structured clone of a few numbers), once per turn that wrote. */
+  /** What the socket remembers through hibernation: a structured clone of a few numbers, once per turn. */
   #record(): void {
-    if (this.#socket === undefined || this.#closed) return;
+    const socket = this.#sink.socket;
+    if (socket === undefined || this.#closed) return;
     const state: RelayAttachment = {
       stream: this.stream,
       epoch: this.#epoch,
       position: this.#position,
-      bridge: this.#bridgeBytes,
-      sent: this.#sent,
-      acked: this.#acked,
+      ...this.#sink.counts,
       behind: this.#behind,
       finishing: this.#finishing,
       attachedAt: this.#attachedAt,
     };
-    this.#socket.serializeAttachment(state);
+    socket.serializeAttachment(state);
   }
 
-  #closeBridge(): void {
-    try {
-      this.#bridge?.close();
-    } catch {
-      // Cancelled by the Worker: its client went away.
-    }
-    this.#bridge = undefined;
+  #endReason(): RelayEnd {
+    return this.#finishing ? 'stream-finished' : 'connection-closed';
   }
 
-  #takePending(): string {
-    const text = this.#pending;
-    this.#pending = '';
-    this.#pendingBytes = 0;
-    return text;
-  }
-
-  /** Sends what the connection still owes, then closes the socket. */
-  #hangUp(owed: string): void {
-    const reason: RelayEnd = this.#finishing ? 'stream-finished' : 'connection-closed';
-    try {
-      if (owed !== '') this.#socket!.send(encoder.encode(owed));
-      // Until the Worker confirms the close, the socket may still be listed after a hibernation:
-      // with no state, it is closed again instead of revived.
-      this.#socket!.serializeAttachment(null);
-      this.#socket!.close(RELAY_CLOSE_CODE, reason);
-    } catch {
-      // Already closed by the Worker.
-    }
-  }
-
-  #end(closeSocket: boolean): void {
+  #end(deliverRest: boolean): void {
     if (this.#closed) return;
     // Closed first: sending the last message can fail, and from there end again.
     this.#closed = true;
-    if (this.#flushTimer !== undefined) clearTimeout(this.#flushTimer);
-    this.#flushTimer = undefined;
-    // What was written before the end (a fence, a finished stream) still goes out; before the
-    // first answer was taken, it is the answer.
-    if (this.#socket !== undefined) {
-      if (closeSocket) this.#hangUp(this.#unflushed);
-    } else if (this.#bridge !== undefined) {
-      if (closeSocket && this.#unflushed !== '') this.#bridge.enqueue(encoder.encode(this.#unflushed));
-      this.#closeBridge();
-    }
-    this.#unflushed = '';
-    this.#unflushedBytes = 0;
+    this.#sink.end(deliverRest, this.#endReason());
     this.#resolveEnded();
     this.#onClosed();
   }

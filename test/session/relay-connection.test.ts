@@ -128,6 +128,33 @@ describe('a relayed connection and hibernation', () => {
     expect(woken.ids).toEqual(expected);
   });
 
+  it('records falling behind and its stream ending even when nothing was written', async () => {
+    const log = new Log();
+    const { connection, socket } = bound(log, 1_024);
+    for (let i = 0; i < 20; i++) connection.deliver(log.append()); // the buffer fills
+    await turnOver();
+    const full = socket.attachment as RelayAttachment;
+    // Later turns: the last events and the stream's end arrive while the client reads nothing.
+    connection.deliver(log.append());
+    connection.deliver(log.append());
+    connection.finish();
+    await turnOver();
+    expect(socket.attachment).toMatchObject({ behind: true, finishing: true, position: full.position });
+
+    // Woken by the client's ack, the rebuilt connection reads to the stream's end, then closes.
+    const woken = new RecordingSocket();
+    woken.attachment = socket.attachment;
+    const revived = revive(log, woken, 1_024);
+    let acked = full.sent;
+    for (let round = 0; woken.closed === undefined && round < 50; round++) {
+      revived.acknowledge(acked);
+      await turnOver();
+      acked = (woken.attachment as RelayAttachment | null)?.sent ?? acked;
+    }
+    expect(woken.ids.at(-1)).toBe(`1-4-${log.events.length}`);
+    expect(woken.closed).toEqual({ code: 1000, reason: 'stream-finished' });
+  });
+
   it('leaves nothing to rebuild on a socket it closed', () => {
     const log = new Log();
     const { connection, socket } = bound(log);
