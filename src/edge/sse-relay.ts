@@ -52,7 +52,14 @@ export async function relayResponse(
   if (token === null || first.body === null) return first;
   const headers = new Headers(first.headers);
   headers.delete(INTERNAL_HEADERS.relay);
-  const body = relayStream(first.body, () => openSocket(token).then((response) => response.webSocket), options);
+  // 410: the object has no connection for the token any more (it ended, and its answer with
+  // it): nothing to continue. Any other answer is a failure to continue it.
+  const socketFor = (response: Response) => {
+    if (response.status === 410) return null;
+    if (response.webSocket === null) throw new Error(`the relay was answered ${response.status}`);
+    return response.webSocket;
+  };
+  const body = relayStream(first.body, () => openSocket(token).then(socketFor), options);
   return new Response(body, { status: first.status, headers });
 }
 
@@ -140,7 +147,12 @@ class SseRelay {
         socket.addEventListener('error', () => this.#closedByObject());
         this.#acknowledge();
       },
-      () => this.#closedByObject(),
+      () => {
+        // The object's connection still waits on its first answer: stopping the pipe cancels
+        // that answer, which ends the connection there; the client resumes from its last event.
+        this.#stopHead.abort();
+        this.#closedByObject();
+      },
     );
   }
 
@@ -150,7 +162,11 @@ class SseRelay {
    */
   #headThrough(): void {
     this.#headDone = true;
-    if (this.#ended) return;
+    if (this.#ended) {
+      // Ended while the pipe was finishing: nothing else will close the body.
+      this.#writable.close().catch(() => undefined);
+      return;
+    }
     if (!this.#socketRequested) {
       this.#end('object-closed');
       return;

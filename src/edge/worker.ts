@@ -107,7 +107,7 @@ export function createMcpWorker<E extends ConfigVars>({ sessions, path = '/mcp',
       era === 'modern' ||
       (sessionId === undefined && !(await isLegacyRequest(c.req.raw, undefined, { maxRequestBodySize: maxBodyBytes })))
     ) {
-      if (modern === undefined) return refuseModern(c.req.raw);
+      if (modern === undefined) return refuseModern(c.req.raw, maxBodyBytes);
       const endpoint = modernEndpoint(modern, c.env, { maxBodyBytes, heartbeatMs, bus: busOf(c.env) });
       return requestScope.run(c.executionCtx, () => endpoint.fetch(c.req.raw));
     }
@@ -157,11 +157,12 @@ export function createMcpWorker<E extends ConfigVars>({ sessions, path = '/mcp',
    * the one answer clients read as "use another revision", and the revisions named are the
    * sessionful ones, so they open a session.
    */
-  async function refuseModern(request: Request): Promise<Response> {
+  async function refuseModern(request: Request, maxBodyBytes: number): Promise<Response> {
     let id: string | number | null = null;
     let requested: unknown = request.headers.get(HEADERS.protocolVersion);
+    const body = await readBoundedText(request, maxBodyBytes); // over the bound: 413
     try {
-      const message = JSON.parse(await request.text()) as { id?: unknown; params?: { _meta?: Record<string, unknown> } };
+      const message = JSON.parse(body) as { id?: unknown; params?: { _meta?: Record<string, unknown> } };
       if (typeof message.id === 'string' || typeof message.id === 'number') id = message.id;
       requested = message.params?._meta?.['io.modelcontextprotocol/protocolVersion'] ?? requested;
     } catch {

@@ -21,12 +21,12 @@ export class McpEventBus extends DurableObject {
     }
     if (route === BUS_ROUTES.publish && request.method === 'POST') {
       const body = await request.text();
-      if (body.length > MAX_EVENT_BYTES || !isServerEvent(body)) return new Response(null, { status: 400 });
+      if (new TextEncoder().encode(body).byteLength > MAX_EVENT_BYTES || !isServerEvent(body)) return new Response(null, { status: 400 });
       for (const socket of this.ctx.getWebSockets()) {
         try {
           socket.send(body);
         } catch {
-          // Closing: its isolate reconnects if it still has listeners.
+          // Closing: its listener reconnects if it is still listening (event-bus.ts).
         }
       }
       return new Response(null, { status: 204 });

@@ -7,7 +7,9 @@
  * - publish: the event is POSTed to the object, which sends it to every subscribed socket;
  * - subscribe: each listen stream holds its own WebSocket to the object (a Worker's I/O belongs
  *   to the request that opened it, so one request's socket cannot feed another's stream), which
- *   the object accepts with the Hibernation API: idle listeners keep no object awake.
+ *   the object accepts with the Hibernation API: idle listeners keep no object awake. A change
+ *   published before a stream's socket is open (the round trip after its acknowledgement)
+ *   does not reach that stream.
  * A publish made while a request runs is kept alive past its response (`waitUntil`).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
@@ -38,30 +40,68 @@ export class DurableEventBus implements ServerEventBus {
     requestScope.getStore()?.waitUntil(sent);
   }
 
-  /** One socket for this listener, closed when it unsubscribes (its stream ended). */
+  /**
+   * One socket for this listener, closed when it unsubscribes (its stream ended). If the bus
+   * object goes away under it (a deploy, a reset), it opens another; what was published in
+   * between is unknown, so the listener is told its lists may have changed (a spare
+   * `list_changed` makes a client list again; a missed one leaves it stale).
+   */
   subscribe(listener: (event: ServerEvent) => void): () => void {
-    let closed = false;
+    let unsubscribed = false;
     let socket: WebSocket | null = null;
-    this.#object()
-      .fetch(new Request(`https://bus.internal${BUS_ROUTES.subscribe}`, { headers: { Upgrade: 'websocket' } }))
-      .then((response) => {
-        socket = response.webSocket;
-        if (socket === null) throw new Error(`the event bus answered ${response.status}`);
-        socket.accept();
-        if (closed) return socket.close(1000, 'unsubscribed');
-        socket.addEventListener('message', ({ data }) => deliver(listener, data));
-      })
-      .catch((error: unknown) => log({ msg: 'mcp.modern.error', error: `event bus unreachable: ${String(error)}` }));
+    let retries = 0;
+    const retry = () => {
+      if (unsubscribed) return;
+      if (retries >= MAX_RETRIES) {
+        log({ msg: 'mcp.modern.error', error: `event bus unreachable after ${retries} retries: this listen stream hears no more` });
+        return;
+      }
+      retries++;
+      setTimeout(() => open(true), Math.min(RETRY_BASE_MS * 2 ** retries, RETRY_MAX_MS));
+    };
+    const open = (reconnecting: boolean) => {
+      this.#object()
+        .fetch(new Request(`https://bus.internal${BUS_ROUTES.subscribe}`, { headers: { Upgrade: 'websocket' } }))
+        .then((response) => {
+          const opened = response.webSocket;
+          if (opened === null) throw new Error(`the event bus answered ${response.status}`);
+          opened.accept();
+          if (unsubscribed) return opened.close(1000, 'unsubscribed');
+          socket = opened;
+          retries = 0;
+          opened.addEventListener('message', ({ data }) => deliver(listener, data));
+          const lost = () => {
+            if (socket !== opened) return;
+            socket = null;
+            retry();
+          };
+          opened.addEventListener('close', lost);
+          opened.addEventListener('error', lost);
+          if (reconnecting) for (const kind of LIST_KINDS) listener({ kind });
+        })
+        .catch((error: unknown) => {
+          log({ msg: 'mcp.modern.error', error: `event bus unreachable: ${String(error)}` });
+          retry();
+        });
+    };
+    open(false);
     return () => {
-      closed = true;
+      unsubscribed = true;
+      const open = socket as WebSocket | null;
+      socket = null;
       try {
-        (socket as WebSocket | null)?.close(1000, 'unsubscribed');
+        open?.close(1000, 'unsubscribed');
       } catch {
         // Already closed.
       }
     };
   }
 }
+
+const LIST_KINDS = ['tools_list_changed', 'prompts_list_changed', 'resources_list_changed'] as const;
+const MAX_RETRIES = 8;
+const RETRY_BASE_MS = 50;
+const RETRY_MAX_MS = 5_000;
 
 function deliver(listener: (event: ServerEvent) => void, data: unknown): void {
   if (typeof data !== 'string') return;

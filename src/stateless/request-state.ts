@@ -13,6 +13,7 @@
  */
 import { createRequestStateCodec, type RequestStateCodec, type ServerContext } from '@modelcontextprotocol/server';
 import { decodeHeaderValue } from '../core/header-value.ts';
+import { log } from '../core/log.ts';
 
 export interface RequestStateSecrets {
   readonly REQUEST_STATE_KEY?: string;
@@ -37,7 +38,11 @@ let isolateKey: string | undefined;
 
 /** A development key, made once per isolate on first use (workerd allows no randomness at global scope). */
 function developmentKey(): string {
-  isolateKey ??= [...crypto.getRandomValues(new Uint8Array(32))].map((b) => b.toString(16).padStart(2, '0')).join('');
+  if (isolateKey === undefined) {
+    isolateKey = [...crypto.getRandomValues(new Uint8Array(32))].map((b) => b.toString(16).padStart(2, '0')).join('');
+    // Said once per isolate: deployed, a state minted here is refused by every other isolate.
+    log({ msg: 'mcp.modern.error', error: 'REQUEST_STATE_KEY is not set: requestState is sealed with a key of this isolate only' });
+  }
   return isolateKey;
 }
 
@@ -45,6 +50,9 @@ export function requestStateSeal(
   { REQUEST_STATE_KEY, REQUEST_STATE_KEY_PREVIOUS }: RequestStateSecrets,
   ttlSeconds = 300,
 ): RequestStateSeal {
+  if (REQUEST_STATE_KEY === undefined && REQUEST_STATE_KEY_PREVIOUS !== undefined) {
+    throw new Error('configuration: REQUEST_STATE_KEY_PREVIOUS is set without REQUEST_STATE_KEY');
+  }
   for (const [name, key] of Object.entries({ REQUEST_STATE_KEY, REQUEST_STATE_KEY_PREVIOUS })) {
     if (key !== undefined && new TextEncoder().encode(key).byteLength < MIN_KEY_BYTES) {
       throw new Error(`configuration: ${name} must be at least ${MIN_KEY_BYTES} bytes`);

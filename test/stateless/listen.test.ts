@@ -2,7 +2,7 @@
  * subscriptions/listen (2026-07-28): a change made by one request reaches the listen streams
  * held by other requests — through the event bus object, as it would across isolates.
  */
-import { runInDurableObject } from 'cloudflare:test';
+import { abortAllDurableObjects, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { SseReader } from '../support/sse-reader.ts';
@@ -44,6 +44,22 @@ describe('a listen stream', () => {
       await answerOf(await modernRequest('tools/call', { name: 'test_trigger_prompt_change', arguments: {} }));
       const [change] = await reader.take(1);
       expect(JSON.parse(change!.data).method).toBe('notifications/prompts/list_changed');
+    } finally {
+      await reader.cancel();
+    }
+  });
+
+  it('survives the bus object going away: it reconnects, is told its list may have changed, and hears the next change', async () => {
+    const listen = await modernRequest('subscriptions/listen', { notifications: { toolsListChanged: true } });
+    const reader = new SseReader(listen);
+    try {
+      await reader.take(1); // the acknowledgement
+      await abortAllDurableObjects(); // the bus object's instance ends, and its sockets with it
+      const [spare] = await reader.take(1);
+      expect(JSON.parse(spare!.data).method, 'what changed meanwhile is unknown').toBe('notifications/tools/list_changed');
+      await answerOf(await modernRequest('tools/call', { name: 'test_trigger_tool_change', arguments: {} }));
+      const [change] = await reader.take(1);
+      expect(JSON.parse(change!.data).method).toBe('notifications/tools/list_changed');
     } finally {
       await reader.cancel();
     }

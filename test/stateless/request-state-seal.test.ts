@@ -42,6 +42,12 @@ describe('requestStateSeal', () => {
     expect(() => requestStateSeal(secrets)).toThrow(`configuration: ${name} must be at least 32 bytes`);
   });
 
+  it('refuses a previous key without a current one', () => {
+    expect(() => requestStateSeal({ REQUEST_STATE_KEY_PREVIOUS: KEY_A })).toThrow(
+      'REQUEST_STATE_KEY_PREVIOUS is set without REQUEST_STATE_KEY',
+    );
+  });
+
   it('binds a request with no Mcp-Name to its method alone', () => {
     expect(bindingOf(contextOf('tools/list'))).toBe('tools/list\0');
   });
