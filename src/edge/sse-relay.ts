@@ -148,8 +148,10 @@ class SseRelay {
         this.#acknowledge();
       },
       () => {
-        // The object's connection still waits on its first answer: stopping the pipe cancels
-        // that answer, which ends the connection there; the client resumes from its last event.
+        // The object's connection still waits on its first answer: stopping the pipe should
+        // cancel that answer and end the connection there, so the client resumes. (Measured:
+        // workerd does not act on the abort while the pipe's first write waits for the client,
+        // so this is best effort; MAX_CONNECTION_AGE_MS bounds the rest.)
         this.#stopHead.abort();
         this.#closedByObject();
       },

@@ -12,16 +12,20 @@ const encoder = new TextEncoder();
 const frame = (seq: number, data = 'x'.repeat(90)) => `id: 1-1-${seq}\ndata: ${data}\n\n`;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** A first answer the test controls, as the object's bridge stream. */
+/** A first answer the test controls, as the object's bridge stream; `cancelled` says whether the Worker cancelled it. */
 function bridgeStream(head: string) {
   let bridge!: ReadableStreamDefaultController<Uint8Array>;
+  const state = { cancelled: false };
   const stream = new ReadableStream<Uint8Array>({
     start: (controller) => {
       bridge = controller;
       if (head !== '') controller.enqueue(encoder.encode(head));
     },
+    cancel: () => {
+      state.cancelled = true;
+    },
   });
-  return { stream, bridge };
+  return { stream, bridge, state };
 }
 
 /**
