@@ -63,6 +63,8 @@ export const BUS_ROUTES = {
  */
 export const INTERNAL_HEADERS = {
   relay: 'Mcp-Internal-Relay',
+  /** With `relay`: the connection's buffer as the object counts it, so the Worker acknowledges in step. */
+  relayBuffer: 'Mcp-Internal-Relay-Buffer',
 } as const;
 
 /** JSON-RPC 2.0 codes, plus the implementation-defined server range MCP transports use. */

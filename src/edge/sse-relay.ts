@@ -52,6 +52,12 @@ export async function relayResponse(
   if (token === null || first.body === null) return first;
   const headers = new Headers(first.headers);
   headers.delete(INTERNAL_HEADERS.relay);
+  // Acknowledge in step with the object's buffer, not only this Worker's: were the Worker's
+  // four times the object's or more, a stalled stream would never get its next ack.
+  const objectBuffer = Number(headers.get(INTERNAL_HEADERS.relayBuffer));
+  headers.delete(INTERNAL_HEADERS.relayBuffer);
+  if (Number.isSafeInteger(objectBuffer) && objectBuffer > 0)
+    options = { ...options, bufferBytes: Math.min(options.bufferBytes, objectBuffer) };
   // 410: the object has no connection for the token any more (it ended, and its answer with
   // it): nothing to continue. Any other answer is a failure to continue it.
   const socketFor = (response: Response) => {

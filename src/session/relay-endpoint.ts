@@ -13,10 +13,12 @@ import type { RelayConnection } from './relay-connection.ts';
 export class RelayEndpoint {
   readonly #ctx: DurableObjectState;
   readonly #connections: ConnectionTable;
+  readonly #bufferBytes: number;
 
-  constructor(ctx: DurableObjectState, connections: ConnectionTable) {
+  constructor(ctx: DurableObjectState, connections: ConnectionTable, bufferBytes: number) {
     this.#ctx = ctx;
     this.#connections = connections;
+    this.#bufferBytes = bufferBytes;
     // Woken from hibernation: the sockets stayed open, and each remembers its connection.
     connections.adopt(ctx.getWebSockets(), (socket) => (socket as WebSocket).deserializeAttachment());
   }
@@ -31,7 +33,10 @@ export class RelayEndpoint {
   async answer(connection: RelayConnection, headers: Headers): Promise<Response> {
     await connection.endedOrTurnOver();
     const body = connection.firstAnswer();
-    if (typeof body !== 'string') headers.set(INTERNAL_HEADERS.relay, this.#connections.awaitSocket(connection));
+    if (typeof body !== 'string') {
+      headers.set(INTERNAL_HEADERS.relay, this.#connections.awaitSocket(connection));
+      headers.set(INTERNAL_HEADERS.relayBuffer, String(this.#bufferBytes));
+    }
     return new Response(body, { headers });
   }
 

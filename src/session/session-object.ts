@@ -76,7 +76,7 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
     this.#router = new MessageRouter(this.#streams, this.#sessions, this.#config.responseMode);
     // A woken instance rebuilds its relayed connections here; the McpServer waits for the next
     // request (#open), which finds no call interrupted: a hibernated object was running none.
-    this.#relay = new RelayEndpoint(ctx, this.#streams.connections);
+    this.#relay = new RelayEndpoint(ctx, this.#streams.connections, this.#config.connectionBufferBytes);
   }
 
   override async fetch(request: Request): Promise<Response> {

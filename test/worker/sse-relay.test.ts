@@ -192,6 +192,30 @@ describe('relayResponse', () => {
     expect(opened).toEqual([]);
   });
 
+  it('acknowledges in step with the object buffer when it is smaller than its own', async () => {
+    const pair = new WebSocketPair();
+    pair[1].accept();
+    const acks: string[] = [];
+    pair[1].addEventListener('message', ({ data }) => {
+      acks.push(String(data));
+    });
+    const { stream, bridge } = bridgeStream(frame(0, ''));
+    const first = new Response(stream, { headers: { [INTERNAL_HEADERS.relay]: 't', [INTERNAL_HEADERS.relayBuffer]: '1024' } });
+    const open = async () => {
+      bridge.close();
+      return new Response(null, { status: 101, webSocket: pair[0] });
+    };
+    const response = await relayResponse(first, open, { ...options, bufferBytes: 1024 * 1024 });
+    expect(response.headers.get(INTERNAL_HEADERS.relayBuffer)).toBeNull();
+    const reader = new SseReader(response);
+    await reader.take(1);
+    for (let seq = 1; seq <= 10; seq++) pair[1].send(encoder.encode(frame(seq))); // ~1.1 KB
+    await reader.take(10);
+    await sleep(20);
+    expect(acks.length, 'acks every 256 bytes, not every 256 KB').toBeGreaterThanOrEqual(3);
+    await reader.cancel();
+  });
+
   it('opens the named connection, and never shows the client the internal header', async () => {
     const pair = new WebSocketPair();
     pair[1].accept();
