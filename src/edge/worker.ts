@@ -3,7 +3,7 @@
  * It holds no session state and makes no protocol decision of its own; every check is a
  * core function, every rejection goes through errorResponse().
  */
-import { isLegacyRequest } from '@modelcontextprotocol/server';
+import { isLegacyRequest, type McpHttpHandler } from '@modelcontextprotocol/server';
 import { Hono, type Context } from 'hono';
 import { readConfig, type ConfigVars, type TransportConfig } from '../config.ts';
 import { asHttpError, errorResponse, httpErrors, McpHttpError } from '../core/errors.ts';
@@ -25,7 +25,7 @@ import { eraOfHeader } from '../core/era.ts';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../core/protocol-version.ts';
 import { newSessionId } from '../core/session-id.ts';
 import { DurableEventBus, requestScope } from '../stateless/event-bus.ts';
-import { modernEndpoint, type ModernServerFactory } from '../stateless/modern-endpoint.ts';
+import { createModernEndpoint, type ModernServerFactory } from '../stateless/modern-endpoint.ts';
 import { ALLOWED_METHODS, HEADERS, INTERNAL_HEADERS, JsonRpcCode, OBJECT_ROUTES } from '../core/wire.ts';
 import { preflightResponse, withCors } from './cors.ts';
 import { relayResponse } from './sse-relay.ts';
@@ -56,27 +56,24 @@ export interface McpWorkerOptions<E> {
   readonly bus?: (env: E) => SessionNamespace;
 }
 
-type Env<E> = { Bindings: E; Variables: { config: TransportConfig } };
+/** What the Worker derives from one environment, once per isolate: the configuration, and the modern endpoint when first needed. */
+interface EdgeState<E> {
+  readonly vars: E;
+  readonly config: TransportConfig;
+  modern?: McpHttpHandler;
+}
+
+type Env<E> = { Bindings: E; Variables: { config: TransportConfig; edge: EdgeState<E> } };
 
 export function createMcpWorker<E extends ConfigVars>({ sessions, path = '/mcp', modern, bus }: McpWorkerOptions<E>) {
   const app = new Hono<Env<E>>();
-  const buses = new WeakMap<object, DurableEventBus>();
-  const busOf = (env: E): DurableEventBus | undefined => {
-    if (bus === undefined) return undefined;
-    let found = buses.get(env);
-    if (found === undefined) {
-      const namespace = bus(env);
-      found = new DurableEventBus(() => namespace.get(namespace.idFromName('bus')));
-      buses.set(env, found);
-    }
-    return found;
-  };
-  let cached: { vars: E; config: TransportConfig } | undefined;
+  let cached: EdgeState<E> | undefined;
 
   app.use(path, async (c, next) => {
     const started = Date.now();
     if (cached?.vars !== c.env) cached = { vars: c.env, config: readConfig(c.env) };
     c.set('config', cached.config);
+    c.set('edge', cached);
     await next();
     if (cached.config.requestLog) logRequest(c.req.raw, c.res, started);
   });
@@ -108,7 +105,9 @@ export function createMcpWorker<E extends ConfigVars>({ sessions, path = '/mcp',
       (sessionId === undefined && !(await isLegacyRequest(c.req.raw, undefined, { maxRequestBodySize: maxBodyBytes })))
     ) {
       if (modern === undefined) return refuseModern(c.req.raw, maxBodyBytes);
-      const endpoint = modernEndpoint(modern, c.env, { maxBodyBytes, heartbeatMs, bus: busOf(c.env) });
+      const edge = c.get('edge');
+      edge.modern ??= createModernEndpoint(modern, c.env, { maxBodyBytes, heartbeatMs, bus: busOf(c.env) });
+      const endpoint = edge.modern;
       return requestScope.run(c.executionCtx, () => endpoint.fetch(c.req.raw));
     }
     checkPostAccept(headers);
@@ -151,6 +150,13 @@ export function createMcpWorker<E extends ConfigVars>({ sessions, path = '/mcp',
   app.all(path, () => {
     throw httpErrors.methodNotAllowed(ALLOWED_METHODS);
   });
+
+  /** The event bus of an environment, if the Worker was given the bus object's namespace. */
+  function busOf(env: E): DurableEventBus | undefined {
+    if (bus === undefined) return undefined;
+    const namespace = bus(env);
+    return new DurableEventBus(() => namespace.get(namespace.idFromName('bus')));
+  }
 
   /**
    * A modern request to a Worker that serves no modern factory: "-32022 with data.supported" is

@@ -4,7 +4,7 @@
  * it is built with `legacy: 'reject'`. The SDK does the modern protocol: the envelope and
  * header checks (-32020), unsupported revisions (-32022 with `supported`), `server/discover`,
  * removed methods (-32601), caching fields, MRTR. This module adds what the SDK leaves to the
- * host: the requestState key (request-state.ts), and one handler per isolate and configuration.
+ * host: the requestState key (request-state.ts) and the cross-isolate event bus.
  */
 import {
   createMcpHandler,
@@ -37,32 +37,23 @@ export interface ModernEndpointOptions {
   readonly bus?: ServerEventBus;
 }
 
-const built = new WeakMap<ModernServerFactory, WeakMap<object, McpHttpHandler>>();
-
-/** The handler for `factory` under this Worker's environment (its secrets key the requestState seal). */
-export function modernEndpoint(
+/**
+ * The handler for `factory` under a Worker's environment (its secrets key the requestState
+ * seal). Build one per isolate and environment: the Worker keeps it with its configuration.
+ */
+export function createModernEndpoint(
   factory: ModernServerFactory,
-  env: RequestStateSecrets & object,
+  env: RequestStateSecrets,
   options: ModernEndpointOptions,
 ): McpHttpHandler {
-  let byEnv = built.get(factory);
-  if (byEnv === undefined) {
-    byEnv = new WeakMap();
-    built.set(factory, byEnv);
-  }
-  let handler = byEnv.get(env);
-  if (handler === undefined) {
-    const requestState = requestStateSeal(env);
-    const serving: McpHttpHandler = createMcpHandler((context) => factory({ ...context, requestState, notify: serving.notify }), {
-      legacy: 'reject',
-      ...(options.bus !== undefined && { bus: options.bus }),
-      maxRequestBodySize: options.maxBodyBytes,
-      keepAliveMs: options.heartbeatMs,
-      // Reporting only: the SDK has answered the request already.
-      onerror: (error) => log({ msg: 'mcp.modern.error', error: String(error) }),
-    });
-    handler = serving;
-    byEnv.set(env, handler);
-  }
+  const requestState = requestStateSeal(env);
+  const handler: McpHttpHandler = createMcpHandler((context) => factory({ ...context, requestState, notify: handler.notify }), {
+    legacy: 'reject',
+    ...(options.bus !== undefined && { bus: options.bus }),
+    maxRequestBodySize: options.maxBodyBytes,
+    keepAliveMs: options.heartbeatMs,
+    // Reporting only: the SDK has answered the request already.
+    onerror: (error) => log({ msg: 'mcp.modern.error', error: String(error) }),
+  });
   return handler;
 }
