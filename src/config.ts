@@ -34,6 +34,10 @@ export interface TransportConfig {
   readonly maxBodyBytes: number;
   /** Whether the Worker writes one `mcp.request` log line per request. */
   readonly requestLog: boolean;
+  /** How long a task (2026-07-28 Tasks extension) is kept, from its creation: `ttlMs`. */
+  readonly taskTtlMs: number;
+  /** The `pollIntervalMs` suggested to clients polling `tasks/get`. */
+  readonly taskPollIntervalMs: number;
 }
 
 export interface ConfigVars {
@@ -49,6 +53,8 @@ export interface ConfigVars {
   readonly MAX_SESSION_EVENTS?: string;
   readonly MAX_SESSION_BYTES?: string;
   readonly REQUEST_LOG?: string;
+  readonly TASK_TTL_MS?: string;
+  readonly TASK_POLL_INTERVAL_MS?: string;
   /** Secrets (`wrangler secret put`): the MRTR requestState key, and the one it replaces during a rotation. */
   readonly REQUEST_STATE_KEY?: string;
   readonly REQUEST_STATE_KEY_PREVIOUS?: string;
@@ -99,5 +105,7 @@ export function readConfig(vars: ConfigVars): TransportConfig {
     // A console line costs about a millisecond per request under local workerd, where it is
     // piped through Miniflare; in production it feeds `wrangler tail` and Workers Logs.
     requestLog: oneOf('REQUEST_LOG', vars.REQUEST_LOG, ['on', 'off']) === 'on',
+    taskTtlMs: positiveInteger('TASK_TTL_MS', vars.TASK_TTL_MS, 60 * 60_000),
+    taskPollIntervalMs: positiveInteger('TASK_POLL_INTERVAL_MS', vars.TASK_POLL_INTERVAL_MS, 1_000),
   };
 }

@@ -7,6 +7,9 @@ export { createMcpWorker, type McpWorkerOptions, type SessionNamespace } from '.
 export type { ModernContext, ModernServerFactory } from './stateless/modern-endpoint.ts';
 export { McpEventBus } from './stateless/bus-object.ts';
 export type { RequestStateSeal } from './stateless/request-state.ts';
+export { McpTaskObject } from './tasks/task-object.ts';
+export { runTask, type RunTaskOptions, type ToolOutcome } from './tasks/run-task.ts';
+export type { TaskNamespace } from './tasks/task-directory.ts';
 export { McpSessionObject } from './session/session-object.ts';
 export type { SessionContext } from './session/session-context.ts';
 export { sessionServerOptions } from './session/server-options.ts';

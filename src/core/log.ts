@@ -31,6 +31,10 @@ export type LogEvent =
   | { readonly msg: 'mcp.session.answer_too_large'; readonly bytes: number; readonly limit: number }
   /** A revived server refused the log level the session had stored; the revival went on. */
   | { readonly msg: 'mcp.session.level_refused'; readonly level: string }
+  /** A task's object found it working after its instance ended: it is failed, never re-run. `task`: the id's first 8 characters. */
+  | { readonly msg: 'mcp.task.interrupted'; readonly task: string }
+  /** A bug in a task's object or its round: the task is failed. */
+  | { readonly msg: 'mcp.task.error'; readonly task: string; readonly error: string }
   /** An idle session was deleted on its alarm. */
   | { readonly msg: 'mcp.session.expired'; readonly idle_ms: number };
 
@@ -44,6 +48,8 @@ const FAILURES = new Set<LogEvent['msg']>([
   'mcp.session.store_error',
   'mcp.session.answer_too_large',
   'mcp.session.level_refused',
+  'mcp.task.interrupted',
+  'mcp.task.error',
 ]);
 
 export function log(event: LogEvent): void {

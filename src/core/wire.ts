@@ -56,6 +56,16 @@ export const BUS_ROUTES = {
   publish: '/publish',
 } as const;
 
+/** Paths of requests the Worker sends a task's object (src/tasks/task-object.ts), each a POST of JSON. */
+export const TASK_ROUTES = {
+  /** A new task: its id, the call it runs, its TTL and poll interval. */
+  create: '/task/create',
+  get: '/task/get',
+  /** `{ inputResponses }` from `tasks/update`. */
+  update: '/task/update',
+  cancel: '/task/cancel',
+} as const;
+
 /**
  * Between the Worker and its objects only: the Worker never passes them on. On an object's
  * first answer to an SSE request, `relay` names the connection the Worker should continue
@@ -76,6 +86,8 @@ export const JsonRpcCode = {
   ServerError: -32000,
   /** The addressed session does not exist (never did, was deleted, or expired). */
   SessionNotFound: -32001,
+  /** 2026-07-28: the request needs a capability the client did not declare; `data.requiredCapabilities` names it. */
+  MissingRequiredClientCapability: -32021,
   /** 2026-07-28: the request's revision is not served; `data.supported` lists what is. */
   UnsupportedProtocolVersion: -32022,
 } as const;

@@ -26,6 +26,9 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from '../core/protocol-version.ts';
 import { newSessionId } from '../core/session-id.ts';
 import { DurableEventBus, requestScope } from '../stateless/event-bus.ts';
 import { createModernEndpoint, type ModernServerFactory } from '../stateless/modern-endpoint.ts';
+import { EdgeTasks, serveTasksInScope } from '../tasks/edge-tasks.ts';
+import { taskScope } from '../tasks/run-task.ts';
+import { TaskDirectory, type TaskNamespace } from '../tasks/task-directory.ts';
 import { ALLOWED_METHODS, HEADERS, INTERNAL_HEADERS, JsonRpcCode, OBJECT_ROUTES } from '../core/wire.ts';
 import { preflightResponse, withCors } from './cors.ts';
 import { relayResponse } from './sse-relay.ts';
@@ -54,6 +57,18 @@ export interface McpWorkerOptions<E> {
    * between isolates. Without it, a change reaches only listeners on the isolate that made it.
    */
   readonly bus?: (env: E) => SessionNamespace;
+  /**
+   * The namespace of the class extending `McpTaskObject`: serves the Tasks extension to
+   * 2026-07-28 clients that declare it (a tool opts in with `runTask`). Without it, every
+   * tool call is answered inline.
+   */
+  readonly tasks?: (env: E) => TaskNamespace;
+  /**
+   * Who is asking. A task is addressed by its principal and its id, so no principal reaches
+   * another's tasks. Default: one principal for everyone, and the task id (128 random bits)
+   * is the only key to a task.
+   */
+  readonly principal?: (request: Request, env: E) => string | Promise<string>;
 }
 
 /** What the Worker derives from one environment, once per isolate: the configuration, and the modern endpoint when first needed. */
@@ -65,7 +80,14 @@ interface EdgeState<E> {
 
 type Env<E> = { Bindings: E; Variables: { config: TransportConfig; edge: EdgeState<E> } };
 
-export function createMcpWorker<E extends ConfigVars>({ sessions, path = '/mcp', modern, bus }: McpWorkerOptions<E>) {
+export function createMcpWorker<E extends ConfigVars>({
+  sessions,
+  path = '/mcp',
+  modern,
+  bus,
+  tasks,
+  principal = () => 'anonymous',
+}: McpWorkerOptions<E>) {
   const app = new Hono<Env<E>>();
   let cached: EdgeState<E> | undefined;
 
@@ -106,9 +128,15 @@ export function createMcpWorker<E extends ConfigVars>({ sessions, path = '/mcp',
     ) {
       if (modern === undefined) return refuseModern(c.req.raw, maxBodyBytes);
       const edge = c.get('edge');
-      edge.modern ??= createModernEndpoint(modern, c.env, { maxBodyBytes, heartbeatMs, bus: busOf(c.env) });
+      edge.modern ??= createModernEndpoint(modern, c.env, {
+        maxBodyBytes,
+        heartbeatMs,
+        bus: busOf(c.env),
+        ...(tasks !== undefined && { decorate: serveTasksInScope }),
+      });
       const endpoint = edge.modern;
-      return requestScope.run(c.executionCtx, () => endpoint.fetch(c.req.raw));
+      if (tasks === undefined) return requestScope.run(c.executionCtx, () => endpoint.fetch(c.req.raw));
+      return serveWithTasks(c, endpoint, tasks(c.env));
     }
     checkPostAccept(headers);
     readProtocolVersion(headers);
@@ -150,6 +178,37 @@ export function createMcpWorker<E extends ConfigVars>({ sessions, path = '/mcp',
   app.all(path, () => {
     throw httpErrors.methodNotAllowed(ALLOWED_METHODS);
   });
+
+  /**
+   * A modern request where tasks are served: the body is parsed here (and handed to the SDK
+   * parsed), because creating a task needs the call, and the request's own declaration decides
+   * whether it may be one.
+   */
+  async function serveWithTasks(c: Context<Env<E>>, endpoint: McpHttpHandler, namespace: TaskNamespace): Promise<Response> {
+    const { maxBodyBytes, taskTtlMs, taskPollIntervalMs } = c.get('config');
+    const text = await readBoundedText(c.req.raw, maxBodyBytes);
+    let parsedBody: unknown;
+    try {
+      parsedBody = JSON.parse(text);
+    } catch {
+      // Not JSON: the SDK answers it, from the text.
+    }
+    const who = await principal(c.req.raw, c.env);
+    const scope = new EdgeTasks(
+      new TaskDirectory(namespace, who, { ttlMs: taskTtlMs, pollIntervalMs: taskPollIntervalMs }),
+      parsedBody,
+      c.req.raw.headers,
+    );
+    const response = await requestScope.run(c.executionCtx, () =>
+      taskScope.run(scope, () =>
+        parsedBody === undefined ? endpoint.fetch(new Request(c.req.raw, { body: text })) : endpoint.fetch(c.req.raw, { parsedBody }),
+      ),
+    );
+    if (scope.refusal === undefined) return response;
+    // The tool was refused before any of its work ran; the SDK's placeholder answer is dropped.
+    await response.body?.cancel();
+    throw scope.refusal;
+  }
 
   /** The event bus of an environment, if the Worker was given the bus object's namespace. */
   function busOf(env: E): DurableEventBus | undefined {

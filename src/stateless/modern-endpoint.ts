@@ -35,6 +35,10 @@ export interface ModernEndpointOptions {
   readonly heartbeatMs: number;
   /** Carries listen events between isolates (event-bus.ts); the SDK's in-isolate bus when absent. */
   readonly bus?: ServerEventBus;
+  /** The SDK's default (`auto`) at the edge; a task's object asks for `sse` to hear a tool's progress. */
+  readonly responseMode?: 'auto' | 'sse';
+  /** Serve the Tasks extension on the McpServer the factory built (at the edge, when tasks are configured). */
+  readonly decorate?: (server: McpServer) => void;
 }
 
 /**
@@ -47,8 +51,15 @@ export function createModernEndpoint(
   options: ModernEndpointOptions,
 ): McpHttpHandler {
   const requestState = requestStateSeal(env);
-  const handler: McpHttpHandler = createMcpHandler((context) => factory({ ...context, requestState, notify: handler.notify }), {
+  const { decorate } = options;
+  const build = async (context: McpRequestContext) => {
+    const server = await factory({ ...context, requestState, notify: handler.notify });
+    decorate?.(server);
+    return server;
+  };
+  const handler: McpHttpHandler = createMcpHandler(build, {
     legacy: 'reject',
+    ...(options.responseMode !== undefined && { responseMode: options.responseMode }),
     ...(options.bus !== undefined && { bus: options.bus }),
     maxRequestBodySize: options.maxBodyBytes,
     keepAliveMs: options.heartbeatMs,

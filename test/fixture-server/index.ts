@@ -4,10 +4,18 @@
  * Not for users to edit: a user's Worker looks like examples/demo.
  */
 import { McpServer } from '@modelcontextprotocol/server';
-import { createMcpWorker, McpSessionObject, sessionServerOptions, type ModernContext, type SessionContext } from '../../src/lib.ts';
+import {
+  createMcpWorker,
+  McpSessionObject,
+  McpTaskObject,
+  sessionServerOptions,
+  type ModernContext,
+  type SessionContext,
+} from '../../src/lib.ts';
 import { conformanceCapabilities, registerConformanceFixtures } from './conformance-fixtures.ts';
 import { registerDemoTools, registerStatelessTools } from './demo-tools.ts';
 import { registerModernConformanceFixtures } from './modern-fixtures.ts';
+import { registerTaskFixtures } from './task-fixtures.ts';
 
 export class FixtureSession extends McpSessionObject<Env> {
   protected override createServer(session: SessionContext): McpServer {
@@ -31,8 +39,22 @@ function modernServer(context: ModernContext): McpServer {
   registerStatelessTools(server);
   registerConformanceFixtures(server);
   registerModernConformanceFixtures(server, context);
+  registerTaskFixtures(server);
   return server;
 }
+
+/** Runs the tasks of 2026-07-28 clients that declare the Tasks extension: the same tools as `modernServer`. */
+export class FixtureTasks extends McpTaskObject<Env> {
+  protected override createServer(context: ModernContext): McpServer {
+    return modernServer(context);
+  }
+}
+
+/**
+ * Who is asking. The library's tests stand in for an authenticated principal with a header;
+ * a deployment derives it from a verified token.
+ */
+const principal = (request: Request) => request.headers.get('X-Fixture-Principal') ?? 'anonymous';
 
 export { McpEventBus } from '../../src/lib.ts';
 
@@ -40,4 +62,6 @@ export default createMcpWorker<Env>({
   sessions: (env) => env.MCP_SESSION,
   modern: modernServer,
   bus: (env) => env.MCP_BUS,
+  tasks: (env) => env.MCP_TASKS,
+  principal,
 }) satisfies ExportedHandler<Env>;

@@ -1,0 +1,213 @@
+/**
+ * The Tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663) as plain data: the stored
+ * record of one task, its wire forms, and the decisions on it — what an outcome of a run, an
+ * answer to `tasks/update`, a cancel, a lost instance or the passing of its TTL does to it.
+ * No I/O: the task object (src/tasks/task-object.ts) stores what these functions return.
+ */
+
+export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+
+/** What a request that needs the extension is refused with: -32021's `data`. */
+export const TASKS_REQUIRED = { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } } as const;
+
+export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+
+const TERMINAL: ReadonlySet<TaskStatus> = new Set(['completed', 'failed', 'cancelled']);
+
+export const isTerminal = (status: TaskStatus): boolean => TERMINAL.has(status);
+
+/** A JSON-RPC error as a `failed` task inlines it. */
+export interface TaskError {
+  readonly code: number;
+  readonly message: string;
+  readonly data?: unknown;
+}
+
+/** One task, as its object stores it. Times are epoch milliseconds. */
+export interface TaskRecord {
+  readonly taskId: string;
+  readonly status: TaskStatus;
+  readonly statusMessage: string | null;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+  readonly ttlMs: number;
+  readonly pollIntervalMs: number;
+  /** `input_required`: what the client is asked; keys it already answered are in `answers`. */
+  readonly inputRequests: Readonly<Record<string, unknown>> | null;
+  readonly answers: Readonly<Record<string, unknown>> | null;
+  /** `input_required`: the state the tool asked to get back with the answers (never sent to the client). */
+  readonly requestState: string | null;
+  readonly result: Readonly<Record<string, unknown>> | null;
+  readonly error: TaskError | null;
+}
+
+/** What one run of the tool ended with. */
+export type RunOutcome =
+  | { readonly kind: 'result'; readonly result: Readonly<Record<string, unknown>> }
+  | { readonly kind: 'input_required'; readonly inputRequests: Readonly<Record<string, unknown>>; readonly requestState: string | null }
+  | { readonly kind: 'error'; readonly error: TaskError };
+
+/** The errors a task can end with that no tool chose. Part of the wire contract (`error.data.reason`). */
+export const TASK_ERRORS = {
+  /**
+   * The instance running the task ended (a restart, a deploy, a crash) before the tool did.
+   * The tool is never run again: with no record of how far it got, a re-run could repeat a side
+   * effect, or go on from default state as if it had not run.
+   */
+  interrupted: {
+    code: -32603,
+    message: 'Task interrupted: the instance running it ended before the tool finished, and it is not re-run',
+    data: { reason: 'task_interrupted' },
+  },
+  /** The run ended with no JSON-RPC answer (a bug, or the runtime cut it short). */
+  noAnswer: { code: -32603, message: 'Task failed: the tool ended without an answer', data: { reason: 'no_answer' } },
+  /** An MRTR round with nothing to answer (only `requestState`) would leave the task waiting forever. */
+  nothingAsked: {
+    code: -32603,
+    message: 'Task failed: the tool asked for input without inputRequests',
+    data: { reason: 'no_input_requests' },
+  },
+} as const satisfies Record<string, TaskError>;
+
+export function newTask(taskId: string, now: number, ttlMs: number, pollIntervalMs: number): TaskRecord {
+  return {
+    taskId,
+    status: 'working',
+    statusMessage: null,
+    createdAt: now,
+    updatedAt: now,
+    ttlMs,
+    pollIntervalMs,
+    inputRequests: null,
+    answers: null,
+    requestState: null,
+    result: null,
+    error: null,
+  };
+}
+
+/** Purged at `createdAt + ttlMs`: "ttlMs counts from createdAt". */
+export const expiresAt = (task: TaskRecord): number => task.createdAt + task.ttlMs;
+
+export const isExpired = (task: TaskRecord, now: number): boolean => now >= expiresAt(task);
+
+/** A run's outcome lands only on a task still waiting for it: a cancelled task stays cancelled. */
+export function afterOutcome(task: TaskRecord, outcome: RunOutcome, now: number): TaskRecord {
+  if (task.status !== 'working') return task;
+  const base = { ...task, updatedAt: now, inputRequests: null, answers: null, requestState: null };
+  switch (outcome.kind) {
+    case 'result':
+      return { ...base, status: 'completed', result: outcome.result };
+    case 'error':
+      return { ...base, status: 'failed', error: outcome.error };
+    case 'input_required':
+      return { ...base, status: 'input_required', inputRequests: outcome.inputRequests, answers: {}, requestState: outcome.requestState };
+  }
+}
+
+/** A progress or status line from the running tool, kept while it is still its task's news. */
+export function afterStatusMessage(task: TaskRecord, statusMessage: string, now: number): TaskRecord {
+  if (task.status !== 'working' || task.statusMessage === statusMessage) return task;
+  return { ...task, statusMessage, updatedAt: now };
+}
+
+/**
+ * `tasks/update`: answers to keys the task asked and has not had answered are kept; others
+ * are ignored ("Unknown or already-answered keys SHOULD be ignored"). Once every key is
+ * answered the task is working again, and `rerun` carries the answers to the tool's next round.
+ */
+export function afterAnswers(
+  task: TaskRecord,
+  responses: Readonly<Record<string, unknown>>,
+  now: number,
+): {
+  readonly task: TaskRecord;
+  readonly rerun?: { readonly inputResponses: Record<string, unknown>; readonly requestState: string | null };
+} {
+  if (task.status !== 'input_required' || task.inputRequests === null) return { task };
+  const answers: Record<string, unknown> = { ...task.answers };
+  let changed = false;
+  for (const [key, response] of Object.entries(responses)) {
+    if (Object.hasOwn(task.inputRequests, key) && !Object.hasOwn(answers, key)) {
+      answers[key] = response;
+      changed = true;
+    }
+  }
+  if (!changed) return { task };
+  const complete = Object.keys(task.inputRequests).every((key) => Object.hasOwn(answers, key));
+  if (!complete) return { task: { ...task, answers, updatedAt: now } };
+  const rerun = { inputResponses: answers, requestState: task.requestState };
+  return { task: { ...task, status: 'working', inputRequests: null, answers: null, requestState: null, updatedAt: now }, rerun };
+}
+
+/** `tasks/cancel`: a live task is cancelled at once (its tool is told, cooperatively); a finished one is left as it is. */
+export function afterCancel(task: TaskRecord, now: number): TaskRecord {
+  if (isTerminal(task.status)) return task;
+  return { ...task, status: 'cancelled', inputRequests: null, answers: null, requestState: null, updatedAt: now };
+}
+
+/** A new instance found the task working: whatever ran it is gone. */
+export function afterInterruption(task: TaskRecord, now: number): TaskRecord {
+  if (task.status !== 'working') return task;
+  return { ...task, status: 'failed', error: TASK_ERRORS.interrupted, updatedAt: now };
+}
+
+/** `Task`: what `tools/call` answers (with `resultType: "task"`) and every task method starts from. */
+export function taskOnWire(task: TaskRecord): Record<string, unknown> {
+  return {
+    taskId: task.taskId,
+    status: task.status,
+    ...(task.statusMessage !== null && { statusMessage: task.statusMessage }),
+    createdAt: new Date(task.createdAt).toISOString(),
+    lastUpdatedAt: new Date(task.updatedAt).toISOString(),
+    ttlMs: task.ttlMs,
+    pollIntervalMs: task.pollIntervalMs,
+  };
+}
+
+/**
+ * `DetailedTask`: what `tasks/get` and `notifications/tasks` carry. The questions still open
+ * on `input_required` (answered keys are not asked again), the result on `completed`, the
+ * error on `failed`. Never `requestState`: "servers MUST NOT include requestState" on tasks.
+ */
+export function detailedTaskOnWire(task: TaskRecord): Record<string, unknown> {
+  const wire = taskOnWire(task);
+  if (task.status === 'input_required' && task.inputRequests !== null) {
+    const open = Object.entries(task.inputRequests).filter(([key]) => !Object.hasOwn(task.answers ?? {}, key));
+    return { ...wire, inputRequests: Object.fromEntries(open) };
+  }
+  if (task.status === 'completed' && task.result !== null) return { ...wire, result: task.result };
+  if (task.status === 'failed' && task.error !== null) return { ...wire, error: task.error };
+  return wire;
+}
+
+/**
+ * Whether a request declared the extension: "Clients MUST declare support ... on every
+ * request" in `_meta["io.modelcontextprotocol/clientCapabilities"].extensions`.
+ */
+export function declaresTasks(params: unknown): boolean {
+  const meta = (params as { _meta?: Record<string, unknown> } | undefined)?._meta;
+  return capabilitiesDeclareTasks(meta?.['io.modelcontextprotocol/clientCapabilities']);
+}
+
+/** The same, given the client capabilities object itself. */
+export function capabilitiesDeclareTasks(capabilities: unknown): boolean {
+  const declared = (capabilities as { extensions?: Record<string, unknown> } | undefined)?.extensions?.[TASKS_EXTENSION];
+  return typeof declared === 'object' && declared !== null;
+}
+
+/**
+ * Task ids: 128 random bits, base64url (22 characters): "task IDs MUST be generated with
+ * enough entropy that they cannot be guessed". Only a well-formed id wakes an object.
+ */
+export function newTaskId(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  let binary = '';
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+// 128 bits are 21 full base64 characters plus 2 bits: the last character's low 4 bits are zero.
+const TASK_ID = /^[A-Za-z0-9_-]{21}[AQgw]$/;
+
+export const isWellFormedTaskId = (value: string): boolean => TASK_ID.test(value);

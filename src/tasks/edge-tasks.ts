@@ -1,0 +1,62 @@
+/**
+ * The Tasks extension for one 2026-07-28 request at the edge: the scope `runTask` reads
+ * (run-task.ts), and the McpServer decoration that serves the task methods. The Worker builds
+ * one per request, from the body it has parsed and the principal it has established.
+ */
+import type { McpServer } from '@modelcontextprotocol/server';
+import { McpHttpError } from '../core/errors.ts';
+import { declaresTasks, TASKS_EXTENSION, TASKS_REQUIRED } from '../core/task.ts';
+import { JsonRpcCode } from '../core/wire.ts';
+import { taskScope, type TaskScope } from './run-task.ts';
+import { serveTaskMethods, type TaskDirectory } from './task-directory.ts';
+import type { TaskCall } from './task-store.ts';
+
+type JsonRpcMessage = { id?: unknown; method?: unknown; params?: unknown };
+
+export class EdgeTasks implements Extract<TaskScope, { kind: 'edge' }> {
+  readonly kind = 'edge';
+  readonly declared: boolean;
+  /** Set when a tool that only runs as a task was called without the extension: the Worker sends it instead of the SDK's answer. */
+  refusal: McpHttpError | undefined;
+
+  readonly #message: JsonRpcMessage | undefined;
+  readonly #headers: Headers;
+
+  constructor(
+    readonly directory: TaskDirectory,
+    message: unknown,
+    headers: Headers,
+  ) {
+    this.#message = typeof message === 'object' && message !== null && !Array.isArray(message) ? (message as JsonRpcMessage) : undefined;
+    this.#headers = headers;
+    this.declared = this.#message?.method === 'tools/call' && declaresTasks(this.#message.params);
+  }
+
+  create(): Promise<Record<string, unknown>> {
+    return this.directory.create(this.#call());
+  }
+
+  refuse(): void {
+    const id = this.#message?.id;
+    this.refusal = new McpHttpError(
+      400,
+      JsonRpcCode.MissingRequiredClientCapability,
+      `Missing required client capability: this tool runs only as a task (extension ${TASKS_EXTENSION})`,
+      TASKS_REQUIRED,
+      typeof id === 'string' || typeof id === 'number' ? id : null,
+    );
+  }
+
+  /** The call as the task's object replays it: the request, and the `Mcp-*` headers the SDK checks it against. */
+  #call(): TaskCall {
+    const headers: Record<string, string> = {};
+    for (const [name, value] of this.#headers) if (name.startsWith('mcp-')) headers[name] = value;
+    return { message: this.#message as TaskCall['message'], headers };
+  }
+}
+
+/** `decorate` for the edge's modern endpoint: within a request that has task support, serve the task methods. */
+export function serveTasksInScope(server: McpServer): void {
+  const scope = taskScope.getStore();
+  if (scope?.kind === 'edge') serveTaskMethods(server, scope.directory);
+}

@@ -1,0 +1,78 @@
+/**
+ * `runTask`: the one call a tool makes to become a task where a client can take one, written
+ * once for both eras. Where the tool is being served decides what it does:
+ * - at the edge, for a 2026-07-28 client that declared the Tasks extension on this request:
+ *   the task is created (stored in its own object, which runs the tool there) and the call is
+ *   answered with it at once;
+ * - at the edge for a client that did not declare it: the work runs inline, as any call — or,
+ *   for a tool that only runs as a task, the call is refused with -32021;
+ * - inside a task's object: the work runs (this is the task);
+ * - in a session (2025 revisions): the work runs inline; its progress goes on the session's
+ *   resumable stream, as for any other tool.
+ * The code before `runTask` runs again inside the task's object, as code before an MRTR
+ * question runs again on each round: keep it free of side effects.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { ProtocolError, type CallToolResult, type InputRequiredResult } from '@modelcontextprotocol/server';
+import type { TaskError } from '../core/task.ts';
+import type { TaskDirectory } from './task-directory.ts';
+
+export type ToolOutcome = CallToolResult | InputRequiredResult;
+
+/** Where a tool call is served, as far as tasks go (unset: in a session, or tasks are not configured). */
+export type TaskScope =
+  | {
+      readonly kind: 'edge';
+      /** The requesting principal's tasks. */
+      readonly directory: TaskDirectory;
+      /** Whether the request declared the extension: "servers MUST NOT" answer with a task otherwise. */
+      readonly declared: boolean;
+      /** Stores the task and starts it; resolves to its `CreateTaskResult`. */
+      create(): Promise<Record<string, unknown>>;
+      /** Answers the call with -32021 instead of its result (a tool cannot: McpServer turns a throw into `isError`). */
+      refuse(): void;
+    }
+  | {
+      readonly kind: 'run';
+      /** The tool threw a JSON-RPC error: the task ends `failed` with it, not `completed` with `isError`. */
+      fail(error: TaskError): void;
+    };
+
+export const taskScope = new AsyncLocalStorage<TaskScope>();
+
+export interface RunTaskOptions {
+  /** The tool only runs as a task: a client that did not declare the extension is refused with -32021. */
+  readonly required?: boolean;
+}
+
+/** What the call answers when it is refused; the Worker sends the refusal instead (edge/worker.ts). */
+const REFUSED: CallToolResult = { content: [], isError: true };
+
+export async function runTask(
+  work: () => ToolOutcome | Promise<ToolOutcome>,
+  { required = false }: RunTaskOptions = {},
+): Promise<ToolOutcome> {
+  const scope = taskScope.getStore();
+  if (scope?.kind === 'edge') {
+    if (scope.declared) {
+      // The SDK passes `resultType: "task"` through on tools/call; the callback's type does not know it.
+      return { resultType: 'task', ...(await scope.create()) } as unknown as CallToolResult;
+    }
+    if (required) {
+      scope.refuse();
+      return REFUSED;
+    }
+    return work();
+  }
+  if (scope?.kind === 'run') {
+    try {
+      return await work();
+    } catch (error) {
+      if (error instanceof ProtocolError) {
+        scope.fail({ code: error.code, message: error.message, ...(error.data !== undefined && { data: error.data }) });
+      }
+      throw error;
+    }
+  }
+  return work();
+}

@@ -1,0 +1,168 @@
+/**
+ * One Durable Object per task: it stores the task, runs its tool, and answers `tasks/get`,
+ * `tasks/update` and `tasks/cancel` for it. Subclass it with the same tools as the modern
+ * factory (`createServer`), as the session object is subclassed.
+ *
+ * Rules it keeps (each has a test in test/tasks/):
+ * - stored before anyone hears of it: the create request is answered only once the task's row
+ *   is written (a Durable Object's output gate holds the answer until then);
+ * - never re-run: a new instance runs no round, so a task it finds `working` was being run by
+ *   an instance that ended (restart, deploy, crash); it is `failed` with `task_interrupted`;
+ * - kept until its TTL: a finished task's row outlives any number of restarts, and the alarm
+ *   set at creation deletes everything at `createdAt + ttlMs`;
+ * - resident while its tool runs: the round is handed to `waitUntil`, which from compatibility
+ *   date 2026-10-01 keeps the object running with no request open.
+ * Why one object per task rather than a table per principal: a `tasks/get` wakes the one
+ * object it reads (no principal's other tasks are loaded), rounds of different tasks never
+ * share one object's thread, and purging is deleting the object's storage. Addressing by
+ * principal *and* id (task-directory.ts) makes another principal's task an unknown one.
+ */
+import type { McpServer } from '@modelcontextprotocol/server';
+import { DurableObject } from 'cloudflare:workers';
+import { log } from '../core/log.ts';
+import {
+  afterAnswers,
+  afterCancel,
+  afterInterruption,
+  afterOutcome,
+  afterStatusMessage,
+  detailedTaskOnWire,
+  expiresAt,
+  isExpired,
+  newTask,
+  taskOnWire,
+  type RunOutcome,
+  type TaskRecord,
+} from '../core/task.ts';
+import { TASK_ROUTES } from '../core/wire.ts';
+import { createModernEndpoint, type ModernContext } from '../stateless/modern-endpoint.ts';
+import type { ConfigVars } from '../config.ts';
+import { runRound, type RoundOptions } from './task-round.ts';
+import { TaskStore, type TaskCall } from './task-store.ts';
+
+/** What the Worker sends to create a task (task-directory.ts). */
+export interface TaskCreation {
+  readonly taskId: string;
+  readonly call: TaskCall;
+  readonly ttlMs: number;
+  readonly pollIntervalMs: number;
+}
+
+const json = (value: unknown, status = 200) => Response.json(value, { status });
+const UNKNOWN = () => new Response(null, { status: 404 });
+
+export abstract class McpTaskObject<E extends ConfigVars = ConfigVars> extends DurableObject<E> {
+  /** Builds the McpServer a round of the task runs in: register the same tools as the `modern` factory. */
+  protected abstract createServer(context: ModernContext): McpServer | Promise<McpServer>;
+
+  #store: TaskStore | undefined;
+  /** Cancels the round this instance is running, if any. */
+  #round: AbortController | undefined;
+
+  constructor(ctx: DurableObjectState, env: E) {
+    super(ctx, env);
+    this.#store = TaskStore.open(ctx.storage);
+    const task = this.#store?.read();
+    if (task?.status === 'working') {
+      log({ msg: 'mcp.task.interrupted', task: task.taskId.slice(0, 8) });
+      this.#change((current) => afterInterruption(current, Date.now()));
+    }
+  }
+
+  override async fetch(request: Request): Promise<Response> {
+    const route = new URL(request.url).pathname;
+    const body = (await request.json()) as Record<string, unknown>;
+    if (route === TASK_ROUTES.create) return this.#create(body as unknown as TaskCreation);
+    const task = await this.#live();
+    if (task === undefined) return UNKNOWN();
+    switch (route) {
+      case TASK_ROUTES.get:
+        return json(detailedTaskOnWire(task));
+      case TASK_ROUTES.update: {
+        const responses = typeof body.inputResponses === 'object' && body.inputResponses !== null ? body.inputResponses : {};
+        const { task: next, rerun } = afterAnswers(task, responses as Record<string, unknown>, Date.now());
+        this.#change(() => next);
+        if (rerun !== undefined) this.#startRound(rerun);
+        return json({});
+      }
+      case TASK_ROUTES.cancel:
+        // Stored before the tool hears of it: whatever the tool does next, the task stays cancelled.
+        this.#change((current) => afterCancel(current, Date.now()));
+        this.#round?.abort();
+        return json({});
+      default:
+        return UNKNOWN();
+    }
+  }
+
+  /** `createdAt + ttlMs`: the task and everything about it is deleted. */
+  override async alarm(): Promise<void> {
+    const task = this.#store?.read();
+    if (task !== undefined && !isExpired(task, Date.now())) return this.ctx.storage.setAlarm(expiresAt(task));
+    await this.#purge();
+  }
+
+  async #create({ taskId, call, ttlMs, pollIntervalMs }: TaskCreation): Promise<Response> {
+    // 128 random bits: a second create under one id is a bug, never a retry to honour.
+    if (this.#store !== undefined) return new Response(null, { status: 409 });
+    const task = newTask(taskId, Date.now(), ttlMs, pollIntervalMs);
+    await this.ctx.storage.setAlarm(expiresAt(task));
+    this.#store = TaskStore.create(this.ctx.storage, task, call);
+    this.#startRound();
+    return json(taskOnWire(task));
+  }
+
+  /** The task, unless it never existed here or its TTL has passed (then it is purged now, not at the alarm). */
+  async #live(): Promise<TaskRecord | undefined> {
+    const task = this.#store?.read();
+    if (task === undefined || !isExpired(task, Date.now())) return task;
+    await this.#purge();
+    return undefined;
+  }
+
+  async #purge(): Promise<void> {
+    this.#round?.abort();
+    this.#store = undefined;
+    await this.ctx.storage.deleteAll();
+  }
+
+  #startRound(retry?: RoundOptions['retry']): void {
+    const store = this.#store;
+    if (store === undefined) return;
+    const controller = new AbortController();
+    this.#round = controller;
+    const taskId = store.read().taskId;
+    const handler = createModernEndpoint((context) => this.createServer(context), this.env, {
+      // The body is the call the edge already accepted, with the answers the task gathered.
+      maxBodyBytes: Number.MAX_SAFE_INTEGER,
+      heartbeatMs: 0,
+      responseMode: 'sse',
+    });
+    const round = runRound({
+      handler,
+      call: store.call(),
+      ...(retry !== undefined && { retry }),
+      signal: controller.signal,
+      onStatus: (line) => this.#change((task) => afterStatusMessage(task, line, Date.now())),
+    })
+      .catch((error: unknown): RunOutcome => {
+        log({ msg: 'mcp.task.error', task: taskId.slice(0, 8), error: String(error) });
+        return { kind: 'error', error: { code: -32603, message: 'Task failed: internal error' } };
+      })
+      .then((outcome) => {
+        if (this.#round === controller) this.#round = undefined;
+        this.#change((task) => afterOutcome(task, outcome, Date.now()));
+      });
+    // Keeps the object resident while the tool runs, whether or not anyone is asking.
+    this.ctx.waitUntil(round);
+  }
+
+  /** Applies a decision (core/task.ts) to the stored task and writes the task if it changed. */
+  #change(decide: (task: TaskRecord) => TaskRecord): void {
+    const store = this.#store;
+    if (store === undefined) return;
+    const before = store.read();
+    const after = decide(before);
+    if (after !== before) store.write(after);
+  }
+}

@@ -1,0 +1,137 @@
+/**
+ * One round of a task's tool, inside the task's object: the SDK's own modern handler serves
+ * the client's `tools/call` again, in-process, so the tool sees what it would have seen at the
+ * edge — validated arguments, the client's capabilities, `inputResponses` and `requestState`
+ * on a later round, an abort signal — and all of McpServer's checks still apply. The answer
+ * is read as a stream: progress and log lines become the task's `statusMessage` as they come
+ * (MCP does not carry them for tasks), the final message becomes the round's outcome.
+ */
+import { SERVER_INFO_META_KEY, type McpHttpHandler } from '@modelcontextprotocol/server';
+import { SseDataDecoder } from '../core/sse.ts';
+import { TASK_ERRORS, type RunOutcome, type TaskError } from '../core/task.ts';
+import { taskScope } from './run-task.ts';
+import type { TaskCall } from './task-store.ts';
+
+export interface RoundOptions {
+  /** A handler built for this round alone (it is closed when the round ends or is cancelled). */
+  readonly handler: McpHttpHandler;
+  readonly call: TaskCall;
+  /** After `tasks/update`: the answers and the state the tool asked to get back. */
+  readonly retry?: { readonly inputResponses: Record<string, unknown>; readonly requestState: string | null };
+  /** Aborted by `tasks/cancel`: the tool's `ctx.mcpReq.signal` fires. */
+  readonly signal: AbortSignal;
+  readonly onStatus: (statusMessage: string) => void;
+}
+
+/** The progress token the round's request carries, so that a tool reporting progress reports it here. */
+const PROGRESS_TOKEN = 'task';
+
+export async function runRound({ handler, call, retry, signal, onStatus }: RoundOptions): Promise<RunOutcome> {
+  const cancel = () => void handler.close();
+  signal.addEventListener('abort', cancel, { once: true });
+  let thrown: TaskError | undefined;
+  try {
+    const request = roundRequest(call, retry);
+    const response = await taskScope.run({ kind: 'run', fail: (error) => (thrown = error) }, () => handler.fetch(request));
+    const answer = await readAnswer(response, onStatus);
+    if (thrown !== undefined) return { kind: 'error', error: thrown };
+    return answer === undefined ? { kind: 'error', error: TASK_ERRORS.noAnswer } : outcomeOf(answer);
+  } finally {
+    signal.removeEventListener('abort', cancel);
+    await handler.close();
+  }
+}
+
+function roundRequest(call: TaskCall, retry: RoundOptions['retry']): Request {
+  const {
+    inputResponses: _answers,
+    requestState: _state,
+    _meta,
+    ...params
+  } = call.message.params as Record<string, unknown> & {
+    _meta?: Record<string, unknown>;
+  };
+  const round = retry ?? {
+    inputResponses: call.message.params.inputResponses as Record<string, unknown> | undefined,
+    requestState: (call.message.params.requestState as string | undefined) ?? null,
+  };
+  const message = {
+    ...call.message,
+    params: {
+      ...params,
+      _meta: { progressToken: PROGRESS_TOKEN, ..._meta },
+      ...(round.inputResponses !== undefined && { inputResponses: round.inputResponses }),
+      ...(round.requestState !== null && { requestState: round.requestState }),
+    },
+  };
+  return new Request('https://task.internal/mcp', {
+    method: 'POST',
+    headers: { ...call.headers, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+    body: JSON.stringify(message),
+  });
+}
+
+type Answer = { result?: Record<string, unknown>; error?: TaskError };
+
+/** The final JSON-RPC message of the SDK's answer; every notification before it becomes a status line. */
+async function readAnswer(response: Response, onStatus: (statusMessage: string) => void): Promise<Answer | undefined> {
+  if (response.body === null) return undefined;
+  if (!response.headers.get('Content-Type')?.startsWith('text/event-stream')) return parse(await response.text());
+  const decoder = new SseDataDecoder();
+  const text = new TextDecoder();
+  let answer: Answer | undefined;
+  for await (const chunk of response.body) {
+    for (const data of decoder.push(text.decode(chunk, { stream: true }))) {
+      const message = parse(data) as (Answer & { method?: string; params?: Record<string, unknown> }) | undefined;
+      if (message?.method !== undefined) {
+        const line = statusLine(message.method, message.params ?? {});
+        if (line !== undefined) onStatus(line);
+      } else if (message !== undefined) {
+        answer = message;
+      }
+    }
+  }
+  return answer;
+}
+
+function parse(text: string): Answer | undefined {
+  try {
+    const value = JSON.parse(text) as unknown;
+    return typeof value === 'object' && value !== null ? (value as Answer) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `notifications/progress` (its message, else progress/total) and `notifications/message` as one status line. */
+export function statusLine(method: string, params: Record<string, unknown>): string | undefined {
+  if (method === 'notifications/progress') {
+    if (typeof params.message === 'string') return params.message;
+    if (typeof params.progress !== 'number') return undefined;
+    return typeof params.total === 'number' ? `${params.progress}/${params.total}` : String(params.progress);
+  }
+  if (method === 'notifications/message') return typeof params.data === 'string' ? params.data : JSON.stringify(params.data);
+  return undefined;
+}
+
+/**
+ * A JSON-RPC error fails the task; an MRTR question puts it in `input_required` (the state
+ * stays with the task, never on the wire); any other result completes it — a tool's own
+ * `isError` result included: "tool execution errors ... are reported as completed".
+ */
+function outcomeOf({ result, error }: Answer): RunOutcome {
+  if (error !== undefined) {
+    const { code, message, data } = error;
+    return { kind: 'error', error: { code, message, ...(data !== undefined && { data }) } };
+  }
+  if (result === undefined) return { kind: 'error', error: TASK_ERRORS.noAnswer };
+  const { resultType, _meta, ...rest } = result;
+  if (resultType === 'input_required') {
+    const inputRequests = (result.inputRequests ?? {}) as Record<string, unknown>;
+    if (Object.keys(inputRequests).length === 0) return { kind: 'error', error: TASK_ERRORS.nothingAsked };
+    return { kind: 'input_required', inputRequests, requestState: typeof result.requestState === 'string' ? result.requestState : null };
+  }
+  // The SDK's serverInfo stamp belongs to the round's answer, not to the tool's result.
+  const { [SERVER_INFO_META_KEY]: _server, ...meta } = (_meta ?? {}) as Record<string, unknown>;
+  return { kind: 'result', result: Object.keys(meta).length > 0 ? { ...rest, _meta: meta } : rest };
+}

@@ -1,0 +1,148 @@
+/**
+ * One task's storage: a single row in its own object's SQLite, written in one statement per
+ * change. The row holds the task (core/task.ts `TaskRecord`) and the `tools/call` that
+ * created it, which each later round of the tool (after `tasks/update`) is run from.
+ *
+ * The schema is created with the task, never for an unknown id: an object addressed with an
+ * id nobody created (or another principal's) writes nothing and answers "unknown".
+ */
+import type { TaskError, TaskRecord, TaskStatus } from '../core/task.ts';
+import { migrate, schemaExists, type Migration } from '../storage/migrator.ts';
+
+const TASK_MIGRATIONS: readonly Migration[] = [
+  {
+    id: 1,
+    statements: [
+      `CREATE TABLE task (
+         singleton         INTEGER PRIMARY KEY CHECK (singleton = 1),
+         task_id           TEXT    NOT NULL,
+         status            TEXT    NOT NULL CHECK (status IN ('working', 'input_required', 'completed', 'failed', 'cancelled')),
+         status_message    TEXT,
+         created_at        INTEGER NOT NULL,
+         updated_at        INTEGER NOT NULL,
+         ttl_ms            INTEGER NOT NULL,
+         poll_interval_ms  INTEGER NOT NULL,
+         -- JSON. The call is the client's tools/call request and the headers it came with.
+         call              TEXT    NOT NULL,
+         input_requests    TEXT,
+         answers           TEXT,
+         request_state     TEXT,
+         result            TEXT,
+         error             TEXT
+       )`,
+    ],
+  },
+];
+
+/** The `tools/call` a task runs: the client's JSON-RPC request and the headers the tool may read (`Mcp-Param-*`). */
+export interface TaskCall {
+  readonly message: {
+    readonly jsonrpc: '2.0';
+    readonly id: string | number;
+    readonly method: 'tools/call';
+    readonly params: Record<string, unknown>;
+  };
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+type Row = {
+  task_id: string;
+  status: string;
+  status_message: string | null;
+  created_at: number;
+  updated_at: number;
+  ttl_ms: number;
+  poll_interval_ms: number;
+  call: string;
+  input_requests: string | null;
+  answers: string | null;
+  request_state: string | null;
+  result: string | null;
+  error: string | null;
+};
+
+const json = (value: unknown): string | null => (value === null ? null : JSON.stringify(value));
+const parsed = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
+
+export class TaskStore {
+  readonly #storage: DurableObjectStorage;
+
+  private constructor(storage: DurableObjectStorage) {
+    this.#storage = storage;
+  }
+
+  /** The store of an object that holds a task; undefined for one that never did (or was purged). */
+  static open(storage: DurableObjectStorage): TaskStore | undefined {
+    if (!schemaExists(storage.sql)) return undefined;
+    const store = new TaskStore(storage);
+    return store.#row() === undefined ? undefined : store;
+  }
+
+  /** Stores a new task, its schema first, in one transaction: nobody hears of the task before this returns. */
+  static create(storage: DurableObjectStorage, task: TaskRecord, call: TaskCall): TaskStore {
+    storage.transactionSync(() => {
+      migrate(storage.sql, TASK_MIGRATIONS);
+      storage.sql.exec(
+        `INSERT INTO task (singleton, task_id, status, status_message, created_at, updated_at, ttl_ms, poll_interval_ms, call,
+                           input_requests, answers, request_state, result, error)
+         VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        task.taskId,
+        task.status,
+        task.statusMessage,
+        task.createdAt,
+        task.updatedAt,
+        task.ttlMs,
+        task.pollIntervalMs,
+        JSON.stringify(call),
+        json(task.inputRequests),
+        json(task.answers),
+        task.requestState,
+        json(task.result),
+        json(task.error),
+      );
+    });
+    return new TaskStore(storage);
+  }
+
+  read(): TaskRecord {
+    const row = this.#row();
+    if (row === undefined) throw new Error('the task row is gone');
+    return {
+      taskId: row.task_id,
+      status: row.status as TaskStatus,
+      statusMessage: row.status_message,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+      ttlMs: row.ttl_ms,
+      pollIntervalMs: row.poll_interval_ms,
+      inputRequests: parsed(row.input_requests),
+      answers: parsed(row.answers),
+      requestState: row.request_state,
+      result: parsed(row.result),
+      error: parsed<TaskError>(row.error),
+    };
+  }
+
+  call(): TaskCall {
+    return JSON.parse(this.#storage.sql.exec<{ call: string }>(`SELECT call FROM task`).one().call) as TaskCall;
+  }
+
+  /** Writes what changed of the task; the id, creation time and call never change. */
+  write(task: TaskRecord): void {
+    this.#storage.sql.exec(
+      `UPDATE task SET status = ?, status_message = ?, updated_at = ?, input_requests = ?, answers = ?, request_state = ?, result = ?, error = ?`,
+      task.status,
+      task.statusMessage,
+      task.updatedAt,
+      json(task.inputRequests),
+      json(task.answers),
+      task.requestState,
+      json(task.result),
+      json(task.error),
+    );
+  }
+
+  #row(): Row | undefined {
+    return this.#storage.sql.exec<Row>(`SELECT * FROM task`).toArray()[0];
+  }
+}
