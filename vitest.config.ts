@@ -49,6 +49,7 @@ export default defineConfig({
             SESSION_TTL_MS: '1000',
             RETENTION_MS: '0',
             MAX_SESSION_EVENTS: '50',
+            TASK_TTL_MS: '1000',
           }),
         ],
         test: { ...shared, name: 'bounds', include: ['test/bounds/**/*.test.ts'] },

@@ -36,7 +36,7 @@ export async function withDevServer(port, callback, { config = FIXTURE_CONFIG } 
   }
 }
 
-async function waitUntilReady(url, dev) {
+export async function waitUntilReady(url, dev) {
   const deadline = Date.now() + READY_TIMEOUT_MS;
   while (Date.now() < deadline) {
     if (dev.exitCode !== null) throw new Error(`wrangler dev exited with ${dev.exitCode}`);

@@ -7,6 +7,9 @@
 export const HEADERS = {
   sessionId: 'Mcp-Session-Id',
   protocolVersion: 'MCP-Protocol-Version',
+  /** 2026-07-28: the request's method, and the name it acts on (tool, resource, task). */
+  method: 'Mcp-Method',
+  name: 'Mcp-Name',
   lastEventId: 'Last-Event-ID',
   /** The session's current epoch, on every response of a session. */
   epoch: 'Mcp-Session-Epoch',
@@ -64,6 +67,8 @@ export const TASK_ROUTES = {
   /** `{ inputResponses }` from `tasks/update`. */
   update: '/task/update',
   cancel: '/task/cancel',
+  /** WebSocket upgrade: the task now and at every change, for a listen stream (tasks/task-listen.ts). */
+  watch: '/task/watch',
 } as const;
 
 /**

@@ -28,6 +28,7 @@ import { DurableEventBus, requestScope } from '../stateless/event-bus.ts';
 import { createModernEndpoint, type ModernServerFactory } from '../stateless/modern-endpoint.ts';
 import { EdgeTasks, serveTasksInScope } from '../tasks/edge-tasks.ts';
 import { taskScope } from '../tasks/run-task.ts';
+import { isTaskListen, serveTaskListen } from '../tasks/task-listen.ts';
 import { TaskDirectory, type TaskNamespace } from '../tasks/task-directory.ts';
 import { ALLOWED_METHODS, HEADERS, INTERNAL_HEADERS, JsonRpcCode, OBJECT_ROUTES } from '../core/wire.ts';
 import { preflightResponse, withCors } from './cors.ts';
@@ -194,11 +195,11 @@ export function createMcpWorker<E extends ConfigVars>({
       // Not JSON: the SDK answers it, from the text.
     }
     const who = await principal(c.req.raw, c.env);
-    const scope = new EdgeTasks(
-      new TaskDirectory(namespace, who, { ttlMs: taskTtlMs, pollIntervalMs: taskPollIntervalMs }),
-      parsedBody,
-      c.req.raw.headers,
-    );
+    const directory = new TaskDirectory(namespace, who, { ttlMs: taskTtlMs, pollIntervalMs: taskPollIntervalMs });
+    if (isTaskListen(parsedBody, c.req.raw.headers)) {
+      return serveTaskListen(parsedBody, directory, { signal: c.req.raw.signal, heartbeatMs: c.get('config').heartbeatMs });
+    }
+    const scope = new EdgeTasks(directory, parsedBody, c.req.raw.headers);
     const response = await requestScope.run(c.executionCtx, () =>
       taskScope.run(scope, () =>
         parsedBody === undefined ? endpoint.fetch(new Request(c.req.raw, { body: text })) : endpoint.fetch(c.req.raw, { parsedBody }),

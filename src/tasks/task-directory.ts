@@ -61,6 +61,18 @@ export class TaskDirectory {
     return response.json();
   }
 
+  /** A socket carrying the task's every state from now on, or undefined when this principal has no such task. */
+  async watch(taskId: string): Promise<WebSocket | undefined> {
+    if (!isWellFormedTaskId(taskId)) return undefined;
+    const response = await this.#object(taskId).fetch(
+      new Request(`https://task.internal${TASK_ROUTES.watch}`, { headers: { Upgrade: 'websocket' } }),
+    );
+    const socket = response.webSocket;
+    if (socket === null) return undefined;
+    socket.accept();
+    return socket;
+  }
+
   #object(taskId: string) {
     return this.#namespace.get(this.#namespace.idFromName(JSON.stringify([this.#principal, taskId])));
   }

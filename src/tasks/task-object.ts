@@ -29,6 +29,7 @@ import {
   detailedTaskOnWire,
   expiresAt,
   isExpired,
+  isTerminal,
   newTask,
   taskOnWire,
   type RunOutcome,
@@ -48,6 +49,8 @@ export interface TaskCreation {
   readonly pollIntervalMs: number;
 }
 
+/** The tag of listen streams' sockets. */
+const WATCH = 'watch';
 const json = (value: unknown, status = 200) => Response.json(value, { status });
 const UNKNOWN = () => new Response(null, { status: 404 });
 
@@ -69,8 +72,14 @@ export abstract class McpTaskObject<E extends ConfigVars = ConfigVars> extends D
     }
   }
 
+  /** Whether this instance is running a round of the task's tool (for tests and diagnostics). */
+  get running(): boolean {
+    return this.#round !== undefined;
+  }
+
   override async fetch(request: Request): Promise<Response> {
     const route = new URL(request.url).pathname;
+    if (route === TASK_ROUTES.watch) return this.#watch();
     const body = (await request.json()) as Record<string, unknown>;
     if (route === TASK_ROUTES.create) return this.#create(body as unknown as TaskCreation);
     const task = await this.#live();
@@ -102,6 +111,29 @@ export abstract class McpTaskObject<E extends ConfigVars = ConfigVars> extends D
     await this.#purge();
   }
 
+  /** Listen streams' sockets, accepted with the Hibernation API: a watched task's object may sleep. */
+  async #watch(): Promise<Response> {
+    const task = await this.#live();
+    if (task === undefined) return UNKNOWN();
+    const pair = new WebSocketPair();
+    this.ctx.acceptWebSocket(pair[1], [WATCH]);
+    this.#tell(pair[1], task);
+    return new Response(null, { status: 101, webSocket: pair[0] });
+  }
+
+  /** A watcher only listens. */
+  override webSocketMessage(): void {}
+
+  /** Sends the task to a watcher, and closes the watch once the task has ended: nothing more will come. */
+  #tell(socket: WebSocket, task: TaskRecord): void {
+    try {
+      socket.send(JSON.stringify(detailedTaskOnWire(task)));
+      if (isTerminal(task.status)) socket.close(1000, 'task ended');
+    } catch {
+      // The listen stream is gone; its socket closes with it.
+    }
+  }
+
   async #create({ taskId, call, ttlMs, pollIntervalMs }: TaskCreation): Promise<Response> {
     // 128 random bits: a second create under one id is a bug, never a retry to honour.
     if (this.#store !== undefined) return new Response(null, { status: 409 });
@@ -123,6 +155,8 @@ export abstract class McpTaskObject<E extends ConfigVars = ConfigVars> extends D
   async #purge(): Promise<void> {
     this.#round?.abort();
     this.#store = undefined;
+    for (const socket of this.ctx.getWebSockets(WATCH)) socket.close(1000, 'task purged');
+    await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
   }
 
@@ -163,6 +197,8 @@ export abstract class McpTaskObject<E extends ConfigVars = ConfigVars> extends D
     if (store === undefined) return;
     const before = store.read();
     const after = decide(before);
-    if (after !== before) store.write(after);
+    if (after === before) return;
+    store.write(after);
+    for (const socket of this.ctx.getWebSockets(WATCH)) this.#tell(socket, after);
   }
 }

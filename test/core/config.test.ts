@@ -17,6 +17,8 @@ describe('readConfig defaults', () => {
       maxSessionBytes: 67_108_864,
       maxBodyBytes: 4_194_304,
       requestLog: true,
+      taskTtlMs: 3_600_000,
+      taskPollIntervalMs: 1_000,
     });
   });
 
@@ -28,11 +30,20 @@ describe('readConfig defaults', () => {
     { key: 'MAX_SESSION_EVENTS', value: '50', field: 'maxSessionEvents', expected: 50 },
     { key: 'MAX_SESSION_BYTES', value: '1024', field: 'maxSessionBytes', expected: 1_024 },
     { key: 'CONNECTION_BUFFER_BYTES', value: '4096', field: 'connectionBufferBytes', expected: 4_096 },
+    { key: 'TASK_TTL_MS', value: '60000', field: 'taskTtlMs', expected: 60_000 },
+    { key: 'TASK_POLL_INTERVAL_MS', value: '250', field: 'taskPollIntervalMs', expected: 250 },
   ] as const)('reads $key=$value', ({ key, value, field, expected }) => {
     expect(readConfig({ [key]: value })[field]).toBe(expected);
   });
 
-  it.each(['SESSION_TTL_MS', 'MAX_SESSION_EVENTS', 'MAX_SESSION_BYTES', 'CONNECTION_BUFFER_BYTES'] as const)('refuses %s = 0', (key) => {
+  it.each([
+    'SESSION_TTL_MS',
+    'MAX_SESSION_EVENTS',
+    'MAX_SESSION_BYTES',
+    'CONNECTION_BUFFER_BYTES',
+    'TASK_TTL_MS',
+    'TASK_POLL_INTERVAL_MS',
+  ] as const)('refuses %s = 0', (key) => {
     expect(() => readConfig({ [key]: '0' })).toThrow(`configuration: ${key} must be positive`);
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { encodeComment, encodeEvent, type SseEvent } from '../../src/core/sse.ts';
+import { encodeComment, encodeEvent, SseDataDecoder, type SseEvent } from '../../src/core/sse.ts';
 
 /**
  * A minimal parser following the WHATWG "Server-sent events" interpretation rules, to check
@@ -160,5 +160,24 @@ describe('encodeComment', () => {
 describe('encodeEvent refuses a retry that is not a non-negative integer', () => {
   it.each([1500.9, -5, Number.NaN, Number.POSITIVE_INFINITY])('%s', (retry) => {
     expect(() => encodeEvent({ id: '1-2-0', data: '', retry })).toThrow(RangeError);
+  });
+});
+
+describe('SseDataDecoder', () => {
+  it.each<[string, string[], string[]]>([
+    ['one event in one chunk', ['data: {}\n\n'], ['{}']],
+    ['an event split across chunks', ['data: {"a"', ':1}\n', '\n'], ['{"a":1}']],
+    ['CRLF line breaks, split between CR and LF', ['data: x\r', '\n\r\n'], ['x']],
+    ['comments and other fields', [': ping\n\nevent: message\nid: 7\ndata: y\n\n'], ['y']],
+    ['multi-line data, joined with LF', ['data: a\ndata: b\n\n'], ['a\nb']],
+    ['an unfinished event', ['data: z\n'], []],
+  ])('%s', (_name, chunks, expected) => {
+    const decoder = new SseDataDecoder();
+    expect(chunks.flatMap((chunk) => decoder.push(chunk))).toEqual(expected);
+  });
+
+  it('reads back what encodeEvent writes', () => {
+    const decoder = new SseDataDecoder();
+    expect(decoder.push(encodeEvent({ id: '1-2-3', data: 'line one\nline two' }))).toEqual(['line one\nline two']);
   });
 });

@@ -25,6 +25,8 @@ export class FixtureSession extends McpSessionObject<Env> {
     );
     registerDemoTools(server, session);
     registerConformanceFixtures(server);
+    // The same task tools, served the sessionful way: runTask runs them inline.
+    registerTaskFixtures(server);
     return server;
   }
 }

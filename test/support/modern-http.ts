@@ -9,8 +9,13 @@ export const MODERN = '2026-07-28';
 
 let nextId = 1;
 
-export function modernRequest(method: string, params: Record<string, unknown> = {}, capabilities: Record<string, unknown> = {}) {
-  const name = typeof params.name === 'string' ? params.name : typeof params.uri === 'string' ? params.uri : undefined;
+export function modernRequest(
+  method: string,
+  params: Record<string, unknown> = {},
+  capabilities: Record<string, unknown> = {},
+  headers: Record<string, string> = {},
+) {
+  const name = [params.name, params.uri, params.taskId].find((value) => typeof value === 'string') as string | undefined;
   const { _meta, ...rest } = params as { _meta?: Record<string, unknown> };
   return fetchWorker({
     method: 'POST',
@@ -21,6 +26,7 @@ export function modernRequest(method: string, params: Record<string, unknown> = 
       'MCP-Protocol-Version': MODERN,
       'Mcp-Method': method,
       ...(name !== undefined && { 'Mcp-Name': name }),
+      ...headers,
     },
     body: JSON.stringify({
       jsonrpc: '2.0',

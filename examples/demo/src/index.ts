@@ -1,10 +1,18 @@
 /**
  * A Worker serving MCP with mcp-edge-sessions, in both protocol eras: the edge Worker routes
  * each 2025 session to its Durable Object, a `DemoSession`, whose McpServer holds the tools,
- * and serves each 2026-07-28 request with an McpServer of its own (`modern`).
+ * and serves each 2026-07-28 request with an McpServer of its own (`modern`). A tool that
+ * calls `runTask` becomes a task for 2026-07-28 clients that take one, run by a `DemoTasks`.
  */
 import { McpServer } from '@modelcontextprotocol/server';
-import { createMcpWorker, McpSessionObject, sessionServerOptions, type ModernContext, type SessionContext } from 'mcp-edge-sessions';
+import {
+  createMcpWorker,
+  McpSessionObject,
+  McpTaskObject,
+  sessionServerOptions,
+  type ModernContext,
+  type SessionContext,
+} from 'mcp-edge-sessions';
 import { registerStatelessTools, registerTools } from './tools.ts';
 
 export class DemoSession extends McpSessionObject<Env> {
@@ -22,10 +30,18 @@ function modernServer({ requestState }: ModernContext): McpServer {
   return server;
 }
 
+/** One per task: stores it, runs its tool (with the same tools as `modernServer`), answers tasks/*. */
+export class DemoTasks extends McpTaskObject<Env> {
+  protected override createServer(context: ModernContext): McpServer {
+    return modernServer(context);
+  }
+}
+
 export { McpEventBus } from 'mcp-edge-sessions';
 
 export default createMcpWorker<Env>({
   sessions: (env) => env.MCP_SESSION,
   modern: modernServer,
   bus: (env) => env.MCP_BUS,
+  tasks: (env) => env.MCP_TASKS,
 }) satisfies ExportedHandler<Env>;

@@ -1,10 +1,10 @@
 /**
- * The demo's tools. `countdown` streams progress and `confirm` asks the client something: both
- * need no session, so they serve both protocol eras. `tally` and `note` keep state in the
+ * The demo's tools. `countdown` streams progress (or runs as a task) and `confirm` asks the
+ * client something: both need no session, so they serve both protocol eras. `tally` and `note` keep state in the
  * session's storage: sessions only.
  */
 import { acceptedContent, inputRequired, type McpServer } from '@modelcontextprotocol/server';
-import type { SessionContext } from 'mcp-edge-sessions';
+import { runTask, type SessionContext } from 'mcp-edge-sessions';
 import * as z from 'zod';
 
 /** Tools that need no session: registered on the session's server and on every 2026-07-28 request's. */
@@ -15,17 +15,20 @@ export function registerStatelessTools(server: McpServer): void {
       description: 'Counts down, one progress notification per step, then reports liftoff.',
       inputSchema: z.object({ from: z.number().int().min(1).max(10_000), interval_ms: z.number().int().min(0).max(60_000) }),
     },
-    async ({ from, interval_ms }, ctx) => {
-      const progressToken = ctx.mcpReq._meta?.progressToken;
-      for (let step = 1; step <= from; step++) {
-        // Cancellable: a client's notifications/cancelled aborts the signal.
-        if (interval_ms > 0) await scheduler.wait(interval_ms, { signal: ctx.mcpReq.signal });
-        if (progressToken !== undefined) {
-          await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, progress: step, total: from } });
+    // A task for 2026-07-28 clients that declare the Tasks extension (its progress becomes the
+    // task's statusMessage); inline otherwise, with progress on a session's resumable stream.
+    async ({ from, interval_ms }, ctx) =>
+      runTask(async () => {
+        const progressToken = ctx.mcpReq._meta?.progressToken;
+        for (let step = 1; step <= from; step++) {
+          // Cancellable: notifications/cancelled (or tasks/cancel) aborts the signal.
+          if (interval_ms > 0) await scheduler.wait(interval_ms, { signal: ctx.mcpReq.signal });
+          if (progressToken !== undefined) {
+            await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, progress: step, total: from } });
+          }
         }
-      }
-      return { content: [{ type: 'text', text: `liftoff after ${from}` }] };
-    },
+        return { content: [{ type: 'text', text: `liftoff after ${from}` }] };
+      }),
   );
 
   // Written once for both eras: to a 2026-07-28 client the question is an input_required

@@ -1,0 +1,108 @@
+/**
+ * `subscriptions/listen` with `notifications.taskIds`: "notifications/tasks" for the tasks a
+ * client asked about. The SDK's listen router knows only the four list events (it drops
+ * `taskIds` from its filter), so a listen that names task ids is served here, and only that:
+ * the acknowledgement honours `taskIds` alone (a client wanting list changes too opens a
+ * listen without them, which the SDK serves).
+ *
+ * Each task is watched over one hibernatable WebSocket to its own object, addressed by the
+ * principal and the id like every task request, so another principal's task is never
+ * watched. The object sends the task as it is when the watch begins (a change between the
+ * acknowledgement and the watch is never lost) and again on every change; it closes the watch
+ * when the task ends. When no watched task is left, the stream ends with the listen's result.
+ */
+import { classifyInboundRequest } from '@modelcontextprotocol/server';
+import { MODERN_PROTOCOL_VERSIONS } from '../core/era.ts';
+import { encodeComment } from '../core/sse.ts';
+import { capabilitiesDeclareTasks, isWellFormedTaskId, TASKS_REQUIRED } from '../core/task.ts';
+import { HEADERS, JsonRpcCode, SSE_RESPONSE_HEADERS } from '../core/wire.ts';
+import { McpHttpError } from '../core/errors.ts';
+import type { TaskDirectory } from './task-directory.ts';
+
+const SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
+/** Task ids one listen may name: each is a socket held for the stream's life. */
+export const MAX_WATCHED_TASKS = 64;
+
+type ListenMessage = { id: string | number; params?: { notifications?: { taskIds?: unknown }; _meta?: Record<string, unknown> } };
+
+/**
+ * Whether this is a listen this module serves: one naming task ids that the SDK would accept
+ * as a well-formed 2026-07-28 request (its own classifier; anything else is the SDK's to refuse).
+ */
+export function isTaskListen(message: unknown, headers: Headers): message is ListenMessage {
+  const listen = message as (ListenMessage & { method?: unknown }) | undefined;
+  if (listen?.method !== 'subscriptions/listen' || listen.params?.notifications?.taskIds === undefined) return false;
+  const protocolVersionHeader = headers.get(HEADERS.protocolVersion) ?? undefined;
+  const mcpMethodHeader = headers.get(HEADERS.method) ?? undefined;
+  if (protocolVersionHeader === undefined || mcpMethodHeader === undefined) return false;
+  const outcome = classifyInboundRequest({ httpMethod: 'POST', protocolVersionHeader, mcpMethodHeader, body: message });
+  return (
+    outcome.kind === 'modern' && (MODERN_PROTOCOL_VERSIONS as readonly (string | undefined)[]).includes(outcome.classification.revision)
+  );
+}
+
+export async function serveTaskListen(
+  message: ListenMessage,
+  directory: TaskDirectory,
+  { signal, heartbeatMs }: { readonly signal: AbortSignal; readonly heartbeatMs: number },
+): Promise<Response> {
+  const { id, params } = message;
+  // "Servers MUST return -32021 if a client requests taskIds without declaring the extension."
+  if (!capabilitiesDeclareTasks(params?._meta?.['io.modelcontextprotocol/clientCapabilities'])) {
+    throw new McpHttpError(
+      400,
+      JsonRpcCode.MissingRequiredClientCapability,
+      'Missing required client capability: taskIds need the Tasks extension',
+      TASKS_REQUIRED,
+      id,
+    );
+  }
+  const requested = params?.notifications?.taskIds;
+  if (!Array.isArray(requested) || requested.length > MAX_WATCHED_TASKS || !requested.every((taskId) => typeof taskId === 'string')) {
+    throw new McpHttpError(200, -32602, `Invalid params: taskIds must be at most ${MAX_WATCHED_TASKS} strings`, undefined, id);
+  }
+  const ids = [...new Set(requested as string[])].filter(isWellFormedTaskId);
+  const watches = await Promise.all(ids.map(async (taskId) => [taskId, await directory.watch(taskId)] as const));
+  const watched = watches.filter((entry): entry is readonly [string, WebSocket] => entry[1] !== undefined);
+
+  const encoder = new TextEncoder();
+  const frame = (payload: unknown) => encoder.encode(`event: message\ndata: ${JSON.stringify(payload)}\n\n`);
+  const meta = { [SUBSCRIPTION_ID]: id };
+  let open = watched.length;
+  let heartbeat: number | undefined;
+  let closed = false;
+  const stop = (controller?: ReadableStreamDefaultController<Uint8Array>) => {
+    if (closed) return;
+    closed = true;
+    if (heartbeat !== undefined) clearInterval(heartbeat);
+    for (const [, socket] of watched) socket.close(1000, 'listen ended');
+    if (controller === undefined) return;
+    controller.enqueue(frame({ jsonrpc: '2.0', id, result: { resultType: 'complete', _meta: meta } }));
+    controller.close();
+  };
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      const honored = { taskIds: watched.map(([taskId]) => taskId) };
+      controller.enqueue(
+        frame({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { notifications: honored, _meta: meta } }),
+      );
+      if (open === 0) return stop(controller);
+      for (const [, socket] of watched) {
+        socket.addEventListener('message', ({ data }) => {
+          if (closed || typeof data !== 'string') return;
+          const task = JSON.parse(data) as Record<string, unknown>;
+          controller.enqueue(frame({ jsonrpc: '2.0', method: 'notifications/tasks', params: { ...task, _meta: meta } }));
+        });
+        socket.addEventListener('close', () => {
+          open--;
+          if (open === 0) stop(controller);
+        });
+      }
+      if (heartbeatMs > 0)
+        heartbeat = setInterval(() => !closed && controller.enqueue(encoder.encode(encodeComment('keepalive'))), heartbeatMs);
+    },
+    cancel: () => stop(),
+  });
+  signal.addEventListener('abort', () => stop(), { once: true });
+  return new Response(body, { headers: SSE_RESPONSE_HEADERS });
+}

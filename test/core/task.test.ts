@@ -1,0 +1,160 @@
+import { describe, expect, it } from 'vitest';
+import {
+  afterAnswers,
+  afterCancel,
+  afterInterruption,
+  afterOutcome,
+  afterStatusMessage,
+  declaresTasks,
+  detailedTaskOnWire,
+  isExpired,
+  isWellFormedTaskId,
+  newTask,
+  newTaskId,
+  TASK_ERRORS,
+  taskOnWire,
+  type RunOutcome,
+  type TaskRecord,
+  type TaskStatus,
+} from '../../src/core/task.ts';
+
+const T0 = Date.UTC(2026, 11, 1);
+const base = newTask('AAAAAAAAAAAAAAAAAAAAAA', T0, 60_000, 1000);
+const inStatus = (status: TaskStatus, extra: Partial<TaskRecord> = {}): TaskRecord => ({ ...base, status, ...extra });
+const asking = inStatus('input_required', {
+  inputRequests: { a: { method: 'elicitation/create' }, b: { method: 'elicitation/create' } },
+  answers: {},
+  requestState: 'state-1',
+});
+
+const OUTCOMES: Record<string, RunOutcome> = {
+  result: { kind: 'result', result: { content: [] } },
+  error: { kind: 'error', error: { code: -32603, message: 'boom' } },
+  question: { kind: 'input_required', inputRequests: { q: {} }, requestState: 's' },
+};
+
+describe('a run outcome', () => {
+  it.each<[string, TaskStatus, keyof typeof OUTCOMES, TaskStatus]>([
+    ['completes a working task', 'working', 'result', 'completed'],
+    ['fails a working task', 'working', 'error', 'failed'],
+    ['asks through a working task', 'working', 'question', 'input_required'],
+    ['leaves a cancelled task cancelled', 'cancelled', 'result', 'cancelled'],
+    ['leaves a failed task failed', 'failed', 'result', 'failed'],
+    ['leaves a completed task completed', 'completed', 'error', 'completed'],
+    ['lands nowhere on a task waiting for input', 'input_required', 'result', 'input_required'],
+  ])('%s', (_name, from, outcome, to) => {
+    expect(afterOutcome(inStatus(from), OUTCOMES[outcome]!, T0 + 5).status).toBe(to);
+  });
+
+  it('keeps the question and its state for the next round, and none of it on the wire', () => {
+    const task = afterOutcome(base, OUTCOMES.question!, T0 + 5);
+    expect(task).toMatchObject({ inputRequests: { q: {} }, answers: {}, requestState: 's', updatedAt: T0 + 5 });
+    expect(detailedTaskOnWire(task)).not.toHaveProperty('requestState');
+  });
+});
+
+describe('answers (tasks/update)', () => {
+  it('keeps a partial answer and stays input_required, asking only what is open', () => {
+    const { task, rerun } = afterAnswers(asking, { a: 1 }, T0 + 1);
+    expect(rerun).toBeUndefined();
+    expect(task).toMatchObject({ status: 'input_required', answers: { a: 1 } });
+    expect(Object.keys(detailedTaskOnWire(task).inputRequests as object)).toEqual(['b']);
+  });
+
+  it('runs the next round with every answer and the state once all are in', () => {
+    const first = afterAnswers(asking, { a: 1 }, T0 + 1).task;
+    const { task, rerun } = afterAnswers(first, { b: 2, a: 'again' }, T0 + 2);
+    expect(task).toMatchObject({ status: 'working', inputRequests: null, answers: null, requestState: null });
+    expect(rerun).toEqual({ inputResponses: { a: 1, b: 2 }, requestState: 'state-1' });
+  });
+
+  it.each<[string, TaskRecord, Record<string, unknown>]>([
+    ['ignores keys it did not ask', asking, { zzz: 1 }],
+    ['ignores answers to a task not asking', inStatus('working'), { a: 1 }],
+    ['ignores answers to a finished task', inStatus('completed'), { a: 1 }],
+  ])('%s (the same task comes back)', (_name, task, responses) => {
+    expect(afterAnswers(task, responses, T0 + 1).task).toBe(task);
+  });
+});
+
+describe('cancel, interruption and status lines', () => {
+  it.each<[TaskStatus, TaskStatus]>([
+    ['working', 'cancelled'],
+    ['input_required', 'cancelled'],
+    ['completed', 'completed'],
+    ['failed', 'failed'],
+    ['cancelled', 'cancelled'],
+  ])('cancel: %s → %s', (from, to) => {
+    expect(afterCancel(inStatus(from), T0 + 1).status).toBe(to);
+  });
+
+  it.each<[TaskStatus, TaskStatus]>([
+    ['working', 'failed'],
+    ['input_required', 'input_required'],
+    ['completed', 'completed'],
+    ['cancelled', 'cancelled'],
+  ])('a lost instance: %s → %s', (from, to) => {
+    const task = afterInterruption(inStatus(from), T0 + 1);
+    expect(task.status).toBe(to);
+    if (from === 'working') expect(task.error).toEqual(TASK_ERRORS.interrupted);
+  });
+
+  it('takes a status line only while working, and only when it says something new', () => {
+    const working = afterStatusMessage(base, '1/3', T0 + 1);
+    expect(working).toMatchObject({ statusMessage: '1/3', updatedAt: T0 + 1 });
+    expect(afterStatusMessage(working, '1/3', T0 + 2)).toBe(working);
+    const done = inStatus('completed');
+    expect(afterStatusMessage(done, 'late', T0 + 2)).toBe(done);
+  });
+});
+
+describe('wire forms', () => {
+  it('writes a Task with ISO times, the TTL and the poll interval, and nothing optional that is unset', () => {
+    expect(taskOnWire(base)).toEqual({
+      taskId: base.taskId,
+      status: 'working',
+      createdAt: '2026-12-01T00:00:00.000Z',
+      lastUpdatedAt: '2026-12-01T00:00:00.000Z',
+      ttlMs: 60_000,
+      pollIntervalMs: 1000,
+    });
+  });
+
+  it.each<[string, TaskRecord, string | undefined]>([
+    ['inlines the result of a completed task', inStatus('completed', { result: { content: [] } }), 'result'],
+    ['inlines the error of a failed task', inStatus('failed', { error: TASK_ERRORS.noAnswer }), 'error'],
+    ['inlines the questions of a task asking', asking, 'inputRequests'],
+    ['inlines nothing for a working task', base, undefined],
+  ])('%s', (_name, task, field) => {
+    const wire = detailedTaskOnWire(task);
+    for (const key of ['result', 'error', 'inputRequests']) expect(Object.hasOwn(wire, key)).toBe(key === field);
+  });
+
+  it('expires at createdAt + ttlMs', () => {
+    expect(isExpired(base, T0 + 59_999)).toBe(false);
+    expect(isExpired(base, T0 + 60_000)).toBe(true);
+  });
+});
+
+describe('the declaration and the id', () => {
+  const meta = (capabilities: unknown) => ({ _meta: { 'io.modelcontextprotocol/clientCapabilities': capabilities } });
+  it.each<[string, unknown, boolean]>([
+    ['declared', meta({ extensions: { 'io.modelcontextprotocol/tasks': {} } }), true],
+    ['another extension only', meta({ extensions: { 'example/other': {} } }), false],
+    ['a non-object declaration', meta({ extensions: { 'io.modelcontextprotocol/tasks': true } }), false],
+    ['the 2025 tasks capability', meta({ tasks: {} }), false],
+    ['no capabilities', { _meta: {} }, false],
+    ['no params', undefined, false],
+  ])('%s → %s', (_name, params, declared) => {
+    expect(declaresTasks(params)).toBe(declared);
+  });
+
+  it('issues ids of 128 random bits that only it could have issued', () => {
+    const ids = new Set(Array.from({ length: 1000 }, newTaskId));
+    expect(ids.size).toBe(1000);
+    for (const id of ids) expect(isWellFormedTaskId(id)).toBe(true);
+    for (const id of ['', 'AAAAAAAAAAAAAAAAAAAAAB', 'AAAAAAAAAAAAAAAAAAAAA', 'AAAAAAAAAAAAAAAAAAAAA=A', 'gate-test']) {
+      expect(isWellFormedTaskId(id)).toBe(false);
+    }
+  });
+});

@@ -1,0 +1,72 @@
+/**
+ * The task's record is the truth: stored before anyone hears of the task, never `working`
+ * after the instance that ran it ended, never run again, its result kept across restarts,
+ * and nobody else's to read. Restarts are real ones (`abortAllDurableObjects` ends every
+ * object's instance mid-whatever); eviction is the platform's, with nothing running.
+ */
+import { abortAllDurableObjects, evictDurableObject, runInDurableObject } from 'cloudflare:test';
+import { describe, expect, it } from 'vitest';
+import { answerOf } from '../support/modern-http.ts';
+import { as, createTask, getTask, taskMethod, taskObject, waitForStatus } from '../support/task-http.ts';
+
+describe('an instance that dies mid-task', () => {
+  it('leaves the task failed with task_interrupted on the next read, and never runs the tool again', async () => {
+    const taskId = await createTask('slow_compute', { seconds: 30, label: 'doomed' });
+    await expect.poll(async () => (await getTask(taskId)).result.statusMessage, { timeout: 5000, interval: 50 }).toBe('1 of 30 seconds');
+
+    await abortAllDurableObjects();
+
+    const after = (await getTask(taskId)).result;
+    expect(after.status).toBe('failed');
+    expect(after.error).toMatchObject({ code: -32603, data: { reason: 'task_interrupted' } });
+    expect(after.statusMessage, 'the last word of the run that died').toBe('1 of 30 seconds');
+    // The instance that answered runs nothing, and the task stays as it was read.
+    expect(await runInDurableObject(taskObject(taskId), (instance) => instance.running)).toBe(false);
+    await scheduler.wait(1200);
+    expect((await getTask(taskId)).result).toEqual(after);
+  });
+
+  it('does not touch a task that was waiting for input: the answer still runs its next round', async () => {
+    const taskId = await createTask('confirm_delete', { filename: 'kept.txt' });
+    await waitForStatus(taskId, 'input_required');
+    await abortAllDurableObjects();
+    expect((await getTask(taskId)).result.status).toBe('input_required');
+    await answerOf(
+      await taskMethod('tasks/update', taskId, { inputResponses: { confirm_delete: { action: 'accept', content: { confirm: true } } } }),
+    );
+    expect((await waitForStatus(taskId, 'completed')).result.content[0].text).toBe('Deleted kept.txt');
+  });
+});
+
+describe('a finished task', () => {
+  it('keeps its result across a restart', async () => {
+    const taskId = await createTask('slow_compute', { seconds: 1, label: 'kept' });
+    const done = await waitForStatus(taskId, 'completed');
+    await abortAllDurableObjects();
+    expect((await getTask(taskId)).result).toEqual(done);
+  });
+
+  it('is woken from eviction unchanged (a wake is not a restart)', async () => {
+    const taskId = await createTask('slow_compute', { seconds: 0, label: 'evicted' });
+    const done = await waitForStatus(taskId, 'completed');
+    await evictDurableObject(taskObject(taskId));
+    expect((await getTask(taskId)).result).toEqual(done);
+  });
+});
+
+describe('another principal', () => {
+  it('is answered exactly as for a task that does not exist, and its object holds nothing', async () => {
+    const taskId = await createTask('slow_compute', { seconds: 0, label: 'mine' }, as('alice'));
+    await waitForStatus(taskId, 'completed', 5000, as('alice'));
+    const stranger = await answerOf(await taskMethod('tasks/get', taskId, {}, as('mallory')));
+    const unknown = await answerOf(await taskMethod('tasks/get', 'AAAAAAAAAAAAAAAAAAAAAA', {}, as('mallory')));
+    expect({ ...stranger, id: 0 }).toEqual({ ...unknown, id: 0 });
+    for (const method of ['tasks/update', 'tasks/cancel'] as const) {
+      expect((await answerOf(await taskMethod(method, taskId, {}, as('mallory')))).error.code).toBe(-32602);
+    }
+    // Looking wrote nothing: the object Mallory's requests reached has no tables.
+    const tables = await runInDurableObject(taskObject(taskId, 'mallory'), (_instance, state) => state.storage.sql.databaseSize);
+    expect(tables).toBeLessThanOrEqual(8192);
+    expect((await getTask(taskId, as('alice'))).result.status).toBe('completed');
+  });
+});
