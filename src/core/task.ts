@@ -61,6 +61,12 @@ export const TASK_ERRORS = {
   },
   /** The run ended with no JSON-RPC answer (a bug, or the runtime cut it short). */
   noAnswer: { code: -32603, message: 'Task failed: the tool ended without an answer', data: { reason: 'no_answer' } },
+  /** The tool's outcome could not be stored (a result over SQLite's 2 MB value limit). */
+  notStored: {
+    code: -32603,
+    message: 'Task failed: its outcome could not be stored (a result over 2 MB?)',
+    data: { reason: 'outcome_not_stored' },
+  },
   /** An MRTR round with nothing to answer (only `requestState`) would leave the task waiting forever. */
   nothingAsked: {
     code: -32603,
@@ -105,8 +111,12 @@ export function afterOutcome(task: TaskRecord, outcome: RunOutcome, now: number)
   }
 }
 
+/** Longer status lines are cut: a status line is news, not a payload. */
+export const MAX_STATUS_MESSAGE_CHARS = 1024;
+
 /** A progress or status line from the running tool, kept while it is still its task's news. */
-export function afterStatusMessage(task: TaskRecord, statusMessage: string, now: number): TaskRecord {
+export function afterStatusMessage(task: TaskRecord, line: string, now: number): TaskRecord {
+  const statusMessage = line.length > MAX_STATUS_MESSAGE_CHARS ? `${line.slice(0, MAX_STATUS_MESSAGE_CHARS - 1)}…` : line;
   if (task.status !== 'working' || task.statusMessage === statusMessage) return task;
   return { ...task, statusMessage, updatedAt: now };
 }

@@ -32,6 +32,7 @@ import {
   isTerminal,
   newTask,
   taskOnWire,
+  TASK_ERRORS,
   type RunOutcome,
   type TaskRecord,
 } from '../core/task.ts';
@@ -185,7 +186,13 @@ export abstract class McpTaskObject<E extends ConfigVars = ConfigVars> extends D
       })
       .then((outcome) => {
         if (this.#round === controller) this.#round = undefined;
-        this.#change((task) => afterOutcome(task, outcome, Date.now()));
+        try {
+          this.#change((task) => afterOutcome(task, outcome, Date.now()));
+        } catch (error) {
+          // Most likely a result over SQLite's 2 MB value limit: the task fails, explicitly.
+          log({ msg: 'mcp.task.error', task: taskId.slice(0, 8), error: `outcome not stored: ${String(error)}` });
+          this.#change((task) => afterOutcome(task, { kind: 'error', error: TASK_ERRORS.notStored }, Date.now()));
+        }
       });
     // Keeps the object resident while the tool runs, whether or not anyone is asking.
     this.ctx.waitUntil(round);

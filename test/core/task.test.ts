@@ -9,6 +9,7 @@ import {
   detailedTaskOnWire,
   isExpired,
   isWellFormedTaskId,
+  MAX_STATUS_MESSAGE_CHARS,
   newTask,
   newTaskId,
   TASK_ERRORS,
@@ -105,6 +106,12 @@ describe('cancel, interruption and status lines', () => {
     expect(afterStatusMessage(working, '1/3', T0 + 2)).toBe(working);
     const done = inStatus('completed');
     expect(afterStatusMessage(done, 'late', T0 + 2)).toBe(done);
+  });
+
+  it('cuts a status line longer than MAX_STATUS_MESSAGE_CHARS', () => {
+    const line = afterStatusMessage(base, 'x'.repeat(5000), T0 + 1).statusMessage!;
+    expect(line).toHaveLength(MAX_STATUS_MESSAGE_CHARS);
+    expect(line.endsWith('…')).toBe(true);
   });
 });
 

@@ -20,7 +20,7 @@ export async function callDeclared(name: string, args: Record<string, unknown>, 
 /** Creates a task and returns its id (failing the test if the call was not answered with one). */
 export async function createTask(name: string, args: Record<string, unknown>, headers: Record<string, string> = {}): Promise<string> {
   const answer = await callDeclared(name, args, headers);
-  if (answer.result?.resultType !== 'task') throw new Error(`expected a task, got ${JSON.stringify(answer)}`);
+  if (answer.result?.resultType !== 'task') throw new Error(`expected a task, got ${JSON.stringify(answer).slice(0, 500)}`);
   return answer.result.taskId;
 }
 
@@ -44,7 +44,7 @@ export async function waitForStatus(taskId: string, status: string, timeoutMs = 
   for (;;) {
     const answer = await getTask(taskId, headers);
     if (answer.result?.status === status) return answer.result;
-    if (Date.now() > deadline) throw new Error(`task ${taskId} did not reach ${status}: ${JSON.stringify(answer)}`);
+    if (Date.now() > deadline) throw new Error(`task ${taskId} did not reach ${status}: ${JSON.stringify(answer).slice(0, 500)}`);
     await scheduler.wait(50);
   }
 }
