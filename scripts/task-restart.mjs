@@ -1,7 +1,8 @@
 // A task outlives a hard restart as its record says, never as a re-run: against `npm run dev`
 // (the example) with its state persisted in a temporary folder, it
 //   1. creates a long task (countdown), sees it running, SIGKILLs the whole server mid-task,
-//      starts it again on the same state, and reads the task: `failed`, `task_interrupted`;
+//      starts it again on the same state, and reads the task: `failed`, `task_interrupted`,
+//      and the same 3 s later (it was not run again);
 //   2. creates a short task, waits for `completed`, SIGKILLs and restarts the server again,
 //      and reads the task: still `completed`, with the same result.
 // Loopback only; every wait is bounded; the server is always stopped. Exit status 1 on any
@@ -109,6 +110,10 @@ try {
     interrupted.status === 'failed' && interrupted.error?.data?.reason === 'task_interrupted',
     `after the restart: ${interrupted.status}, ${JSON.stringify(interrupted.error)}`,
   );
+  // A re-run would report progress again (statusMessage, lastUpdatedAt): nothing may move.
+  await sleep(3_000);
+  const later = await getTask(long);
+  check(JSON.stringify(later) === JSON.stringify(interrupted), `3 s later, unchanged (not re-run): ${later.lastUpdatedAt}`);
 
   const short = await createTask({ from: 2, interval_ms: 100 });
   const completed = await until(short, (task) => task.status === 'completed', 'completed');

@@ -35,6 +35,8 @@ export interface TaskRecord {
   /** `input_required`: what the client is asked; keys it already answered are in `answers`. */
   readonly inputRequests: Readonly<Record<string, unknown>> | null;
   readonly answers: Readonly<Record<string, unknown>> | null;
+  /** Every key the task has asked, in any round: "keys MUST be unique" within a task's life. */
+  readonly askedKeys: readonly string[];
   /** `input_required`: the state the tool asked to get back with the answers (never sent to the client). */
   readonly requestState: string | null;
   readonly result: Readonly<Record<string, unknown>> | null;
@@ -67,6 +69,12 @@ export const TASK_ERRORS = {
     message: 'Task failed: its outcome could not be stored (a result over 2 MB?)',
     data: { reason: 'outcome_not_stored' },
   },
+  /** A round asked a key an earlier round of the task had asked: its answer would be ambiguous. */
+  reusedKey: {
+    code: -32603,
+    message: 'Task failed: the tool asked again under an input key it had used before in this task',
+    data: { reason: 'input_key_reused' },
+  },
   /** An MRTR round with nothing to answer (only `requestState`) would leave the task waiting forever. */
   nothingAsked: {
     code: -32603,
@@ -86,6 +94,7 @@ export function newTask(taskId: string, now: number, ttlMs: number, pollInterval
     pollIntervalMs,
     inputRequests: null,
     answers: null,
+    askedKeys: [],
     requestState: null,
     result: null,
     error: null,
@@ -97,7 +106,10 @@ export const expiresAt = (task: TaskRecord): number => task.createdAt + task.ttl
 
 export const isExpired = (task: TaskRecord, now: number): boolean => now >= expiresAt(task);
 
-/** A run's outcome lands only on a task still waiting for it: a cancelled task stays cancelled. */
+/**
+ * A run's outcome lands only on a task still waiting for it: a cancelled task stays cancelled.
+ * A failed task's status message says why.
+ */
 export function afterOutcome(task: TaskRecord, outcome: RunOutcome, now: number): TaskRecord {
   if (task.status !== 'working') return task;
   const base = { ...task, updatedAt: now, inputRequests: null, answers: null, requestState: null };
@@ -105,9 +117,15 @@ export function afterOutcome(task: TaskRecord, outcome: RunOutcome, now: number)
     case 'result':
       return { ...base, status: 'completed', result: outcome.result };
     case 'error':
-      return { ...base, status: 'failed', error: outcome.error };
-    case 'input_required':
-      return { ...base, status: 'input_required', inputRequests: outcome.inputRequests, answers: {}, requestState: outcome.requestState };
+      return { ...base, status: 'failed', error: outcome.error, statusMessage: outcome.error.message };
+    case 'input_required': {
+      const keys = Object.keys(outcome.inputRequests);
+      if (keys.some((key) => task.askedKeys.includes(key))) {
+        return { ...base, status: 'failed', error: TASK_ERRORS.reusedKey, statusMessage: TASK_ERRORS.reusedKey.message };
+      }
+      const { inputRequests, requestState } = outcome;
+      return { ...base, status: 'input_required', inputRequests, answers: {}, askedKeys: [...task.askedKeys, ...keys], requestState };
+    }
   }
 }
 
@@ -159,7 +177,7 @@ export function afterCancel(task: TaskRecord, now: number): TaskRecord {
 /** A new instance found the task working: whatever ran it is gone. */
 export function afterInterruption(task: TaskRecord, now: number): TaskRecord {
   if (task.status !== 'working') return task;
-  return { ...task, status: 'failed', error: TASK_ERRORS.interrupted, updatedAt: now };
+  return afterOutcome(task, { kind: 'error', error: TASK_ERRORS.interrupted }, now);
 }
 
 /** `Task`: what `tools/call` answers (with `resultType: "task"`) and every task method starts from. */

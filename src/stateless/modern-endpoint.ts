@@ -37,6 +37,8 @@ export interface ModernEndpointOptions {
   readonly bus?: ServerEventBus;
   /** The SDK's default (`auto`) at the edge; a task's object asks for `sse` to hear a tool's progress. */
   readonly responseMode?: 'auto' | 'sse';
+  /** How long a minted requestState stays valid; the seal's default (300 s) when absent. */
+  readonly requestStateTtlSeconds?: number;
   /** Serve the Tasks extension on the McpServer the factory built (at the edge, when tasks are configured). */
   readonly decorate?: (server: McpServer) => void;
 }
@@ -50,7 +52,7 @@ export function createModernEndpoint(
   env: RequestStateSecrets,
   options: ModernEndpointOptions,
 ): McpHttpHandler {
-  const requestState = requestStateSeal(env);
+  const requestState = requestStateSeal(env, options.requestStateTtlSeconds);
   const { decorate } = options;
   const build = async (context: McpRequestContext) => {
     const server = await factory({ ...context, requestState, notify: handler.notify });

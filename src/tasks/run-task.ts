@@ -45,8 +45,14 @@ export interface RunTaskOptions {
   readonly required?: boolean;
 }
 
-/** What the call answers when it is refused; the Worker sends the refusal instead (edge/worker.ts). */
-const REFUSED: CallToolResult = { content: [], isError: true };
+/**
+ * What the call answers when it is refused; the Worker sends the refusal (-32021) instead
+ * (edge/worker.ts), unless the tool had already sent a notification, which started the answer.
+ */
+const REFUSED: CallToolResult = {
+  content: [{ type: 'text', text: 'This tool runs only as a task: declare the extension io.modelcontextprotocol/tasks' }],
+  isError: true,
+};
 
 export async function runTask(
   work: () => ToolOutcome | Promise<ToolOutcome>,

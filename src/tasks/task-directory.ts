@@ -47,6 +47,7 @@ export class TaskDirectory {
   async create(call: TaskCall): Promise<Record<string, unknown>> {
     const creation: TaskCreation = { taskId: newTaskId(), call, ...this.#settings };
     const response = await this.#object(creation.taskId).fetch(internal(TASK_ROUTES.create, creation));
+    if (response.status === 413) throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'The call is too large to run as a task');
     if (!response.ok) throw new Error(`the task object answered ${response.status} to create`);
     return response.json();
   }
@@ -61,16 +62,16 @@ export class TaskDirectory {
     return response.json();
   }
 
-  /** A socket carrying the task's every state from now on, or undefined when this principal has no such task. */
+  /**
+   * A socket carrying the task's every state from now on, or undefined when this principal has
+   * no such task. Not yet accepted: nothing is delivered until the caller, listening, accepts it.
+   */
   async watch(taskId: string): Promise<WebSocket | undefined> {
     if (!isWellFormedTaskId(taskId)) return undefined;
     const response = await this.#object(taskId).fetch(
       new Request(`https://task.internal${TASK_ROUTES.watch}`, { headers: { Upgrade: 'websocket' } }),
     );
-    const socket = response.webSocket;
-    if (socket === null) return undefined;
-    socket.accept();
-    return socket;
+    return response.webSocket ?? undefined;
   }
 
   #object(taskId: string) {

@@ -22,6 +22,8 @@ import type { TaskDirectory } from './task-directory.ts';
 const SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
 /** Task ids one listen may name: each is a socket held for the stream's life. */
 export const MAX_WATCHED_TASKS = 64;
+/** Watches of one task renewed after its object's instance went away, before the task is given up. */
+const MAX_REWATCHES = 3;
 
 type ListenMessage = { id: string | number; params?: { notifications?: { taskIds?: unknown }; _meta?: Record<string, unknown> } };
 
@@ -68,41 +70,58 @@ export async function serveTaskListen(
   const encoder = new TextEncoder();
   const frame = (payload: unknown) => encoder.encode(`event: message\ndata: ${JSON.stringify(payload)}\n\n`);
   const meta = { [SUBSCRIPTION_ID]: id };
-  let open = watched.length;
+  const sockets = new Map(watched);
   let heartbeat: number | undefined;
   let closed = false;
-  const stop = (controller?: ReadableStreamDefaultController<Uint8Array>) => {
+  let stream: ReadableStreamDefaultController<Uint8Array>;
+  const stop = (graceful: boolean) => {
     if (closed) return;
     closed = true;
     if (heartbeat !== undefined) clearInterval(heartbeat);
-    for (const [, socket] of watched) socket.close(1000, 'listen ended');
-    if (controller === undefined) return;
-    controller.enqueue(frame({ jsonrpc: '2.0', id, result: { resultType: 'complete', _meta: meta } }));
-    controller.close();
+    for (const socket of sockets.values()) socket.close(1000, 'listen ended');
+    if (!graceful) return;
+    stream.enqueue(frame({ jsonrpc: '2.0', id, result: { resultType: 'complete', _meta: meta } }));
+    stream.close();
+  };
+  const done = (taskId: string) => {
+    sockets.delete(taskId);
+    if (sockets.size === 0) stop(true);
+  };
+  /** Listeners first, then accept: nothing the object sends can arrive before someone hears it. */
+  const follow = (taskId: string, socket: WebSocket, rewatches: number) => {
+    sockets.set(taskId, socket);
+    socket.addEventListener('message', ({ data }) => {
+      if (closed || typeof data !== 'string') return;
+      const task = JSON.parse(data) as Record<string, unknown>;
+      stream.enqueue(frame({ jsonrpc: '2.0', method: 'notifications/tasks', params: { ...task, _meta: meta } }));
+    });
+    socket.addEventListener('close', ({ code }) => {
+      if (closed) return;
+      // The object closes with 1000 once the task has ended (or was purged). Any other close is
+      // its instance going away: watching again wakes a new one, which tells the task as it is
+      // now (failed, task_interrupted, if it was running), then ends the watch properly.
+      if (code === 1000 || rewatches >= MAX_REWATCHES) return done(taskId);
+      directory.watch(taskId).then(
+        (again) => (again === undefined || closed ? done(taskId) : follow(taskId, again, rewatches + 1)),
+        () => done(taskId),
+      );
+    });
+    socket.accept();
   };
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
+      stream = controller;
       const honored = { taskIds: watched.map(([taskId]) => taskId) };
       controller.enqueue(
         frame({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { notifications: honored, _meta: meta } }),
       );
-      if (open === 0) return stop(controller);
-      for (const [, socket] of watched) {
-        socket.addEventListener('message', ({ data }) => {
-          if (closed || typeof data !== 'string') return;
-          const task = JSON.parse(data) as Record<string, unknown>;
-          controller.enqueue(frame({ jsonrpc: '2.0', method: 'notifications/tasks', params: { ...task, _meta: meta } }));
-        });
-        socket.addEventListener('close', () => {
-          open--;
-          if (open === 0) stop(controller);
-        });
-      }
+      if (watched.length === 0) return stop(true);
+      for (const [taskId, socket] of watched) follow(taskId, socket, 0);
       if (heartbeatMs > 0)
         heartbeat = setInterval(() => !closed && controller.enqueue(encoder.encode(encodeComment('keepalive'))), heartbeatMs);
     },
-    cancel: () => stop(),
+    cancel: () => stop(false),
   });
-  signal.addEventListener('abort', () => stop(), { once: true });
+  signal.addEventListener('abort', () => stop(false), { once: true });
   return new Response(body, { headers: SSE_RESPONSE_HEADERS });
 }

@@ -50,6 +50,8 @@ export interface TaskCreation {
   readonly pollIntervalMs: number;
 }
 
+/** The largest call (as stored) that becomes a task. */
+export const MAX_CALL_CHARS = 1024 * 1024;
 /** The tag of listen streams' sockets. */
 const WATCH = 'watch';
 const json = (value: unknown, status = 200) => Response.json(value, { status });
@@ -90,8 +92,12 @@ export abstract class McpTaskObject<E extends ConfigVars = ConfigVars> extends D
         return json(detailedTaskOnWire(task));
       case TASK_ROUTES.update: {
         const responses = typeof body.inputResponses === 'object' && body.inputResponses !== null ? body.inputResponses : {};
-        const { task: next, rerun } = afterAnswers(task, responses as Record<string, unknown>, Date.now());
-        this.#change(() => next);
+        let rerun: RoundOptions['retry'];
+        this.#change((current) => {
+          const decision = afterAnswers(current, responses as Record<string, unknown>, Date.now());
+          rerun = decision.rerun;
+          return decision.task;
+        });
         if (rerun !== undefined) this.#startRound(rerun);
         return json({});
       }
@@ -138,6 +144,8 @@ export abstract class McpTaskObject<E extends ConfigVars = ConfigVars> extends D
   async #create({ taskId, call, ttlMs, pollIntervalMs }: TaskCreation): Promise<Response> {
     // 128 random bits: a second create under one id is a bug, never a retry to honour.
     if (this.#store !== undefined) return new Response(null, { status: 409 });
+    // The call shares the task's row (2 MB on the platform) with the result: it may take half.
+    if (JSON.stringify(call).length > MAX_CALL_CHARS) return new Response(null, { status: 413 });
     const task = newTask(taskId, Date.now(), ttlMs, pollIntervalMs);
     await this.ctx.storage.setAlarm(expiresAt(task));
     this.#store = TaskStore.create(this.ctx.storage, task, call);
@@ -166,12 +174,14 @@ export abstract class McpTaskObject<E extends ConfigVars = ConfigVars> extends D
     if (store === undefined) return;
     const controller = new AbortController();
     this.#round = controller;
-    const taskId = store.read().taskId;
+    const { taskId, ttlMs } = store.read();
     const handler = createModernEndpoint((context) => this.createServer(context), this.env, {
       // The body is the call the edge already accepted, with the answers the task gathered.
       maxBodyBytes: Number.MAX_SAFE_INTEGER,
       heartbeatMs: 0,
       responseMode: 'sse',
+      // A question inside a task may be answered at any time in its life.
+      requestStateTtlSeconds: Math.ceil(ttlMs / 1000),
     });
     const round = runRound({
       handler,
@@ -181,7 +191,8 @@ export abstract class McpTaskObject<E extends ConfigVars = ConfigVars> extends D
       onStatus: (line) => this.#change((task) => afterStatusMessage(task, line, Date.now())),
     })
       .catch((error: unknown): RunOutcome => {
-        log({ msg: 'mcp.task.error', task: taskId.slice(0, 8), error: String(error) });
+        // A cancel or a purge ends the round by design; anything else is a bug worth a line.
+        if (!controller.signal.aborted) log({ msg: 'mcp.task.error', task: taskId.slice(0, 8), error: String(error) });
         return { kind: 'error', error: { code: -32603, message: 'Task failed: internal error' } };
       })
       .then((outcome) => {

@@ -26,6 +26,7 @@ const TASK_MIGRATIONS: readonly Migration[] = [
          call              TEXT    NOT NULL,
          input_requests    TEXT,
          answers           TEXT,
+         asked_keys        TEXT    NOT NULL,
          request_state     TEXT,
          result            TEXT,
          error             TEXT
@@ -56,6 +57,7 @@ type Row = {
   call: string;
   input_requests: string | null;
   answers: string | null;
+  asked_keys: string;
   request_state: string | null;
   result: string | null;
   error: string | null;
@@ -84,8 +86,8 @@ export class TaskStore {
       migrate(storage.sql, TASK_MIGRATIONS);
       storage.sql.exec(
         `INSERT INTO task (singleton, task_id, status, status_message, created_at, updated_at, ttl_ms, poll_interval_ms, call,
-                           input_requests, answers, request_state, result, error)
-         VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+                           input_requests, answers, asked_keys, request_state, result, error)
+         VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         task.taskId,
         task.status,
         task.statusMessage,
@@ -96,6 +98,7 @@ export class TaskStore {
         JSON.stringify(call),
         json(task.inputRequests),
         json(task.answers),
+        JSON.stringify(task.askedKeys),
         task.requestState,
         json(task.result),
         json(task.error),
@@ -117,6 +120,7 @@ export class TaskStore {
       pollIntervalMs: row.poll_interval_ms,
       inputRequests: parsed(row.input_requests),
       answers: parsed(row.answers),
+      askedKeys: JSON.parse(row.asked_keys) as string[],
       requestState: row.request_state,
       result: parsed(row.result),
       error: parsed<TaskError>(row.error),
@@ -130,12 +134,14 @@ export class TaskStore {
   /** Writes what changed of the task; the id, creation time and call never change. */
   write(task: TaskRecord): void {
     this.#storage.sql.exec(
-      `UPDATE task SET status = ?, status_message = ?, updated_at = ?, input_requests = ?, answers = ?, request_state = ?, result = ?, error = ?`,
+      `UPDATE task SET status = ?, status_message = ?, updated_at = ?, input_requests = ?, answers = ?, asked_keys = ?, request_state = ?,
+                       result = ?, error = ?`,
       task.status,
       task.statusMessage,
       task.updatedAt,
       json(task.inputRequests),
       json(task.answers),
+      JSON.stringify(task.askedKeys),
       task.requestState,
       json(task.result),
       json(task.error),

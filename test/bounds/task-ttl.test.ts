@@ -31,10 +31,13 @@ describe('a task past its TTL', () => {
     expect((await getTask(taskId)).error.code).toBe(-32602);
   });
 
-  it('is unknown from the moment it expires', async () => {
+  it('is unknown from the moment it expires, even if its alarm has not run', async () => {
     const taskId = await createTask('slow_compute', { seconds: 0, label: 'expired' });
     const done = await waitForStatus(taskId, 'completed', 900);
+    await runInDurableObject(taskObject(taskId), (_instance, state) => state.storage.deleteAlarm());
     await scheduler.wait(Math.max(0, Date.parse(done.createdAt) + 1000 - Date.now()));
+    expect(await tablesOf(taskId), 'still stored: only the read can tell').toBe(2);
     expect((await getTask(taskId)).error.code).toBe(-32602);
+    expect(await tablesOf(taskId), 'the read purged it').toBe(0);
   });
 });

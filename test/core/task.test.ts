@@ -47,6 +47,20 @@ describe('a run outcome', () => {
     expect(afterOutcome(inStatus(from), OUTCOMES[outcome]!, T0 + 5).status).toBe(to);
   });
 
+  it('fails a task whose round asks under a key an earlier round asked', () => {
+    const asked = afterOutcome(base, OUTCOMES.question!, T0 + 1);
+    const working = afterAnswers(asked, { q: 1 }, T0 + 2).task;
+    const again = afterOutcome(working, { kind: 'input_required', inputRequests: { q: {}, r: {} }, requestState: null }, T0 + 3);
+    expect(again).toMatchObject({ status: 'failed', error: TASK_ERRORS.reusedKey });
+    const fresh = afterOutcome(working, { kind: 'input_required', inputRequests: { r: {} }, requestState: null }, T0 + 3);
+    expect(fresh).toMatchObject({ status: 'input_required', askedKeys: ['q', 'r'] });
+  });
+
+  it('says why a task failed in its status message', () => {
+    expect(afterOutcome(base, OUTCOMES.error!, T0 + 1).statusMessage).toBe('boom');
+    expect(afterInterruption(base, T0 + 1).statusMessage).toBe(TASK_ERRORS.interrupted.message);
+  });
+
   it('keeps the question and its state for the next round, and none of it on the wire', () => {
     const task = afterOutcome(base, OUTCOMES.question!, T0 + 5);
     expect(task).toMatchObject({ inputRequests: { q: {} }, answers: {}, requestState: 's', updatedAt: T0 + 5 });

@@ -14,7 +14,14 @@ const sleep = (ms: number, signal: AbortSignal) => scheduler.wait(ms, { signal }
 const CONFIRM_SCHEMA = { type: 'object' as const, properties: { confirm: { type: 'boolean' as const } }, required: ['confirm'] };
 const NAME_SCHEMA = { type: 'object' as const, properties: { name: { type: 'string' as const } }, required: ['name'] };
 
+/** Aborted signals slow_compute saw, in this isolate (the tests' Worker and objects share it). */
+let abortsSeen = 0;
+
 export function registerTaskFixtures(server: McpServer): void {
+  server.registerTool('aborts_seen', { description: 'How many of its cancellations slow_compute has seen (tests)' }, () =>
+    text(String(abortsSeen)),
+  );
+
   server.registerTool(
     'greet',
     { description: 'Greets by name, at once (never a task)', inputSchema: z.object({ name: z.string() }) },
@@ -29,6 +36,13 @@ export function registerTaskFixtures(server: McpServer): void {
     },
     ({ seconds, label }, ctx: ServerContext) =>
       runTask(async () => {
+        ctx.mcpReq.signal.addEventListener(
+          'abort',
+          () => {
+            abortsSeen++;
+          },
+          { once: true },
+        );
         for (let second = 1; second <= seconds; second++) {
           await sleep(1000, ctx.mcpReq.signal);
           await progress(ctx, second, seconds, `${second} of ${seconds} seconds`);

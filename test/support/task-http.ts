@@ -49,6 +49,17 @@ export async function waitForStatus(taskId: string, status: string, timeoutMs = 
   }
 }
 
+/** Polls until the running task has reported progress (its tool is past its first step). */
+export async function waitForStatusMessage(taskId: string, timeoutMs = 5000): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const message = (await getTask(taskId)).result?.statusMessage;
+    if (typeof message === 'string') return message;
+    if (Date.now() > deadline) throw new Error(`task ${taskId} reported nothing within ${timeoutMs} ms`);
+    await scheduler.wait(50);
+  }
+}
+
 /** The task's object, as the Worker addresses it: by principal and id. */
 export const taskObject = (taskId: string, principal = 'anonymous') =>
   env.MCP_TASKS.get(env.MCP_TASKS.idFromName(JSON.stringify([principal, taskId])));

@@ -8,7 +8,16 @@ import { describe, expect, it } from 'vitest';
 import { answerOf, modernRequest } from '../support/modern-http.ts';
 import { callTool, openSession } from '../support/mcp-http.ts';
 import { SseReader, message } from '../support/sse-reader.ts';
-import { callDeclared, createTask, getTask, taskMethod, taskObject, TASKS, waitForStatus } from '../support/task-http.ts';
+import {
+  callDeclared,
+  createTask,
+  getTask,
+  taskMethod,
+  taskObject,
+  TASKS,
+  waitForStatus,
+  waitForStatusMessage,
+} from '../support/task-http.ts';
 
 describe('creating a task', () => {
   it('answers a declaring client with a task that tasks/get reads at once', async () => {
@@ -71,11 +80,14 @@ describe('a running task', () => {
   });
 
   it('is cancelled at once; the tool is told through its signal, and a second cancel is the same ack', async () => {
+    const seen = async () => Number((await callDeclared('aborts_seen', {})).result.content[0].text);
+    const before = await seen();
     const taskId = await createTask('slow_compute', { seconds: 60, label: 'cancelled' });
+    await waitForStatusMessage(taskId);
     const ack = await answerOf(await taskMethod('tasks/cancel', taskId));
     expect(ack.result).toEqual({ resultType: 'complete', _meta: expect.any(Object) });
     expect((await getTask(taskId)).result.status).toBe('cancelled');
-    // The 60-second round ends within moments only if the tool's abort signal fired.
+    await expect.poll(seen, { timeout: 5000 }).toBe(before + 1);
     await expect.poll(() => runInDurableObject(taskObject(taskId), (instance) => instance.running), { timeout: 5000 }).toBe(false);
     expect((await answerOf(await taskMethod('tasks/cancel', taskId))).result).toEqual(ack.result);
     expect((await getTask(taskId)).result.status).toBe('cancelled');
@@ -120,10 +132,15 @@ describe('a task that asks for input', () => {
 });
 
 describe('the task methods', () => {
-  it('refuse a client that did not declare the extension with -32021, before looking the task up', async () => {
-    const response = await taskMethod('tasks/get', 'no-such-task', {}, {}, {});
-    expect(response.status).toBe(400);
-    expect((await answerOf(response)).error).toMatchObject({ code: -32021, data: { requiredCapabilities: TASKS } });
+  it('refuse a client that did not declare the extension with -32021, whether or not the task exists', async () => {
+    const taskId = await createTask('slow_compute', { seconds: 0, label: 'exists' });
+    for (const id of [taskId, 'AAAAAAAAAAAAAAAAAAAAAA']) {
+      for (const method of ['tasks/get', 'tasks/update', 'tasks/cancel'] as const) {
+        const response = await taskMethod(method, id, {}, {}, {});
+        expect(response.status).toBe(400);
+        expect((await answerOf(response)).error).toMatchObject({ code: -32021, data: { requiredCapabilities: TASKS } });
+      }
+    }
   });
 
   it('answer an unknown or malformed task id with -32602', async () => {

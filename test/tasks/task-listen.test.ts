@@ -1,49 +1,65 @@
 /**
- * notifications/tasks on a subscriptions/listen stream that names task ids: the task as it is
- * when the watch begins, then each change, then the listen's result once it has ended. Only
- * for the principal's own tasks, and only for a client that declared the extension.
+ * notifications/tasks on a subscriptions/listen stream that names task ids: each task as it is
+ * when the watch begins, then each change (and nothing that changed nothing), then the listen's
+ * result once all have ended. A task whose instance dies is told as `task_interrupted`. Only
+ * the principal's own tasks, and only for a client that declared the extension.
  */
+import { abortAllDurableObjects } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { answerOf, modernRequest } from '../support/modern-http.ts';
 import { SseReader, message } from '../support/sse-reader.ts';
-import { as, createTask, TASK_CLIENT, taskMethod } from '../support/task-http.ts';
+import { as, createTask, TASK_CLIENT, taskMethod, waitForStatus, waitForStatusMessage } from '../support/task-http.ts';
 
 const listen = (taskIds: unknown, headers: Record<string, string> = {}, capabilities: Record<string, unknown> = TASK_CLIENT) =>
   modernRequest('subscriptions/listen', { notifications: { taskIds } }, capabilities, headers);
 
-describe('a listen stream naming tasks', () => {
-  it('hears each task now and at every change, tagged with its subscription, and ends when they have', async () => {
-    const taskId = await createTask('confirm_delete', { filename: 'watched.txt' });
-    const response = await listen([taskId]);
-    expect(response.headers.get('Content-Type')).toContain('text/event-stream');
-    const reader = new SseReader(response);
-    try {
-      const [ack] = (await reader.take(1)).map(message);
-      expect(ack).toMatchObject({ method: 'notifications/subscriptions/acknowledged', params: { notifications: { taskIds: [taskId] } } });
-      const subscription = (ack!.params as { _meta: Record<string, unknown> })._meta['io.modelcontextprotocol/subscriptionId'];
+type Note = { method: string; params: Record<string, any> };
 
-      const statuses: string[] = [];
-      for (;;) {
-        const [note] = (await reader.take(1)).map(message) as { method: string; params: Record<string, any> }[];
-        expect(note!.method).toBe('notifications/tasks');
-        expect(note!.params).toMatchObject({ taskId, _meta: { 'io.modelcontextprotocol/subscriptionId': subscription } });
-        if (statuses.at(-1) !== note!.params.status) statuses.push(note!.params.status);
-        if (note!.params.status === 'input_required') {
-          expect(Object.keys(note!.params.inputRequests)).toEqual(['confirm_delete']);
-          await answerOf(
-            await taskMethod('tasks/update', taskId, {
-              inputResponses: { confirm_delete: { action: 'accept', content: { confirm: true } } },
-            }),
-          );
-        }
-        if (note!.params.status === 'completed') {
-          expect(note!.params.result.content[0].text).toBe('Deleted watched.txt');
-          break;
-        }
+describe('a listen stream naming tasks', () => {
+  it('hears each task now and at every change, nothing more, tagged with its subscription, and ends when all have', async () => {
+    const asking = await createTask('confirm_delete', { filename: 'watched.txt' });
+    await waitForStatus(asking, 'input_required');
+    const finished = await createTask('slow_compute', { seconds: 0, label: 'done already' });
+    await waitForStatus(finished, 'completed');
+    const reader = new SseReader(await listen([asking, finished]));
+    try {
+      const [ack] = (await reader.take(1)).map(message) as Note[];
+      expect(ack!.method).toBe('notifications/subscriptions/acknowledged');
+      expect([...ack!.params.notifications.taskIds].sort()).toEqual([asking, finished].sort());
+      const subscription = ack!.params._meta['io.modelcontextprotocol/subscriptionId'];
+
+      const first = (await reader.take(2)).map(message) as Note[];
+      const now = Object.fromEntries(first.map((note) => [note.params.taskId, note.params.status]));
+      expect(now).toEqual({ [asking]: 'input_required', [finished]: 'completed' });
+      for (const note of first) {
+        expect(note.method).toBe('notifications/tasks');
+        expect(note.params._meta['io.modelcontextprotocol/subscriptionId']).toBe(subscription);
       }
-      expect(statuses).toEqual(['working', 'input_required', 'working', 'completed'].slice(statuses[0] === 'working' ? 0 : 1));
-      const rest = (await reader.all(5000)).map(message);
-      expect(rest).toEqual([{ jsonrpc: '2.0', id: expect.anything(), result: { resultType: 'complete', _meta: expect.any(Object) } }]);
+
+      // Answers that change nothing are not news.
+      await answerOf(await taskMethod('tasks/update', asking, { inputResponses: { unknown: { action: 'accept', content: {} } } }));
+      await answerOf(
+        await taskMethod('tasks/update', asking, { inputResponses: { confirm_delete: { action: 'accept', content: { confirm: true } } } }),
+      );
+      const rest = (await reader.all(5000)).map(message) as (Note & { result?: unknown })[];
+      const statuses = rest.filter((note) => note.method === 'notifications/tasks').map((note) => note.params.status);
+      expect(statuses).toEqual(['working', 'completed']);
+      expect(rest.at(-2)!.params.result.content[0].text).toBe('Deleted watched.txt');
+      expect(rest.at(-1)).toEqual({ jsonrpc: '2.0', id: expect.anything(), result: { resultType: 'complete', _meta: expect.any(Object) } });
+    } finally {
+      await reader.cancel();
+    }
+  });
+
+  it('tells a task interrupted when its instance dies, by watching it again', async () => {
+    const taskId = await createTask('slow_compute', { seconds: 30, label: 'doomed' });
+    await waitForStatusMessage(taskId);
+    const reader = new SseReader(await listen([taskId]));
+    try {
+      await reader.take(2); // the acknowledgement, the task working
+      await abortAllDurableObjects();
+      const notes = ((await reader.all(5000)).map(message) as Note[]).filter((note) => note.method === 'notifications/tasks');
+      expect(notes.at(-1)!.params).toMatchObject({ status: 'failed', error: { data: { reason: 'task_interrupted' } } });
     } finally {
       await reader.cancel();
     }
