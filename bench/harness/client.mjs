@@ -342,11 +342,13 @@ let modernId = 1;
 
 /**
  * One 2026-07-28 request (no session: every request carries its revision, capabilities and
- * client info, and the routing headers). Resolves with `{ status, message, response }`: the
- * JSON-RPC answer of a JSON body, or the last message of an SSE one.
+ * client info, and the routing headers; `Mcp-Name` is the tool, resource or task named).
+ * `capabilities` are the client's, declared in the envelope (T1, T2: the Tasks extension).
+ * Resolves with `{ status, message }`: the JSON-RPC answer of a JSON body, or the last message
+ * of an SSE one.
  */
-export async function modernRequest(url, method, params = {}, { timeoutMs = 10_000 } = {}) {
-  const name = params.name ?? params.uri;
+export async function modernRequest(url, method, params = {}, { timeoutMs = 10_000, capabilities = {} } = {}) {
+  const name = params.name ?? params.uri ?? params.taskId;
   return withDeadline(timeoutMs, async (signal) => {
     const response = await fetch(url, {
       method: 'POST',
@@ -358,7 +360,7 @@ export async function modernRequest(url, method, params = {}, { timeoutMs = 10_0
         'Mcp-Method': method,
         ...(name !== undefined && { 'Mcp-Name': name }),
       },
-      body: JSON.stringify({ jsonrpc: '2.0', id: modernId++, method, params: { ...params, _meta: modernEnvelope() } }),
+      body: JSON.stringify({ jsonrpc: '2.0', id: modernId++, method, params: { ...params, _meta: modernEnvelope(capabilities) } }),
     });
     if (isSse(response)) {
       let message;
@@ -376,10 +378,10 @@ export async function modernRequest(url, method, params = {}, { timeoutMs = 10_0
   });
 }
 
-export function modernEnvelope() {
+export function modernEnvelope(capabilities = {}) {
   return {
     'io.modelcontextprotocol/protocolVersion': MODERN_PROTOCOL_VERSION,
-    'io.modelcontextprotocol/clientCapabilities': {},
+    'io.modelcontextprotocol/clientCapabilities': capabilities,
     'io.modelcontextprotocol/clientInfo': { name: 'mcp-bench', version: '0.0.0' },
   };
 }

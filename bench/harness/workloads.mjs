@@ -35,6 +35,10 @@ export const SIZES = {
     m2Clients: 16,
     m2Calls: 40,
     m3Changes: 50,
+    t1Tasks: 200,
+    t1Warmup: 10,
+    t2Gets: 300,
+    t2Warmup: 10,
     /** How long a resumed stream may take to bring the result (W4, W4b, W5). */
     resumeTimeoutMs: 10_000,
   },
@@ -67,6 +71,10 @@ export const SIZES = {
     m2Clients: 6,
     m2Calls: 8,
     m3Changes: 10,
+    t1Tasks: 30,
+    t1Warmup: 3,
+    t2Gets: 50,
+    t2Warmup: 3,
     resumeTimeoutMs: 1_500,
   },
 };
@@ -757,6 +765,213 @@ const m3 = {
   },
 };
 
+/** What a client declares to take tasks: the Tasks extension, in the request's client capabilities. */
+const TASKS = { extensions: { 'io.modelcontextprotocol/tasks': {} } };
+/** How long one task may take to complete (T1, T2); polling stops there. */
+const TASK_DEADLINE_MS = 10_000;
+const NO_TASKS = 'does not serve tasks (tools/call work, declared, not answered with a task)';
+
+/** `tools/call work` from a client that declared the extension: the CreateTaskResult, or a throw. */
+async function createWorkTask(peer) {
+  const { status, message } = await modernRequest(peer.url, 'tools/call', { name: 'work', arguments: {} }, { capabilities: TASKS });
+  const task = message?.result;
+  if (task?.resultType !== 'task' || typeof task.taskId !== 'string' || task.status !== 'working') {
+    throw new Error(`tools/call work: HTTP ${status} ${JSON.stringify(message)?.slice(0, 300)}`);
+  }
+  return task;
+}
+
+/** One `tasks/get`: the task, or a throw if it is not this task or it ended other than completed. */
+async function getTask(peer, taskId) {
+  const { status, message } = await modernRequest(peer.url, 'tasks/get', { taskId }, { capabilities: TASKS });
+  const task = message?.result;
+  if (task?.taskId !== taskId || !['working', 'completed'].includes(task.status)) {
+    throw new Error(`tasks/get: HTTP ${status} ${JSON.stringify(message)?.slice(0, 300)}`);
+  }
+  if (task.status === 'completed' && task.result?.content?.[0]?.text !== 'done') {
+    throw new Error(`tasks/get: completed without the result: ${JSON.stringify(task).slice(0, 300)}`);
+  }
+  return task;
+}
+
+/** Polls `tasks/get` back to back, no sleep, until the task is completed (at most TASK_DEADLINE_MS): the polls it took. */
+async function untilCompleted(peer, taskId) {
+  const deadline = now() + TASK_DEADLINE_MS;
+  for (let polls = 1; ; polls++) {
+    if ((await getTask(peer, taskId)).status === 'completed') return polls;
+    if (now() > deadline) throw new Error(`task ${taskId} not completed within ${TASK_DEADLINE_MS} ms (${polls} polls)`);
+  }
+}
+
+/** The probe: a completed task's id, or undefined where tools/call work is not answered with a task. */
+async function probeTasks(peer) {
+  let task;
+  try {
+    task = await createWorkTask(peer);
+  } catch {
+    return undefined;
+  }
+  await untilCompleted(peer, task.taskId); // a task that never completes is an error, not "unserved"
+  return task.taskId;
+}
+
+/**
+ * What the peer's task objects have done so far (`ours`, `durable-floor`: GET /bench/tasks):
+ * `{ rowsWritten, statements, objectRequests, constructed, … }`, or undefined.
+ */
+async function taskCountsOf(peer) {
+  try {
+    const response = await fetch(new URL('/bench/tasks', peer.url), { signal: AbortSignal.timeout(5_000) });
+    return response.ok ? await response.json() : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** (after − before) ÷ count for one counter, or null when the peer has no counts. */
+const perEach = (before, after, key, count) =>
+  Number.isFinite(before?.[key]) && Number.isFinite(after?.[key]) && count > 0 ? (after[key] - before[key]) / count : null;
+
+/**
+ * Runs `step(peer, entry, measured)` for every peer serving tasks, `warmup + count` times, all
+ * peers interleaved step by step (who goes first moves on with every step), as W1 does. Peers
+ * that do not serve tasks get `none`, peers that fail get { error }; the rest, `finish(entry)`.
+ */
+async function acrossTaskPeers(peers, { warmup, count, prepare, step, finish, none }) {
+  const open = [];
+  const results = {};
+  for (const peer of peers) {
+    try {
+      const taskId = await probeTasks(peer);
+      if (taskId === undefined) results[peer.name] = none;
+      else open.push({ peer, taskId, latencies: [], countsBefore: undefined, ...prepare?.() });
+    } catch (error) {
+      results[peer.name] = { error };
+    }
+  }
+  for (const entry of open) entry.countsBefore = await taskCountsOf(entry.peer);
+  const failed = new Map();
+  for (let i = -warmup; i < count; i++) {
+    for (let k = 0; k < open.length; k++) {
+      const entry = open[(((k + i) % open.length) + open.length) % open.length];
+      if (failed.has(entry.peer.name)) continue;
+      try {
+        await step(entry.peer, entry, i >= 0);
+      } catch (error) {
+        failed.set(entry.peer.name, error);
+      }
+    }
+  }
+  for (const entry of open) {
+    const error = failed.get(entry.peer.name);
+    results[entry.peer.name] = error !== undefined ? { error } : finish(entry, await taskCountsOf(entry.peer), warmup + count);
+  }
+  return results;
+}
+
+const t1 = {
+  id: 'T1',
+  title: 'task create → completed, trivial tool (2026-07-28, Tasks extension)',
+  metrics: [
+    { key: 'p50_ms', label: 'T1 task create → completed p50 ms', better: 'lower' },
+    { key: 'p99_ms', label: 'T1 task create → completed p99 ms', better: 'lower' },
+    { key: 'create_p50_ms', label: 'T1 tools/call → CreateTaskResult p50 ms', better: 'lower' },
+    { key: 'gets_p50', label: 'T1 tasks/get per task, p50', better: 'lower' },
+    { key: 'rows_written_per_task', label: 'T1 SQLite rows written per task', better: 'lower' },
+  ],
+  /**
+   * Task by task, peers interleaved: `tools/call work` (declared) → task id, then `tasks/get`
+   * back to back until `completed`; the latency runs from sending the call to receiving the
+   * completed answer.
+   */
+  async runAcross({ peers, sizes }) {
+    return acrossTaskPeers(peers, {
+      warmup: sizes.t1Warmup,
+      count: sizes.t1Tasks,
+      prepare: () => ({ creates: [], gets: [] }),
+      async step(peer, entry, measured) {
+        const t0 = now();
+        const { taskId } = await createWorkTask(peer);
+        const created = now() - t0;
+        const polls = await untilCompleted(peer, taskId);
+        if (!measured) return;
+        entry.latencies.push(now() - t0);
+        entry.creates.push(created);
+        entry.gets.push(polls);
+      },
+      finish: ({ latencies, creates, gets, countsBefore }, countsAfter, tasks) => ({
+        metrics: {
+          p50_ms: percentile(latencies, 50),
+          p99_ms: percentile(latencies, 99),
+          create_p50_ms: percentile(creates, 50),
+          gets_p50: percentile(gets, 50),
+          rows_written_per_task: perEach(countsBefore, countsAfter, 'rowsWritten', tasks),
+        },
+        raw: {
+          latencies_ms: latencies,
+          create_ms: creates,
+          gets_per_task: gets,
+          tasks,
+          statements_per_task: perEach(countsBefore, countsAfter, 'statements', tasks),
+          object_requests_per_task: perEach(countsBefore, countsAfter, 'objectRequests', tasks),
+          objects_constructed_per_task: perEach(countsBefore, countsAfter, 'constructed', tasks),
+          counts_before: countsBefore ?? null,
+          counts_after: countsAfter ?? null,
+        },
+      }),
+      none: {
+        metrics: { p50_ms: null, p99_ms: null, create_p50_ms: null, gets_p50: null, rows_written_per_task: null },
+        status: NO_TASKS,
+        raw: {},
+      },
+    });
+  },
+};
+
+const t2 = {
+  id: 'T2',
+  title: 'tasks/get of a completed task (2026-07-28, Tasks extension)',
+  metrics: [
+    { key: 'p50_ms', label: 'T2 tasks/get p50 ms', better: 'lower' },
+    { key: 'p99_ms', label: 'T2 tasks/get p99 ms', better: 'lower' },
+    { key: 'rows_written_per_get', label: 'T2 SQLite rows written per tasks/get', better: 'lower' },
+    { key: 'object_requests_per_get', label: 'T2 task-object requests per tasks/get', better: 'lower' },
+  ],
+  /** One task per peer, created and awaited until completed (the probe), then `tasks/get` on it, peers interleaved get by get. */
+  async runAcross({ peers, sizes }) {
+    return acrossTaskPeers(peers, {
+      warmup: sizes.t2Warmup,
+      count: sizes.t2Gets,
+      async step(peer, entry, measured) {
+        const t0 = now();
+        if ((await getTask(peer, entry.taskId)).status !== 'completed') throw new Error('T2: a completed task read as not completed');
+        if (measured) entry.latencies.push(now() - t0);
+      },
+      finish: ({ latencies, countsBefore }, countsAfter, gets) => ({
+        metrics: {
+          p50_ms: percentile(latencies, 50),
+          p99_ms: percentile(latencies, 99),
+          rows_written_per_get: perEach(countsBefore, countsAfter, 'rowsWritten', gets),
+          object_requests_per_get: perEach(countsBefore, countsAfter, 'objectRequests', gets),
+        },
+        raw: {
+          latencies_ms: latencies,
+          gets,
+          statements_per_get: perEach(countsBefore, countsAfter, 'statements', gets),
+          objects_constructed: perEach(countsBefore, countsAfter, 'constructed', 1),
+          counts_before: countsBefore ?? null,
+          counts_after: countsAfter ?? null,
+        },
+      }),
+      none: {
+        metrics: { p50_ms: null, p99_ms: null, rows_written_per_get: null, object_requests_per_get: null },
+        status: NO_TASKS,
+        raw: {},
+      },
+    });
+  },
+};
+
 // W6 first: in round 1 it meets a fresh peer (see firstRoundOnly). W7 last: its idle minute
 // should follow the load of the others, as a quiet hour follows a busy one.
-export const WORKLOADS = [w6, w1, w2, w3, w4, w4b, w5, m1, m2, m3, w7];
+export const WORKLOADS = [w6, w1, w2, w3, w4, w4b, w5, m1, m2, m3, t1, t2, w7];

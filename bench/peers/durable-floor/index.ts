@@ -9,12 +9,21 @@
  * Unlike the floor, and like the project and the SDK with an event store, a session that
  * negotiated 2025-11-25 gets a priming event first on every SSE response (`<stream>-0`, or the
  * cursor on a resume; empty data, `retry: 1000`), so a client holds a cursor before any message.
+ *
+ * Tasks (T1, T2), the floor of the project's Tasks extension: a 2026-07-28 `tools/call` of
+ * `work` that declares the extension gets a random 128-bit task id and a FloorTask object
+ * addressed by it, which creates its table, INSERTs the task (`working`), answers the
+ * CreateTaskResult, and in its next turn UPDATEs the row to `completed` with the result (the
+ * tool has nothing to do). `tasks/get` reads the row. Nothing else of 2026-07-28 is served
+ * (every other request goes the 2025 way, as before): no SDK, no TTL alarm, no stored call, no
+ * principal in the address, no check that `Mcp-Name` matches the id.
  */
 import { DurableObject } from 'cloudflare:workers';
-import { initializeResult, jsonError, parseMessage, run, SseWriter, sseHeaders } from '../shared/mini-mcp.ts';
+import { initializeResult, jsonError, type Message, parseMessage, run, SseWriter, sseHeaders } from '../shared/mini-mcp.ts';
 
 interface Env {
   readonly FLOOR_SESSION: DurableObjectNamespace<FloorSession>;
+  readonly FLOOR_TASK: DurableObjectNamespace<FloorTask>;
 }
 
 const SERVER_NAME = 'bench-durable-floor';
@@ -150,9 +159,130 @@ export class FloorSession extends DurableObject<Env> {
   }
 }
 
+const MODERN = '2026-07-28';
+const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+const TTL_MS = 3_600_000;
+const POLL_INTERVAL_MS = 1_000;
+/** 128 bits as base64url: 21 full characters, then one whose low 4 bits are zero. */
+const TASK_ID = /^[A-Za-z0-9_-]{21}[AQgw]$/;
+
+/** What the FloorTask objects did, summed (read at /bench/tasks, as in peer `ours`). */
+const taskCounts = {
+  rowsWritten: 0,
+  statements: 0,
+  byStatement: {} as Record<string, { statements: number; rowsWritten: number }>,
+  objectRequests: 0,
+  constructed: 0,
+};
+
+/** One task: one row in its own object's SQLite. */
+export class FloorTask extends DurableObject<Env> {
+  readonly #sql: SqlStorage;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.#sql = ctx.storage.sql;
+    taskCounts.constructed++;
+  }
+
+  #exec(query: string, ...bindings: unknown[]): SqlStorageCursor<Record<string, SqlStorageValue>> {
+    const cursor = this.#sql.exec(query, ...bindings);
+    taskCounts.statements++;
+    taskCounts.rowsWritten += cursor.rowsWritten;
+    const kind = (taskCounts.byStatement[query.split(' ', 3).join(' ')] ??= { statements: 0, rowsWritten: 0 });
+    kind.statements++;
+    kind.rowsWritten += cursor.rowsWritten;
+    return cursor;
+  }
+
+  override async fetch(request: Request): Promise<Response> {
+    taskCounts.objectRequests++;
+    const { id, taskId } = (await request.json()) as { id: Message['id']; taskId: string };
+    return new URL(request.url).pathname === '/create' ? this.#create(id, taskId) : this.#get(id);
+  }
+
+  #create(id: Message['id'], taskId: string): Response {
+    const now = Date.now();
+    this.#exec(
+      'CREATE TABLE task (task_id TEXT NOT NULL, status TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, result TEXT)',
+    );
+    this.#exec("INSERT INTO task VALUES (?, 'working', ?, ?, NULL)", taskId, now, now);
+    // The tool: nothing to do. The answer is held by the output gate until the CREATE and the
+    // INSERT commit (one implicit transaction, this turn); the outcome is stored in a later
+    // turn, its own write, as a tool's outcome would be.
+    setTimeout(() => {
+      this.#exec(
+        "UPDATE task SET status = 'completed', updated_at = ?, result = ?",
+        Date.now(),
+        JSON.stringify({ content: [{ type: 'text', text: 'done' }] }),
+      );
+    }, 0);
+    return taskAnswer(id, { task_id: taskId, status: 'working', created_at: now, updated_at: now, result: null }, 'task');
+  }
+
+  #get(id: Message['id']): Response {
+    let row: TaskRow | undefined;
+    try {
+      row = this.#exec('SELECT * FROM task').toArray()[0] as TaskRow | undefined;
+    } catch {
+      // No table: no task was ever created here.
+    }
+    if (row === undefined) return jsonError(200, -32602, 'Failed to retrieve task: Task not found', id);
+    return taskAnswer(id, row, 'complete');
+  }
+}
+
+type TaskRow = { task_id: string; status: string; created_at: number; updated_at: number; result: string | null };
+
+function taskAnswer(id: Message['id'], row: TaskRow, resultType: 'task' | 'complete'): Response {
+  const result = {
+    resultType,
+    taskId: row.task_id,
+    status: row.status,
+    createdAt: new Date(row.created_at).toISOString(),
+    lastUpdatedAt: new Date(row.updated_at).toISOString(),
+    ttlMs: TTL_MS,
+    pollIntervalMs: POLL_INTERVAL_MS,
+    ...(row.result !== null && { result: JSON.parse(row.result) }),
+  };
+  return Response.json({ jsonrpc: '2.0', id, result });
+}
+
+/** A 2026-07-28 POST the floor serves as a task (`tools/call` of `work`, declared; `tasks/get`), else undefined. */
+async function serveTask(request: Request, env: Env): Promise<Response | undefined> {
+  if (request.method !== 'POST') return undefined;
+  const method = request.headers.get('Mcp-Method');
+  if (method !== 'tasks/get' && !(method === 'tools/call' && request.headers.get('Mcp-Name') === 'work')) return undefined;
+  const message = parseMessage(await request.text());
+  const declared = message?.params?._meta?.['io.modelcontextprotocol/clientCapabilities']?.extensions?.[TASKS_EXTENSION];
+  if (message === undefined || typeof declared !== 'object' || declared === null) {
+    return jsonError(400, -32600, 'the floor serves only tasks on 2026-07-28, to clients that declare the extension', message?.id);
+  }
+  let route = '/get';
+  let taskId = message.params?.taskId;
+  if (method === 'tools/call') {
+    route = '/create';
+    taskId = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(16))))
+      .replace(/\+/g, '-')
+      .replace(/\//g, '_')
+      .replace(/=+$/, '');
+  } else if (typeof taskId !== 'string' || !TASK_ID.test(taskId)) {
+    return jsonError(200, -32602, 'Failed to retrieve task: Task not found', message.id);
+  }
+  const stub = env.FLOOR_TASK.get(env.FLOOR_TASK.idFromName(taskId));
+  return stub.fetch(`https://floor-task${route}`, { method: 'POST', body: JSON.stringify({ id: message.id ?? null, taskId }) });
+}
+
 export default {
   async fetch(request: Request, env: Env): Promise<Response> {
-    if (new URL(request.url).pathname !== '/mcp') return jsonError(404, -32000, 'Not Found');
+    const { pathname } = new URL(request.url);
+    if (pathname === '/bench/tasks') return Response.json(taskCounts);
+    if (pathname !== '/mcp') return jsonError(404, -32000, 'Not Found');
+    // Only a 2026-07-28 request can be a task: the 2025 path pays one header read, no await.
+    if (request.headers.get('MCP-Protocol-Version') === MODERN) {
+      const task = await serveTask(request, env);
+      if (task !== undefined) return task;
+    }
     let sessionId = request.headers.get('Mcp-Session-Id');
     const headers = new Headers(request.headers);
     if (sessionId === null) {

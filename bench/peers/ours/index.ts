@@ -2,6 +2,8 @@
  * Benchmark peer "ours": this project's transport with the two benchmark tools, written the
  * way a user of the library writes a server (README section 3): subclass McpSessionObject,
  * build an SDK v2 McpServer with sessionServerOptions(), hand the binding to createMcpWorker.
+ * 2026-07-28 requests get `modernServer`, whose `work` tool is a task (T1, T2) for a client
+ * that declares the Tasks extension, run by a BenchTasks object (McpTaskObject) per task.
  */
 import { McpServer } from '@modelcontextprotocol/server';
 import * as z from 'zod';
@@ -9,6 +11,8 @@ import {
   createMcpWorker,
   McpEventBus,
   McpSessionObject,
+  McpTaskObject,
+  runTask,
   sessionServerOptions,
   type ConfigVars,
   type ModernContext,
@@ -18,6 +22,7 @@ import {
 interface BenchEnv extends ConfigVars {
   readonly BENCH_SESSION: DurableObjectNamespace;
   readonly BENCH_BUS: DurableObjectNamespace;
+  readonly BENCH_TASKS: DurableObjectNamespace;
 }
 
 const echo = (server: McpServer) =>
@@ -25,7 +30,10 @@ const echo = (server: McpServer) =>
     content: [{ type: 'text', text }],
   }));
 
-/** 2026-07-28 requests (M1–M3): echo, and `changed`, which tells every listen stream the tool list changed. */
+/**
+ * 2026-07-28 requests (M1–M3, T1, T2): echo; `changed`, which tells every listen stream the
+ * tool list changed; and `work`, a task with nothing to do (T1, T2).
+ */
 function modernServer({ notify }: ModernContext): McpServer {
   const server = new McpServer({ name: 'bench-ours', version: '0.0.0' });
   echo(server);
@@ -33,6 +41,9 @@ function modernServer({ notify }: ModernContext): McpServer {
     notify.toolsChanged();
     return { content: [{ type: 'text', text: 'changed' }] };
   });
+  server.registerTool('work', { description: 'A task that does nothing but complete (T1, T2).' }, async () =>
+    runTask(async () => ({ content: [{ type: 'text', text: 'done' }] })),
+  );
   return server;
 }
 
@@ -94,9 +105,67 @@ export class BenchBus extends McpEventBus {
   }
 }
 
-const app = createMcpWorker<BenchEnv>({ sessions: (env) => env.BENCH_SESSION, modern: modernServer, bus: (env) => env.BENCH_BUS });
+/**
+ * What the BenchTasks objects did, summed over all of them and readable at TASKS_PATH like the
+ * instance counts (T1, T2: rows per task and per tasks/get, object requests per tasks/get):
+ * SQLite rows written — each statement's `rowsWritten`, the figure Cloudflare bills, read from
+ * its cursor as `exec` returns (a write statement has run to completion by then; alarms are not
+ * SQL rows and are not counted) — in all and by statement (its first three words), statements
+ * run, requests the objects received, and instances constructed.
+ */
+const taskCounts = {
+  rowsWritten: 0,
+  statements: 0,
+  byStatement: {} as Record<string, { statements: number; rowsWritten: number }>,
+  objectRequests: 0,
+  constructed: 0,
+};
+const TASKS_PATH = '/bench/tasks';
+
+/** Counts the rows every SQL statement of the object writes; applied before McpTaskObject's constructor reads its storage. */
+function countingRows(ctx: DurableObjectState): DurableObjectState {
+  const { sql } = ctx.storage;
+  const exec = sql.exec.bind(sql);
+  sql.exec = ((query: string, ...bindings: unknown[]) => {
+    const cursor = exec(query, ...bindings);
+    taskCounts.statements++;
+    taskCounts.rowsWritten += cursor.rowsWritten;
+    const kind = (taskCounts.byStatement[query.trim().split(/\s+/, 3).join(' ')] ??= { statements: 0, rowsWritten: 0 });
+    kind.statements++;
+    kind.rowsWritten += cursor.rowsWritten;
+    return cursor;
+  }) as SqlStorage['exec'];
+  return ctx;
+}
+
+/** One object per task: the same tools as a 2026-07-28 request's server. */
+export class BenchTasks extends McpTaskObject<BenchEnv> {
+  constructor(ctx: DurableObjectState, env: BenchEnv) {
+    super(countingRows(ctx), env);
+    taskCounts.constructed++;
+  }
+
+  override fetch(request: Request): Promise<Response> {
+    taskCounts.objectRequests++;
+    return super.fetch(request);
+  }
+
+  protected override createServer(context: ModernContext): McpServer {
+    return modernServer(context);
+  }
+}
+
+const app = createMcpWorker<BenchEnv>({
+  sessions: (env) => env.BENCH_SESSION,
+  modern: modernServer,
+  bus: (env) => env.BENCH_BUS,
+  tasks: (env) => env.BENCH_TASKS,
+});
 
 export default {
-  fetch: (request, env, ctx) =>
-    request.url.endsWith(INSTANCES_PATH) ? Response.json({ constructed, busConstructed }) : app.fetch(request, env, ctx),
+  fetch: (request, env, ctx) => {
+    if (request.url.endsWith(INSTANCES_PATH)) return Response.json({ constructed, busConstructed });
+    if (request.url.endsWith(TASKS_PATH)) return Response.json(taskCounts);
+    return app.fetch(request, env, ctx);
+  },
 } satisfies ExportedHandler<BenchEnv>;
