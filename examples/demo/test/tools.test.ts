@@ -54,3 +54,38 @@ describe('the demo server', () => {
     expect(messages.map((m) => m.params?.progress ?? m.result?.content[0].text)).toEqual([1, 2, 3, 'liftoff after 3']);
   });
 });
+
+/** One 2026-07-28 request that declares the Tasks extension; the JSON-RPC answer. */
+async function modern(method: string, name: string, params: Record<string, unknown>) {
+  const envelope = {
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } },
+    'io.modelcontextprotocol/clientInfo': { name: 'demo-test', version: '0' },
+  };
+  const response = await exports.default.fetch(
+    new Request('http://localhost/mcp', {
+      method: 'POST',
+      headers: { ...headers, 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': method, 'Mcp-Name': name },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: envelope } }),
+    }),
+  );
+  return response.json() as Promise<{ result: Record<string, any> }>;
+}
+
+describe('countdown as a task (2026-07-28, Tasks extension declared)', () => {
+  it('is answered with a task, which reports progress and completes with the result', async () => {
+    const created = await modern('tools/call', 'countdown', { name: 'countdown', arguments: { from: 2, interval_ms: 50 } });
+    expect(created.result).toMatchObject({ resultType: 'task', status: 'working' });
+    const taskId = created.result.taskId as string;
+    let task = (await modern('tasks/get', taskId, { taskId })).result;
+    for (let polls = 0; task.status === 'working' && polls < 100; polls++) {
+      await scheduler.wait(20);
+      task = (await modern('tasks/get', taskId, { taskId })).result;
+    }
+    expect(task).toMatchObject({
+      status: 'completed',
+      statusMessage: '2/2',
+      result: { content: [{ type: 'text', text: 'liftoff after 2' }] },
+    });
+  });
+});
