@@ -64,6 +64,31 @@ type Row = {
 };
 
 const json = (value: unknown): string | null => (value === null ? null : JSON.stringify(value));
+
+/** The columns a task's life changes, in the order `changing` gives their values. */
+const CHANGING = [
+  'status',
+  'status_message',
+  'updated_at',
+  'input_requests',
+  'answers',
+  'asked_keys',
+  'request_state',
+  'result',
+  'error',
+] as const;
+
+const changing = (task: TaskRecord): (string | number | null)[] => [
+  task.status,
+  task.statusMessage,
+  task.updatedAt,
+  json(task.inputRequests),
+  json(task.answers),
+  JSON.stringify(task.askedKeys),
+  task.requestState,
+  json(task.result),
+  json(task.error),
+];
 const parsed = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
 
 export class TaskStore {
@@ -85,23 +110,14 @@ export class TaskStore {
     storage.transactionSync(() => {
       migrate(storage.sql, TASK_MIGRATIONS);
       storage.sql.exec(
-        `INSERT INTO task (singleton, task_id, status, status_message, created_at, updated_at, ttl_ms, poll_interval_ms, call,
-                           input_requests, answers, asked_keys, request_state, result, error)
-         VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO task (singleton, task_id, created_at, ttl_ms, poll_interval_ms, call, ${CHANGING.join(', ')})
+         VALUES (1, ?, ?, ?, ?, ?, ${CHANGING.map(() => '?').join(', ')})`,
         task.taskId,
-        task.status,
-        task.statusMessage,
         task.createdAt,
-        task.updatedAt,
         task.ttlMs,
         task.pollIntervalMs,
         JSON.stringify(call),
-        json(task.inputRequests),
-        json(task.answers),
-        JSON.stringify(task.askedKeys),
-        task.requestState,
-        json(task.result),
-        json(task.error),
+        ...changing(task),
       );
     });
     return new TaskStore(storage);
@@ -133,19 +149,7 @@ export class TaskStore {
 
   /** Writes what changed of the task; the id, creation time and call never change. */
   write(task: TaskRecord): void {
-    this.#storage.sql.exec(
-      `UPDATE task SET status = ?, status_message = ?, updated_at = ?, input_requests = ?, answers = ?, asked_keys = ?, request_state = ?,
-                       result = ?, error = ?`,
-      task.status,
-      task.statusMessage,
-      task.updatedAt,
-      json(task.inputRequests),
-      json(task.answers),
-      JSON.stringify(task.askedKeys),
-      task.requestState,
-      json(task.result),
-      json(task.error),
-    );
+    this.#storage.sql.exec(`UPDATE task SET ${CHANGING.map((column) => `${column} = ?`).join(', ')}`, ...changing(task));
   }
 
   #row(): Row | undefined {
