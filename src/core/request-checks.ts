@@ -8,7 +8,7 @@ import { parseEventId, type EventId } from './event-id.ts';
 import { acceptListsType, isJsonContentType, parseAccept } from './media-type.ts';
 import { isHostAllowed, isOriginAllowed, type Allowlist } from './allowlist.ts';
 import { ASSUMED_PROTOCOL_VERSION, isSupportedProtocolVersion, type ProtocolVersion } from './protocol-version.ts';
-import { isWellFormedSessionId } from './session-id.ts';
+import { isSessionIdSyntax, isWellFormedSessionId } from './session-id.ts';
 import { HEADERS } from './wire.ts';
 
 /**
@@ -84,11 +84,16 @@ export function readProtocolVersion(headers: Headers): ProtocolVersion {
   return value.trim() as ProtocolVersion;
 }
 
-/** The session id, if the request carries one; a malformed one is a 400, never a lookup. */
+/**
+ * The session id, if the request carries one. Neither a malformed id (400) nor one of another
+ * server's format (404, an unknown session: a client moved from another deployment starts a
+ * new one) is ever looked up.
+ */
 export function readSessionId(headers: Headers): string | undefined {
   const value = headers.get(HEADERS.sessionId);
   if (value === null) return undefined;
-  if (!isWellFormedSessionId(value)) throw httpErrors.badRequest('malformed Mcp-Session-Id header');
+  if (!isSessionIdSyntax(value)) throw httpErrors.badRequest('malformed Mcp-Session-Id header');
+  if (!isWellFormedSessionId(value)) throw httpErrors.sessionNotFound();
   return value;
 }
 

@@ -2,8 +2,9 @@
  * Session ids: 256 random bits, base64url without padding (43 characters), which is within
  * the spec's "visible ASCII characters (ranging from 0x21 to 0x7E)" and is unguessable.
  *
- * The format is checked before any Durable Object is woken: an id this server could not
- * have issued is a client error (400), never a lookup.
+ * Both are checked before any Durable Object is woken. An id that breaks the spec's syntax is
+ * a client error (400). An id of any other shape is one this server could not have issued: an
+ * unknown session (404, on which clients start a new one), never a lookup.
  */
 // 256 bits are 42 full base64 characters plus 4 bits, so the last character is one of the 16
 // whose low 2 bits are zero: anything else could not have come from newSessionId().
@@ -14,6 +15,13 @@ export function newSessionId(): string {
   let binary = '';
   for (const byte of bytes) binary += String.fromCharCode(byte);
   return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+/** "The session ID MUST only contain visible ASCII characters"; over 1,024 of them is no id. */
+const SESSION_ID_SYNTAX = /^[\x21-\x7E]{1,1024}$/;
+
+export function isSessionIdSyntax(value: string): boolean {
+  return SESSION_ID_SYNTAX.test(value);
 }
 
 export function isWellFormedSessionId(value: string): boolean {

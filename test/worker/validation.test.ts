@@ -98,10 +98,17 @@ describe('requests refused at the edge', () => {
     expect(await errorOf(await postRaw([initializeRequest()]))).toMatchObject({ status: 400 });
   });
 
-  it('a malformed session id is refused with 400 without waking any Durable Object', async () => {
+  it("a malformed session id is refused with 400, and another server's is an unknown session (404), neither waking any Durable Object", async () => {
+    const unknown = await postRaw(ping, { 'Mcp-Session-Id': wellFormedUnknownId, 'MCP-Protocol-Version': '2025-11-25' });
+    const unknownBody = await unknown.text();
     const before = (await listDurableObjectIds(env.MCP_SESSION)).length;
-    for (const id of ['short', 'A'.repeat(44), `${'A'.repeat(42)}!`]) {
+    for (const id of ['has space', 'A'.repeat(1025)]) {
       expect(await errorOf(await postRaw(ping, { 'Mcp-Session-Id': id }))).toMatchObject({ status: 400 });
+    }
+    for (const id of ['short', 'A'.repeat(44), `${'A'.repeat(42)}!`, 'ab'.repeat(32), '123e4567-e89b-12d3-a456-426614174000']) {
+      const foreign = await postRaw(ping, { 'Mcp-Session-Id': id, 'MCP-Protocol-Version': '2025-11-25' });
+      expect(foreign.status).toBe(404);
+      expect(await foreign.text(), 'the same answer as an unknown id of this server').toBe(unknownBody);
     }
     expect((await listDurableObjectIds(env.MCP_SESSION)).length).toBe(before);
   });
