@@ -1,5 +1,6 @@
 import { cloudflareTest } from '@cloudflare/vitest-plugin';
 import { defineConfig } from 'vitest/config';
+import { TEST_ISSUER, TEST_PUBLIC_JWKS } from './test/support/tokens.ts';
 
 const worker = (vars: Record<string, string> = {}) =>
   cloudflareTest({
@@ -34,7 +35,7 @@ export default defineConfig({
           ...shared,
           name: 'default',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/configured/**', 'test/bounds/**', 'test/buffered/**'],
+          exclude: ['test/configured/**', 'test/bounds/**', 'test/buffered/**', 'test/auth/**'],
         },
       },
       {
@@ -53,6 +54,18 @@ export default defineConfig({
           }),
         ],
         test: { ...shared, name: 'bounds', include: ['test/bounds/**/*.test.ts'] },
+      },
+      {
+        // AUTH=jwt: every request needs a token signed by the tests' key (test/support/tokens.ts).
+        plugins: [
+          worker({
+            AUTH: 'jwt',
+            AUTH_ISSUER: TEST_ISSUER,
+            AUTH_JWKS: JSON.stringify(TEST_PUBLIC_JWKS),
+            AUTH_SCOPES: 'mcp',
+          }),
+        ],
+        test: { ...shared, name: 'auth', include: ['test/auth/**/*.test.ts'] },
       },
       {
         // A small connection buffer, so a slow client's connection falls behind and reads the log.

@@ -2,6 +2,7 @@
  * Deployment configuration, read from wrangler `[vars]`. Every knob has a default, so an
  * empty environment is a valid (loopback-only) configuration.
  */
+import { readAuthConfig, type AuthConfig, type AuthVars } from './auth/auth-config.ts';
 import { parseHostAllowlist, parseOriginAllowlist, type Allowlist } from './core/allowlist.ts';
 
 export type ResponseMode = 'sse' | 'json';
@@ -38,9 +39,11 @@ export interface TransportConfig {
   readonly taskTtlMs: number;
   /** The `pollIntervalMs` suggested to clients polling `tasks/get`. */
   readonly taskPollIntervalMs: number;
+  /** How requests are authorized (auth/auth-config.ts). */
+  readonly auth: AuthConfig;
 }
 
-export interface ConfigVars {
+export interface ConfigVars extends AuthVars {
   readonly ALLOWED_HOSTS?: string;
   readonly ALLOWED_ORIGINS?: string;
   readonly RESPONSE_MODE?: string;
@@ -107,5 +110,6 @@ export function readConfig(vars: ConfigVars): TransportConfig {
     requestLog: oneOf('REQUEST_LOG', vars.REQUEST_LOG, ['on', 'off']) === 'on',
     taskTtlMs: positiveInteger('TASK_TTL_MS', vars.TASK_TTL_MS, 60 * 60_000),
     taskPollIntervalMs: positiveInteger('TASK_POLL_INTERVAL_MS', vars.TASK_POLL_INTERVAL_MS, 1_000),
+    auth: readAuthConfig(vars),
   };
 }

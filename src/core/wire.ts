@@ -39,7 +39,15 @@ export const ALLOWED_REQUEST_HEADERS = [
 ] as const;
 
 /** What a browser client may read (CORS). */
-export const EXPOSED_HEADERS = [HEADERS.sessionId, HEADERS.protocolVersion, HEADERS.epoch, HEADERS.streamId, HEADERS.resumed] as const;
+export const EXPOSED_HEADERS = [
+  HEADERS.sessionId,
+  HEADERS.protocolVersion,
+  HEADERS.epoch,
+  HEADERS.streamId,
+  HEADERS.resumed,
+  // The challenge: where the resource's metadata is, which scope is missing.
+  'WWW-Authenticate',
+] as const;
 
 /** Paths of requests the Worker forwards to a session object (never reachable from outside). */
 export const OBJECT_ROUTES = {
@@ -72,14 +80,17 @@ export const TASK_ROUTES = {
 } as const;
 
 /**
- * Between the Worker and its objects only: the Worker never passes them on. On an object's
- * first answer to an SSE request, `relay` names the connection the Worker should continue
- * over a relay socket; on the upgrade request it names the connection to bind.
+ * Between the Worker and its objects only: the Worker never passes them on, and removes any a
+ * client sends (all begin `Mcp-Internal-`). On an object's first answer to an SSE request,
+ * `relay` names the connection the Worker should continue over a relay socket; on the upgrade
+ * request it names the connection to bind.
  */
 export const INTERNAL_HEADERS = {
   relay: 'Mcp-Internal-Relay',
   /** With `relay`: the connection's buffer as the object counts it, so the Worker acknowledges in step. */
   relayBuffer: 'Mcp-Internal-Relay-Buffer',
+  /** On every request to a session object: who is asking, as the Worker established it (auth/principal.ts). */
+  principal: 'Mcp-Internal-Principal',
 } as const;
 
 /** JSON-RPC 2.0 codes, plus the implementation-defined server range MCP transports use. */

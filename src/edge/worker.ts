@@ -3,7 +3,7 @@
  * It holds no session state and makes no protocol decision of its own; every check is a
  * core function, every rejection goes through errorResponse().
  */
-import { isLegacyRequest, type McpHttpHandler } from '@modelcontextprotocol/server';
+import { isLegacyRequest, type AuthInfo, type McpHttpHandler } from '@modelcontextprotocol/server';
 import { Hono, type Context } from 'hono';
 import { readConfig, type ConfigVars, type TransportConfig } from '../config.ts';
 import { asHttpError, errorResponse, httpErrors, McpHttpError } from '../core/errors.ts';
@@ -31,6 +31,9 @@ import { taskScope } from '../tasks/run-task.ts';
 import { isTaskListen, serveTaskListen } from '../tasks/task-listen.ts';
 import { TaskDirectory, type TaskNamespace } from '../tasks/task-directory.ts';
 import { ALLOWED_METHODS, HEADERS, INTERNAL_HEADERS, JsonRpcCode, OBJECT_ROUTES } from '../core/wire.ts';
+import { authenticator, type Authenticator } from '../auth/authenticate.ts';
+import { headersForObject, objectName, type Principal } from '../auth/principal.ts';
+import { METADATA_ROOT, metadataDocument, resourceUrl } from '../auth/protected-resource.ts';
 import { preflightResponse, withCors } from './cors.ts';
 import { relayResponse } from './sse-relay.ts';
 import { logRequest } from './request-log.ts';
@@ -64,41 +67,40 @@ export interface McpWorkerOptions<E> {
    * tool call is answered inline.
    */
   readonly tasks?: (env: E) => TaskNamespace;
-  /**
-   * Who is asking. A task is addressed by its principal and its id, so no principal reaches
-   * another's tasks. Default: one principal for everyone, and the task id (128 random bits)
-   * is the only key to a task.
-   */
-  readonly principal?: (request: Request, env: E) => string | Promise<string>;
 }
 
 /** What the Worker derives from one environment, once per isolate: the configuration, and the modern endpoint when first needed. */
 interface EdgeState<E> {
   readonly vars: E;
   readonly config: TransportConfig;
+  readonly authenticate: Authenticator;
   modern?: McpHttpHandler;
 }
 
-type Env<E> = { Bindings: E; Variables: { config: TransportConfig; edge: EdgeState<E> } };
+type Env<E> = {
+  Bindings: E;
+  Variables: { config: TransportConfig; edge: EdgeState<E>; principal: Principal; authInfo: AuthInfo | undefined };
+};
 
-export function createMcpWorker<E extends ConfigVars>({
-  sessions,
-  path = '/mcp',
-  modern,
-  bus,
-  tasks,
-  principal = () => 'anonymous',
-}: McpWorkerOptions<E>) {
+export function createMcpWorker<E extends ConfigVars>({ sessions, path = '/mcp', modern, bus, tasks }: McpWorkerOptions<E>) {
   const app = new Hono<Env<E>>();
   let cached: EdgeState<E> | undefined;
 
+  const edgeOf = (env: E): EdgeState<E> => {
+    if (cached?.vars !== env) {
+      const config = readConfig(env);
+      cached = { vars: env, config, authenticate: authenticator(config.auth, path) };
+    }
+    return cached;
+  };
+
   app.use(path, async (c, next) => {
     const started = Date.now();
-    if (cached?.vars !== c.env) cached = { vars: c.env, config: readConfig(c.env) };
-    c.set('config', cached.config);
-    c.set('edge', cached);
+    const edge = edgeOf(c.env);
+    c.set('config', edge.config);
+    c.set('edge', edge);
     await next();
-    if (cached.config.requestLog) logRequest(c.req.raw, c.res, started);
+    if (edge.config.requestLog) logRequest(c.req.raw, c.res, started);
   });
 
   // DNS-rebinding defence first: a forbidden Host or Origin learns nothing else.
@@ -115,6 +117,26 @@ export function createMcpWorker<E extends ConfigVars>({
   });
 
   app.options(path, preflightResponse);
+
+  // Then who is asking, on every request but a preflight: a challenge answers for everything else.
+  app.use(path, async (c, next) => {
+    const authenticated = await c.get('edge').authenticate(c.req.raw, propsOf(c));
+    if (authenticated instanceof Response) return authenticated;
+    c.set('principal', authenticated.principal);
+    c.set('authInfo', authenticated.authInfo);
+    await next();
+  });
+
+  // RFC 9728, at both well-known forms; only where the endpoint is protected.
+  const metadata = (c: Context<Env<E>>) => {
+    const { auth } = edgeOf(c.env).config;
+    if (auth.mode === 'none') return c.notFound();
+    const resource = resourceUrl(c.req.raw, path, auth.resource);
+    const server = auth.mode === 'jwt' ? auth.issuer : resource.origin;
+    return c.json(metadataDocument(resource, server, auth.requiredScopes), 200, { 'Access-Control-Allow-Origin': '*' });
+  };
+  app.get(METADATA_ROOT, metadata);
+  app.get(`${METADATA_ROOT}${path}`, metadata);
 
   app.post(path, async (c) => {
     const { headers } = c.req.raw;
@@ -136,7 +158,8 @@ export function createMcpWorker<E extends ConfigVars>({
         ...(tasks !== undefined && { decorate: serveTasksInScope }),
       });
       const endpoint = edge.modern;
-      if (tasks === undefined) return requestScope.run(c.executionCtx, () => endpoint.fetch(c.req.raw));
+      const authInfo = c.get('authInfo');
+      if (tasks === undefined) return requestScope.run(c.executionCtx, () => endpoint.fetch(c.req.raw, authInfo && { authInfo }));
       return serveWithTasks(c, endpoint, tasks(c.env));
     }
     checkPostAccept(headers);
@@ -187,6 +210,7 @@ export function createMcpWorker<E extends ConfigVars>({
    */
   async function serveWithTasks(c: Context<Env<E>>, endpoint: McpHttpHandler, namespace: TaskNamespace): Promise<Response> {
     const { maxBodyBytes, taskTtlMs, taskPollIntervalMs } = c.get('config');
+    const authInfo = c.get('authInfo');
     const text = await readBoundedText(c.req.raw, maxBodyBytes);
     let parsedBody: unknown;
     try {
@@ -194,15 +218,16 @@ export function createMcpWorker<E extends ConfigVars>({
     } catch {
       // Not JSON: the SDK answers it, from the text.
     }
-    const who = await principal(c.req.raw, c.env);
-    const directory = new TaskDirectory(namespace, who, { ttlMs: taskTtlMs, pollIntervalMs: taskPollIntervalMs });
+    const directory = new TaskDirectory(namespace, c.get('principal'), { ttlMs: taskTtlMs, pollIntervalMs: taskPollIntervalMs });
     if (isTaskListen(parsedBody, c.req.raw.headers)) {
       return serveTaskListen(parsedBody, directory, { signal: c.req.raw.signal, heartbeatMs: c.get('config').heartbeatMs });
     }
     const scope = new EdgeTasks(directory, parsedBody, c.req.raw.headers);
     const response = await requestScope.run(c.executionCtx, () =>
       taskScope.run(scope, () =>
-        parsedBody === undefined ? endpoint.fetch(new Request(c.req.raw, { body: text })) : endpoint.fetch(c.req.raw, { parsedBody }),
+        parsedBody === undefined
+          ? endpoint.fetch(new Request(c.req.raw, { body: text }), authInfo && { authInfo })
+          : endpoint.fetch(c.req.raw, { parsedBody, ...(authInfo && { authInfo }) }),
       ),
     );
     if (scope.refusal === undefined) return response;
@@ -244,6 +269,15 @@ export function createMcpWorker<E extends ConfigVars>({
     return errorResponse(error);
   }
 
+  /** What the embedded authorization server (AUTH=oauth) found the request's token to stand for. */
+  function propsOf(c: Context<Env<E>>): unknown {
+    try {
+      return (c.executionCtx as { props?: unknown }).props;
+    } catch {
+      return undefined; // no execution context (a direct app.fetch)
+    }
+  }
+
   app.notFound(() => errorResponse(new McpHttpError(404, JsonRpcCode.ServerError, `Not found: the MCP endpoint is ${path}`)));
 
   app.onError((error) => {
@@ -258,8 +292,9 @@ export function createMcpWorker<E extends ConfigVars>({
    * (sse-relay.ts): the object is then free to hibernate while its client listens.
    */
   async function forward(c: Context<Env<E>>, sessionId: string, route: string, body?: BodyInit | null): Promise<Response> {
-    const stub = sessions(c.env).get(sessions(c.env).idFromName(sessionId));
-    const headers = new Headers(c.req.raw.headers);
+    const principal = c.get('principal');
+    const stub = sessions(c.env).get(sessions(c.env).idFromName(objectName(principal, sessionId)));
+    const headers = headersForObject(c.req.raw.headers, principal);
     headers.set(HEADERS.sessionId, sessionId);
     const first = await stub.fetch(
       new Request(`https://session.internal${route}`, { method: c.req.method, headers, body: body ?? null, signal: c.req.raw.signal }),

@@ -1,6 +1,14 @@
+import type { Principal } from '../auth/principal.ts';
+
 /** What a tool implementation may use of its session: handed to `createServer`. */
 export interface SessionContext {
   readonly sessionId: string;
+  /**
+   * Who is asking: the principal of the request being served, with the scopes and claims of
+   * its current token (read it when a call runs: a refreshed token updates it). Always the same
+   * identity: a session belongs to the principal that opened it.
+   */
+  readonly principal: Principal;
   /** The session's own durable storage; deleted with the session. */
   readonly storage: DurableObjectStorage;
   /**

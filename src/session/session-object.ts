@@ -45,6 +45,7 @@ import { isExpired, nextAlarm, SessionClock } from './session-clock.ts';
 import { interruptOrphanedStreams, replayHandshake } from './session-revival.ts';
 import { SessionStore, type SessionRecord } from './session-store.ts';
 import type { SessionContext } from './session-context.ts';
+import { ANONYMOUS, principalOf, type Principal } from '../auth/principal.ts';
 import { tooLargeToStore } from './message-size.ts';
 import { SessionStreams } from './session-streams.ts';
 
@@ -60,6 +61,8 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
   readonly #clock: SessionClock;
   readonly #relay: RelayEndpoint;
   #live: Promise<LiveSession> | undefined;
+  /** Who the request being served is from (SessionContext.principal). */
+  #principal: Principal = ANONYMOUS;
   /** The live session once it is served here (its epoch goes on every response). */
   #current: LiveSession | undefined;
 
@@ -84,10 +87,9 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
       const route = new URL(request.url).pathname;
       if (route === OBJECT_ROUTES.relay) return this.#relay.bind(request);
       const sessionId = request.headers.get(HEADERS.sessionId) ?? '';
-      // The body is read before the session is looked at: from here to the end of the handler
-      // nothing awaits I/O, so a concurrent DELETE cannot remove the session mid-request.
-      // The Worker forwards a session's bodies unread: the bound and the JSON-RPC checks are
-      // here, and they answer before the session is looked up, as they would at the edge.
+      this.#principal = principalOf(request.headers);
+      // The body is read (bounded, checked: the Worker forwards it unread) before the session is
+      // looked at: from there on nothing awaits I/O, so a DELETE cannot remove it mid-request.
       const body = request.method === 'POST' ? await readBoundedText(request, this.#config.maxBodyBytes) : '';
       if (route === OBJECT_ROUTES.create) return await this.#create(sessionId, body, request);
       const posted = request.method === 'POST' ? parseJsonRpcBody(body) : undefined;
@@ -120,9 +122,8 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
   async #create(sessionId: string, body: string, request: Request): Promise<Response> {
     if (this.#sessions.load() !== undefined) throw httpErrors.internal(); // 256-bit ids do not collide
     const init = parseJsonRpcBody(body).messages[0] as JsonRpcRequest;
-    // The handshake is stored for the session's life (a revived server replays it), as one
-    // value, and a Durable Object cannot store a value over 2 MB: refuse it whole, before
-    // anything runs.
+    // The handshake is stored for the session's life (a revived server replays it) as one value,
+    // at most 2 MB in a Durable Object: refuse it whole, before anything runs.
     const tooLarge = tooLargeToStore(utf8Length(JSON.stringify(init.params ?? {})), MAX_VALUE_BYTES);
     if (tooLarge !== undefined) {
       throw new McpHttpError(
@@ -239,8 +240,12 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
   // ---- Session lifecycle -------------------------------------------------------------------
 
   async #startServer(sessionId: string): Promise<LiveSession> {
+    const principal = () => this.#principal;
     const server = this.createServer({
       sessionId,
+      get principal() {
+        return principal();
+      },
       storage: this.ctx.storage,
       waitUntil: (task) => this.ctx.waitUntil(task.catch(() => undefined)),
     });

@@ -6,8 +6,8 @@
  * - keyed by the `REQUEST_STATE_KEY` secret (`wrangler secret put`), with
  *   `REQUEST_STATE_KEY_PREVIOUS` also accepted while a key is rotated; without one (local
  *   development), by a key generated for this isolate — never a constant in the source;
- * - bound to the request's method and target (`tools/call` of `deploy`, `prompts/get` of …):
- *   a state minted for one tool is refused by another;
+ * - bound to the request's method, target (`tools/call` of `deploy`, `prompts/get` of …) and
+ *   principal: a state minted for one tool, or for one principal, is refused by another;
  * - valid for `ttlSeconds` (default 300).
  * Refusals surface as the SDK's `-32602 Invalid or expired requestState`.
  */
@@ -28,10 +28,16 @@ export interface RequestStateSeal {
 
 const MIN_KEY_BYTES = 32;
 
-/** The request a state belongs to: its method and the name (or URI) its `Mcp-Name` header carries. */
+/**
+ * The request a state belongs to: its method, the name (or URI) its `Mcp-Name` header carries,
+ * and who asked (the principal the Worker established): a state minted for one principal is
+ * refused for another.
+ */
 export function bindingOf(ctx: ServerContext): string {
   const name = ctx.http?.req?.headers.get('Mcp-Name');
-  return `${ctx.mcpReq.method}\0${name === null || name === undefined ? '' : (decodeHeaderValue(name) ?? '')}`;
+  const principal = (ctx.http?.authInfo?.extra as { principal?: { id?: unknown } } | undefined)?.principal?.id;
+  const target = name === null || name === undefined ? '' : (decodeHeaderValue(name) ?? '');
+  return `${ctx.mcpReq.method}\0${target}\0${typeof principal === 'string' ? principal : 'anonymous'}`;
 }
 
 let isolateKey: string | undefined;

@@ -51,7 +51,7 @@ export class EdgeTasks implements Extract<TaskScope, { kind: 'edge' }> {
   #call(): TaskCall {
     const headers: Record<string, string> = {};
     for (const [name, value] of this.#headers) if (name.startsWith('mcp-')) headers[name] = value;
-    return { message: this.#message as TaskCall['message'], headers };
+    return { message: this.#message as TaskCall['message'], headers, principal: this.directory.principal };
   }
 }
 

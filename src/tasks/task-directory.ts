@@ -16,6 +16,7 @@ import {
   type McpServer,
   type ServerContext,
 } from '@modelcontextprotocol/server';
+import type { Principal } from '../auth/principal.ts';
 import { capabilitiesDeclareTasks, isWellFormedTaskId, newTaskId, TASKS_EXTENSION, TASKS_REQUIRED } from '../core/task.ts';
 import { TASK_ROUTES } from '../core/wire.ts';
 import type { TaskCreation } from './task-object.ts';
@@ -34,12 +35,12 @@ export interface TaskSettings {
 
 export class TaskDirectory {
   readonly #namespace: TaskNamespace;
-  readonly #principal: string;
+  readonly principal: Principal;
   readonly #settings: TaskSettings;
 
-  constructor(namespace: TaskNamespace, principal: string, settings: TaskSettings) {
+  constructor(namespace: TaskNamespace, principal: Principal, settings: TaskSettings) {
     this.#namespace = namespace;
-    this.#principal = principal;
+    this.principal = principal;
     this.#settings = settings;
   }
 
@@ -75,7 +76,7 @@ export class TaskDirectory {
   }
 
   #object(taskId: string) {
-    return this.#namespace.get(this.#namespace.idFromName(JSON.stringify([this.#principal, taskId])));
+    return this.#namespace.get(this.#namespace.idFromName(JSON.stringify([this.principal.id, taskId])));
   }
 }
 

@@ -32,7 +32,10 @@ export async function runRound({ handler, call, retry, signal, onStatus }: Round
   let thrown: TaskError | undefined;
   try {
     const request = roundRequest(call, retry);
-    const response = await taskScope.run({ kind: 'run', fail: (error) => (thrown = error) }, () => handler.fetch(request));
+    // The tool sees who asked, as at the edge (ctx.http.authInfo), minus the token itself.
+    const { principal } = call;
+    const authInfo = { token: '', clientId: principal.clientId ?? '', scopes: [...principal.scopes], extra: { principal } };
+    const response = await taskScope.run({ kind: 'run', fail: (error) => (thrown = error) }, () => handler.fetch(request, { authInfo }));
     const answer = await readAnswer(response, onStatus);
     if (thrown !== undefined) return { kind: 'error', error: thrown };
     return answer === undefined ? { kind: 'error', error: TASK_ERRORS.noAnswer } : outcomeOf(answer);

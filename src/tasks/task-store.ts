@@ -6,6 +6,7 @@
  * The schema is created with the task, never for an unknown id: an object addressed with an
  * id nobody created (or another principal's) writes nothing and answers "unknown".
  */
+import type { Principal } from '../auth/principal.ts';
 import type { TaskError, TaskRecord, TaskStatus } from '../core/task.ts';
 import { migrate, schemaExists, type Migration } from '../storage/migrator.ts';
 
@@ -35,7 +36,11 @@ const TASK_MIGRATIONS: readonly Migration[] = [
   },
 ];
 
-/** The `tools/call` a task runs: the client's JSON-RPC request and the headers the tool may read (`Mcp-Param-*`). */
+/**
+ * The `tools/call` a task runs: the client's JSON-RPC request, the headers the tool may read
+ * (`Mcp-*`), and who asked (never the token: a task's rounds see the principal and its
+ * scopes and claims as they were when the task was created).
+ */
 export interface TaskCall {
   readonly message: {
     readonly jsonrpc: '2.0';
@@ -44,6 +49,7 @@ export interface TaskCall {
     readonly params: Record<string, unknown>;
   };
   readonly headers: Readonly<Record<string, string>>;
+  readonly principal: Principal;
 }
 
 type Row = {

@@ -19,6 +19,7 @@ describe('readConfig defaults', () => {
       requestLog: true,
       taskTtlMs: 3_600_000,
       taskPollIntervalMs: 1_000,
+      auth: { mode: 'none' },
     });
   });
 

@@ -24,6 +24,10 @@ export class FixtureSession extends McpSessionObject<Env> {
       sessionServerOptions({ capabilities: conformanceCapabilities }),
     );
     registerDemoTools(server, session);
+    // Who the session's current request is from (the auth tests).
+    server.registerTool('whoami', { description: 'The principal of the request, and its scopes' }, () => ({
+      content: [{ type: 'text', text: JSON.stringify({ id: session.principal.id, scopes: session.principal.scopes }) }],
+    }));
     registerConformanceFixtures(server);
     // The same task tools, served the sessionful way: runTask runs them inline.
     registerTaskFixtures(server);
@@ -52,12 +56,6 @@ export class FixtureTasks extends McpTaskObject<Env> {
   }
 }
 
-/**
- * Who is asking. The library's tests stand in for an authenticated principal with a header;
- * a deployment derives it from a verified token.
- */
-const principal = (request: Request) => request.headers.get('X-Fixture-Principal') ?? 'anonymous';
-
 export { McpEventBus } from '../../src/lib.ts';
 
 export default createMcpWorker<Env>({
@@ -65,5 +63,4 @@ export default createMcpWorker<Env>({
   modern: modernServer,
   bus: (env) => env.MCP_BUS,
   tasks: (env) => env.MCP_TASKS,
-  principal,
 }) satisfies ExportedHandler<Env>;

@@ -6,10 +6,13 @@ import { bindingOf, requestStateSeal } from '../../src/stateless/request-state.t
 const KEY_A = 'a'.repeat(32);
 const KEY_B = 'b'.repeat(32);
 
-const contextOf = (method: string, name?: string) =>
+const contextOf = (method: string, name?: string, principal?: string) =>
   ({
     mcpReq: { method },
-    http: { req: new Request('http://localhost/mcp', { headers: name === undefined ? {} : { 'Mcp-Name': name } }) },
+    http: {
+      req: new Request('http://localhost/mcp', { headers: name === undefined ? {} : { 'Mcp-Name': name } }),
+      ...(principal !== undefined && { authInfo: { token: '', clientId: '', scopes: [], extra: { principal: { id: principal } } } }),
+    },
   }) as unknown as ServerContext;
 
 describe('requestStateSeal', () => {
@@ -35,6 +38,14 @@ describe('requestStateSeal', () => {
     expect(await seal.verify(state, contextOf('tools/call', `=?base64?${btoa('deploy')}?=`))).toEqual({ round: 1 });
   });
 
+  it('is bound to the principal: one minted for Alice is refused for Mallory, and for nobody', async () => {
+    const seal = requestStateSeal({ REQUEST_STATE_KEY: KEY_A });
+    const state = await seal.mint({ round: 1 }, contextOf('tools/call', 'deploy', 'issuer#alice'));
+    expect(await seal.verify(state, contextOf('tools/call', 'deploy', 'issuer#alice'))).toEqual({ round: 1 });
+    await expect(seal.verify(state, contextOf('tools/call', 'deploy', 'issuer#mallory'))).rejects.toThrow();
+    await expect(seal.verify(state, contextOf('tools/call', 'deploy'))).rejects.toThrow();
+  });
+
   it.each([
     ['REQUEST_STATE_KEY', { REQUEST_STATE_KEY: 'short' }],
     ['REQUEST_STATE_KEY_PREVIOUS', { REQUEST_STATE_KEY: KEY_A, REQUEST_STATE_KEY_PREVIOUS: 'x'.repeat(31) }],
@@ -48,7 +59,8 @@ describe('requestStateSeal', () => {
     );
   });
 
-  it('binds a request with no Mcp-Name to its method alone', () => {
-    expect(bindingOf(contextOf('tools/list'))).toBe('tools/list\0');
+  it('binds a request with no Mcp-Name to its method and principal', () => {
+    expect(bindingOf(contextOf('tools/list'))).toBe('tools/list\0\0anonymous');
+    expect(bindingOf(contextOf('tools/list', undefined, 'issuer#alice'))).toBe('tools/list\0\0issuer#alice');
   });
 });

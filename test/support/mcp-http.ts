@@ -43,21 +43,28 @@ export interface Session {
   readonly version: Version;
   post(body: unknown, headers?: Record<string, string>): Promise<Response>;
   get(lastEventId?: string, headers?: Record<string, string>): Promise<Response>;
-  delete(): Promise<Response>;
+  delete(headers?: Record<string, string>): Promise<Response>;
   /** POSTs one request and returns every event of its stream (the stream must end). */
   call(method: string, params?: Record<string, unknown>, id?: number | string): Promise<ReadEvent[]>;
 }
 
 let nextId = 1;
 
-/** Initializes a session (and sends notifications/initialized). */
-export async function openSession(version: Version = '2025-11-25', capabilities: Record<string, unknown> = {}): Promise<Session> {
-  const response = await postRaw(initializeRequest(version, capabilities));
+/**
+ * Initializes a session (and sends notifications/initialized). `auth`: headers every request
+ * of the session carries (a token), unless a request overrides them.
+ */
+export async function openSession(
+  version: Version = '2025-11-25',
+  capabilities: Record<string, unknown> = {},
+  auth: Record<string, string> = {},
+): Promise<Session> {
+  const response = await postRaw(initializeRequest(version, capabilities), auth);
   if (response.status !== 200) throw new Error(`initialize failed: ${response.status} ${await response.text()}`);
   const id = response.headers.get('Mcp-Session-Id');
   if (id === null) throw new Error('no session id');
   await response.body?.cancel();
-  const sessionHeaders = { 'Mcp-Session-Id': id, 'MCP-Protocol-Version': version };
+  const sessionHeaders = { ...auth, 'Mcp-Session-Id': id, 'MCP-Protocol-Version': version };
   const session: Session = {
     id,
     version,
@@ -73,7 +80,7 @@ export async function openSession(version: Version = '2025-11-25', capabilities:
           ...headers,
         },
       }),
-    delete: () => fetchWorker({ method: 'DELETE', headers: { ...BASE_HEADERS, ...sessionHeaders } }),
+    delete: (headers = {}) => fetchWorker({ method: 'DELETE', headers: { ...BASE_HEADERS, ...sessionHeaders, ...headers } }),
     async call(method, params = {}, id = nextId++) {
       const reply = await session.post({ jsonrpc: '2.0', id, method, params });
       if (reply.status !== 200) throw new Error(`${method} failed: ${reply.status} ${await reply.text()}`);

@@ -9,9 +9,6 @@ export const TASKS = { extensions: { 'io.modelcontextprotocol/tasks': {} } } as 
 /** What the task fixtures' questions need of a client, besides the extension. */
 export const TASK_CLIENT = { ...TASKS, elicitation: { form: {} } } as const;
 
-/** The fixture's stand-in for an authenticated principal (test/fixture-server/index.ts). */
-export const as = (principal: string) => ({ 'X-Fixture-Principal': principal });
-
 /** `tools/call` from a client that declared the extension; the JSON-RPC answer. */
 export async function callDeclared(name: string, args: Record<string, unknown>, headers: Record<string, string> = {}) {
   return answerOf(await modernRequest('tools/call', { name, arguments: args }, TASK_CLIENT, headers));

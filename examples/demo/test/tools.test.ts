@@ -69,14 +69,14 @@ async function modern(method: string, name: string, params: Record<string, unkno
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: envelope } }),
     }),
   );
-  return response.json() as Promise<{ result: Record<string, any> }>;
+  return response.json() as Promise<{ result: { taskId?: string; status?: string; [field: string]: unknown } }>;
 }
 
 describe('countdown as a task (2026-07-28, Tasks extension declared)', () => {
   it('is answered with a task, which reports progress and completes with the result', async () => {
     const created = await modern('tools/call', 'countdown', { name: 'countdown', arguments: { from: 2, interval_ms: 50 } });
     expect(created.result).toMatchObject({ resultType: 'task', status: 'working' });
-    const taskId = created.result.taskId as string;
+    const taskId = created.result.taskId!;
     let task = (await modern('tasks/get', taskId, { taskId })).result;
     for (let polls = 0; task.status === 'working' && polls < 100; polls++) {
       await scheduler.wait(20);

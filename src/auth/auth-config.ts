@@ -1,0 +1,88 @@
+/**
+ * How the endpoint is protected (`AUTH` and its companions in wrangler `[vars]`). Every mode is
+ * an OAuth 2.1 resource server but `none`:
+ * - `none`: no authorization; everyone is one anonymous principal (public tools, local work);
+ * - `jwt`: access tokens issued by an external authorization server, verified here as JWTs
+ *   against its JWKS: issuer, audience (this resource), expiry, scopes;
+ * - `oauth`: an authorization server embedded in the Worker (`@cloudflare/workers-oauth-provider`,
+ *   KV binding `OAUTH_KV`), which issues and checks opaque tokens itself.
+ * A malformed value is a configuration error, never a fallback to `none`.
+ */
+export type AuthMode = 'none' | 'jwt' | 'oauth';
+
+export interface AuthVars {
+  readonly AUTH?: string;
+  /** jwt: the authorization server's issuer (`iss`), also named in the resource metadata. */
+  readonly AUTH_ISSUER?: string;
+  /** jwt: where its signing keys are; or `AUTH_JWKS`, the key set itself (JSON). */
+  readonly AUTH_JWKS_URL?: string;
+  readonly AUTH_JWKS?: string;
+  /** jwt: the `aud` tokens must carry; default the resource URL. */
+  readonly AUTH_AUDIENCE?: string;
+  /** Scopes every request's token must grant (space- or comma-separated); none by default. */
+  readonly AUTH_SCOPES?: string;
+  /** This resource's canonical URL (RFC 8707, RFC 9728 `resource`); default the endpoint's URL as requested. */
+  readonly MCP_RESOURCE?: string;
+}
+
+export type AuthConfig =
+  | { readonly mode: 'none' }
+  | {
+      readonly mode: 'jwt';
+      readonly issuer: string;
+      readonly keys: { readonly url: URL } | { readonly jwks: { keys: JsonWebKey[] } };
+      readonly audience: string | undefined;
+      readonly requiredScopes: readonly string[];
+      readonly resource: string | undefined;
+    }
+  | { readonly mode: 'oauth'; readonly requiredScopes: readonly string[]; readonly resource: string | undefined };
+
+const scopes = (text: string | undefined) => (text ?? '').split(/[\s,]+/).filter((scope) => scope !== '');
+
+export function readAuthConfig(vars: AuthVars): AuthConfig {
+  const mode = (vars.AUTH ?? 'none').trim();
+  const resource = vars.MCP_RESOURCE === undefined ? undefined : absoluteUrl('MCP_RESOURCE', vars.MCP_RESOURCE);
+  switch (mode) {
+    case 'none':
+      return { mode };
+    case 'oauth':
+      return { mode, requiredScopes: scopes(vars.AUTH_SCOPES), resource };
+    case 'jwt': {
+      if (vars.AUTH_ISSUER === undefined) throw new Error('configuration: AUTH=jwt needs AUTH_ISSUER');
+      if ((vars.AUTH_JWKS === undefined) === (vars.AUTH_JWKS_URL === undefined)) {
+        throw new Error('configuration: AUTH=jwt needs exactly one of AUTH_JWKS_URL and AUTH_JWKS');
+      }
+      return {
+        mode,
+        issuer: vars.AUTH_ISSUER,
+        keys:
+          vars.AUTH_JWKS_URL !== undefined
+            ? { url: new URL(absoluteUrl('AUTH_JWKS_URL', vars.AUTH_JWKS_URL)) }
+            : { jwks: keySet(vars.AUTH_JWKS!) },
+        audience: vars.AUTH_AUDIENCE,
+        requiredScopes: scopes(vars.AUTH_SCOPES),
+        resource,
+      };
+    }
+    default:
+      throw new Error(`configuration: AUTH must be "none", "jwt" or "oauth", got ${JSON.stringify(mode)}`);
+  }
+}
+
+function absoluteUrl(name: string, text: string): string {
+  try {
+    return new URL(text).href;
+  } catch {
+    throw new Error(`configuration: ${name} must be an absolute URL, got ${JSON.stringify(text)}`);
+  }
+}
+
+function keySet(text: string): { keys: JsonWebKey[] } {
+  try {
+    const value = JSON.parse(text) as { keys?: unknown };
+    if (Array.isArray(value.keys) && value.keys.length > 0) return value as { keys: JsonWebKey[] };
+  } catch {
+    // reported below
+  }
+  throw new Error('configuration: AUTH_JWKS must be a JSON Web Key Set ({"keys": [...]})');
+}

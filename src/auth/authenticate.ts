@@ -1,0 +1,67 @@
+/**
+ * The first thing the Worker does with a request to the endpoint (after the Host and Origin
+ * checks): establish who is asking, or answer with the challenge. "Authorization MUST be
+ * included in every HTTP request from client to server", streams and DELETE included; a token
+ * is read from the `Authorization` header only, never from the URL.
+ */
+import { OAuthError, OAuthErrorCode, verifyBearerToken, type AuthInfo } from '@modelcontextprotocol/server';
+import type { AuthConfig } from './auth-config.ts';
+import { jwtVerifier } from './jwt-verifier.ts';
+import { ANONYMOUS, type Principal } from './principal.ts';
+import { challenge, metadataUrl, resourceUrl } from './protected-resource.ts';
+
+/** Who is asking, and the SDK's form of it for the 2026-07-28 handler (`ctx.http.authInfo`). */
+export interface Authenticated {
+  readonly principal: Principal;
+  readonly authInfo?: AuthInfo;
+}
+
+/** `props`: what the embedded authorization server (AUTH=oauth) found the token to stand for. */
+export type Authenticator = (request: Request, props: unknown) => Promise<Authenticated | Response>;
+
+/** What `AUTH=oauth` keeps with a grant (`completeAuthorization`'s `props`). */
+export interface GrantProps {
+  readonly userId: string;
+  readonly scopes?: readonly string[];
+  readonly [claim: string]: unknown;
+}
+
+export function authenticator(config: AuthConfig, path: string): Authenticator {
+  switch (config.mode) {
+    case 'none':
+      return async () => ({ principal: ANONYMOUS });
+    case 'jwt': {
+      let verifier: ReturnType<typeof jwtVerifier> | undefined;
+      return async (request) => {
+        const resource = resourceUrl(request, path, config.resource);
+        verifier ??= jwtVerifier({ issuer: config.issuer, keys: config.keys, audience: config.audience ?? resource.href });
+        try {
+          const authInfo = await verifyBearerToken(request.headers.get('Authorization') ?? undefined, {
+            verifier,
+            requiredScopes: [...config.requiredScopes],
+            resourceMetadataUrl: metadataUrl(resource),
+          });
+          return { principal: (authInfo.extra as { principal: Principal }).principal, authInfo };
+        } catch (error) {
+          return challenge(error, resource, config.requiredScopes);
+        }
+      };
+    }
+    case 'oauth':
+      // The embedded authorization server has checked the token (and its audience) before the
+      // Worker runs; what is left is the principal, and the scopes this endpoint requires.
+      return async (request, props) => {
+        const resource = resourceUrl(request, path, config.resource);
+        const grant = props as GrantProps | undefined;
+        if (typeof grant?.userId !== 'string')
+          return challenge(new OAuthError(OAuthErrorCode.InvalidToken, 'Missing or invalid access token'), resource, config.requiredScopes);
+        const scopes = [...(grant.scopes ?? [])];
+        if (!config.requiredScopes.every((scope) => scopes.includes(scope))) {
+          return challenge(new OAuthError(OAuthErrorCode.InsufficientScope, 'Insufficient scope'), resource, config.requiredScopes);
+        }
+        const principal: Principal = { id: `oauth#${grant.userId}`, subject: grant.userId, clientId: null, scopes, claims: { ...grant } };
+        const token = request.headers.get('Authorization')?.replace(/^Bearer\s+/i, '') ?? '';
+        return { principal, authInfo: { token, clientId: '', scopes, extra: { principal } } };
+      };
+  }
+}

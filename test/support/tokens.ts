@@ -1,0 +1,51 @@
+/**
+ * Access tokens for the `auth` test project (AUTH=jwt): signed here with a key made for these
+ * tests only, whose public half is the project's AUTH_JWKS (vitest.config.ts).
+ */
+import { importJWK, SignJWT } from 'jose';
+
+export const TEST_ISSUER = 'https://issuer.test';
+export const TEST_RESOURCE = 'http://localhost/mcp';
+export const TEST_PUBLIC_JWKS = {
+  keys: [
+    {
+      kty: 'EC',
+      crv: 'P-256',
+      x: 'levMDvVI-bWCZtdXt13v5gpnZ5dGrBVqFTfZCAIvtUM',
+      y: 'Bje71D5_9dCXhWxB-FMm9RZn3UenbGsWOThNhEIbrSo',
+      kid: 'test-key-1',
+      alg: 'ES256',
+      use: 'sig',
+    },
+  ],
+};
+const TEST_PRIVATE_JWK = { ...TEST_PUBLIC_JWKS.keys[0]!, d: 'DH18HpmJYizVa29t3GnlUJOhIx4375eHjArtF2jxOSk' };
+
+export interface TokenOptions {
+  readonly scopes?: readonly string[];
+  readonly audience?: string;
+  readonly issuer?: string;
+  /** Seconds from now; negative for an expired token. */
+  readonly expiresIn?: number;
+  readonly claims?: Record<string, unknown>;
+}
+
+/** A token for `subject`, valid for this resource unless told otherwise. */
+export async function tokenFor(subject: string, options: TokenOptions = {}): Promise<string> {
+  const { scopes = ['mcp'], audience = TEST_RESOURCE, issuer = TEST_ISSUER, expiresIn = 300, claims = {} } = options;
+  const key = await importJWK(TEST_PRIVATE_JWK, 'ES256');
+  const now = Math.floor(Date.now() / 1000);
+  return new SignJWT({ scope: scopes.join(' '), client_id: 'test-client', ...claims })
+    .setProtectedHeader({ alg: 'ES256', kid: 'test-key-1' })
+    .setSubject(subject)
+    .setIssuer(issuer)
+    .setAudience(audience)
+    .setIssuedAt(now)
+    .setExpirationTime(now + expiresIn)
+    .sign(key);
+}
+
+/** The Authorization header of a fresh token for `subject`. */
+export async function bearer(subject: string, options: TokenOptions = {}): Promise<Record<string, string>> {
+  return { Authorization: `Bearer ${await tokenFor(subject, options)}` };
+}
