@@ -2,11 +2,11 @@ import { cloudflareTest } from '@cloudflare/vitest-plugin';
 import { defineConfig } from 'vitest/config';
 import { TEST_ISSUER, TEST_PUBLIC_JWKS } from './test/support/tokens.ts';
 
-const worker = (vars: Record<string, string> = {}) =>
+const worker = (vars: Record<string, string> = {}, miniflare: Record<string, unknown> = {}) =>
   cloudflareTest({
     main: './test/fixture-server/index.ts',
     wrangler: { configPath: './test/fixture-server/wrangler.toml' },
-    miniflare: { bindings: vars },
+    miniflare: { bindings: vars, ...miniflare },
   });
 
 const shared = {
@@ -35,7 +35,7 @@ export default defineConfig({
           ...shared,
           name: 'default',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/configured/**', 'test/bounds/**', 'test/buffered/**', 'test/auth/**'],
+          exclude: ['test/configured/**', 'test/bounds/**', 'test/buffered/**', 'test/auth/**', 'test/oauth/**'],
         },
       },
       {
@@ -58,14 +58,18 @@ export default defineConfig({
       {
         // AUTH=jwt: every request needs a token signed by the tests' key (test/support/tokens.ts).
         plugins: [
-          worker({
-            AUTH: 'jwt',
-            AUTH_ISSUER: TEST_ISSUER,
-            AUTH_JWKS: JSON.stringify(TEST_PUBLIC_JWKS),
-            AUTH_SCOPES: 'mcp',
-          }),
+          worker(
+            { AUTH: 'jwt', AUTH_ISSUER: TEST_ISSUER, AUTH_JWKS: JSON.stringify(TEST_PUBLIC_JWKS), AUTH_SCOPES: 'mcp' },
+            // 60 requests a minute per principal: a flood is refused within a test.
+            { ratelimits: { MCP_RATE_LIMIT: { namespace_id: '1001', simple: { limit: 60, period: 60 } } } },
+          ),
         ],
         test: { ...shared, name: 'auth', include: ['test/auth/**/*.test.ts'] },
+      },
+      {
+        // AUTH=oauth: the embedded authorization server in front of the endpoint.
+        plugins: [worker({ AUTH: 'oauth', MCP_RESOURCE: 'http://localhost/mcp', AUTH_SCOPES: 'mcp' })],
+        test: { ...shared, name: 'oauth', include: ['test/oauth/**/*.test.ts'] },
       },
       {
         // A small connection buffer, so a slow client's connection falls behind and reads the log.

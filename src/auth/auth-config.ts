@@ -35,7 +35,7 @@ export type AuthConfig =
       readonly requiredScopes: readonly string[];
       readonly resource: string | undefined;
     }
-  | { readonly mode: 'oauth'; readonly requiredScopes: readonly string[]; readonly resource: string | undefined };
+  | { readonly mode: 'oauth'; readonly requiredScopes: readonly string[]; readonly resource: string };
 
 const scopes = (text: string | undefined) => (text ?? '').split(/[\s,]+/).filter((scope) => scope !== '');
 
@@ -46,6 +46,8 @@ export function readAuthConfig(vars: AuthVars): AuthConfig {
     case 'none':
       return { mode };
     case 'oauth':
+      // The embedded server binds every token to this resource (RFC 8707): it must be known.
+      if (resource === undefined) throw new Error("configuration: AUTH=oauth needs MCP_RESOURCE, this endpoint's URL");
       return { mode, requiredScopes: scopes(vars.AUTH_SCOPES), resource };
     case 'jwt': {
       if (vars.AUTH_ISSUER === undefined) throw new Error('configuration: AUTH=jwt needs AUTH_ISSUER');

@@ -13,7 +13,8 @@ export type RefusalReason =
   | 'stream_superseded'
   | 'events_pruned'
   | 'duplicate_request_id'
-  | 'message_too_large';
+  | 'message_too_large'
+  | 'rate_limited';
 
 export interface ErrorData {
   readonly reason?: RefusalReason;
@@ -57,6 +58,10 @@ export const httpErrors = {
   payloadTooLarge: (limit: number) => new McpHttpError(413, JsonRpcCode.ServerError, `Payload Too Large: the body exceeds ${limit} bytes`),
   unsupportedMediaType: (message: string) => new McpHttpError(415, JsonRpcCode.ServerError, `Unsupported Media Type: ${message}`),
   internal: () => new McpHttpError(500, JsonRpcCode.InternalError, 'Internal error'),
+  tooManyRequests: (retryAfterSeconds: number) =>
+    new McpHttpError(429, JsonRpcCode.ServerError, 'Too Many Requests', { reason: 'rate_limited' }, null, {
+      'Retry-After': String(retryAfterSeconds),
+    }),
 } as const;
 
 /** Anything thrown that is not an McpHttpError is a bug on our side: a bare 500, no details. */

@@ -32,9 +32,11 @@ import { isTaskListen, serveTaskListen } from '../tasks/task-listen.ts';
 import { TaskDirectory, type TaskNamespace } from '../tasks/task-directory.ts';
 import { ALLOWED_METHODS, HEADERS, INTERNAL_HEADERS, JsonRpcCode, OBJECT_ROUTES } from '../core/wire.ts';
 import { authenticator, type Authenticator } from '../auth/authenticate.ts';
-import { headersForObject, objectName, type Principal } from '../auth/principal.ts';
+import { type FetchHandler, oauthFront, type OAuthOptions } from '../auth/oauth-server.ts';
+import { ANONYMOUS, headersForObject, objectName, type Principal } from '../auth/principal.ts';
 import { METADATA_ROOT, metadataDocument, resourceUrl } from '../auth/protected-resource.ts';
 import { preflightResponse, withCors } from './cors.ts';
+import { refuseModern } from './refuse-modern.ts';
 import { relayResponse } from './sse-relay.ts';
 import { logRequest } from './request-log.ts';
 
@@ -67,6 +69,13 @@ export interface McpWorkerOptions<E> {
    * tool call is answered inline.
    */
   readonly tasks?: (env: E) => TaskNamespace;
+  /** AUTH=oauth: the sign-in and consent page; the demo's, which authenticates nobody, when absent. */
+  readonly oauth?: OAuthOptions<E>;
+  /**
+   * A Workers Rate Limiting binding (period 60 s): each principal's requests count against it
+   * (the anonymous principal's, per client address); beyond it, `429` with `Retry-After: 60`.
+   */
+  readonly rateLimit?: (env: E) => RateLimit | undefined;
 }
 
 /** What the Worker derives from one environment, once per isolate: the configuration, and the modern endpoint when first needed. */
@@ -77,12 +86,23 @@ interface EdgeState<E> {
   modern?: McpHttpHandler;
 }
 
+/** The period of the rate-limit binding (README: configure it with `period = 60`). */
+const RATE_LIMIT_PERIOD_S = 60;
+
 type Env<E> = {
   Bindings: E;
   Variables: { config: TransportConfig; edge: EdgeState<E>; principal: Principal; authInfo: AuthInfo | undefined };
 };
 
-export function createMcpWorker<E extends ConfigVars>({ sessions, path = '/mcp', modern, bus, tasks }: McpWorkerOptions<E>) {
+export function createMcpWorker<E extends ConfigVars>({
+  sessions,
+  path = '/mcp',
+  modern,
+  bus,
+  tasks,
+  oauth,
+  rateLimit,
+}: McpWorkerOptions<E>) {
   const app = new Hono<Env<E>>();
   let cached: EdgeState<E> | undefined;
 
@@ -122,7 +142,13 @@ export function createMcpWorker<E extends ConfigVars>({ sessions, path = '/mcp',
   app.use(path, async (c, next) => {
     const authenticated = await c.get('edge').authenticate(c.req.raw, propsOf(c));
     if (authenticated instanceof Response) return authenticated;
-    c.set('principal', authenticated.principal);
+    const { principal } = authenticated;
+    const limiter = rateLimit?.(c.env);
+    if (limiter !== undefined) {
+      const key = principal === ANONYMOUS ? `address:${c.req.header('CF-Connecting-IP') ?? 'unknown'}` : principal.id;
+      if (!(await limiter.limit({ key })).success) throw httpErrors.tooManyRequests(RATE_LIMIT_PERIOD_S);
+    }
+    c.set('principal', principal);
     c.set('authInfo', authenticated.authInfo);
     await next();
   });
@@ -243,32 +269,6 @@ export function createMcpWorker<E extends ConfigVars>({ sessions, path = '/mcp',
     return new DurableEventBus(() => namespace.get(namespace.idFromName('bus')));
   }
 
-  /**
-   * A modern request to a Worker that serves no modern factory: "-32022 with data.supported" is
-   * the one answer clients read as "use another revision", and the revisions named are the
-   * sessionful ones, so they open a session.
-   */
-  async function refuseModern(request: Request, maxBodyBytes: number): Promise<Response> {
-    let id: string | number | null = null;
-    let requested: unknown = request.headers.get(HEADERS.protocolVersion);
-    const body = await readBoundedText(request, maxBodyBytes); // over the bound: 413
-    try {
-      const message = JSON.parse(body) as { id?: unknown; params?: { _meta?: Record<string, unknown> } };
-      if (typeof message.id === 'string' || typeof message.id === 'number') id = message.id;
-      requested = message.params?._meta?.['io.modelcontextprotocol/protocolVersion'] ?? requested;
-    } catch {
-      // Unreadable: the refusal still names what is served.
-    }
-    const error = new McpHttpError(
-      400,
-      JsonRpcCode.UnsupportedProtocolVersion,
-      `Unsupported protocol version: this server serves ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}`,
-      { supported: [...SUPPORTED_PROTOCOL_VERSIONS], requested },
-      id,
-    );
-    return errorResponse(error);
-  }
-
   /** What the embedded authorization server (AUTH=oauth) found the request's token to stand for. */
   function propsOf(c: Context<Env<E>>): unknown {
     try {
@@ -312,5 +312,17 @@ export function createMcpWorker<E extends ConfigVars>({ sessions, path = '/mcp',
     );
   }
 
-  return app;
+  // AUTH=oauth puts the embedded authorization server in front of the endpoint.
+  const oauthServer = oauthFront<E>(app as unknown as FetchHandler<E>, path, oauth);
+  return {
+    fetch(request: Request, env: E, ctx: ExecutionContext): Response | Promise<Response> {
+      let auth: TransportConfig['auth'] | undefined;
+      try {
+        auth = edgeOf(env).config.auth;
+      } catch {
+        // A configuration error: the app answers 500 and logs why.
+      }
+      return auth?.mode === 'oauth' ? oauthServer(request, env, ctx, auth) : app.fetch(request, env, ctx);
+    },
+  };
 }

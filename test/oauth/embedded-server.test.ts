@@ -1,0 +1,175 @@
+/**
+ * AUTH=oauth: the embedded authorization server, driven as an MCP client drives it. Dynamic
+ * registration, the authorization request with PKCE (S256) and `resource`, the demo's consent
+ * page, the code for a token, a session opened with it; refresh keeps the session; tokens
+ * are checked before the Worker runs (401 with `resource_metadata`), and another user's
+ * token finds nothing of this one's.
+ */
+import { exports } from 'cloudflare:workers';
+import { describe, expect, it } from 'vitest';
+import { initializeRequest } from '../support/mcp-http.ts';
+
+const ORIGIN = 'http://localhost';
+const RESOURCE = `${ORIGIN}/mcp`;
+const REDIRECT = 'http://127.0.0.1:9/callback';
+
+const send = (path: string, init: RequestInit = {}) =>
+  exports.default.fetch(new Request(`${ORIGIN}${path}`, { redirect: 'manual', ...init }));
+
+const base64url = (bytes: ArrayBuffer | Uint8Array) =>
+  btoa(String.fromCharCode(...new Uint8Array(bytes)))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
+
+async function registerClient(): Promise<string> {
+  const response = await send('/oauth/register', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ redirect_uris: [REDIRECT], client_name: 'test client', token_endpoint_auth_method: 'none' }),
+  });
+  expect(response.status).toBe(201);
+  return ((await response.json()) as { client_id: string }).client_id;
+}
+
+/** The whole authorization-code flow as `user`; the token response. */
+async function signIn(user: string, scope = 'mcp'): Promise<{ access_token: string; refresh_token: string }> {
+  const clientId = await registerClient();
+  const verifier = base64url(crypto.getRandomValues(new Uint8Array(32)));
+  const challenge = base64url(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier)));
+  const query = new URLSearchParams({
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: REDIRECT,
+    scope,
+    state: 'xyz',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    resource: RESOURCE,
+  });
+  const page = await send(`/authorize?${query}`);
+  expect(page.status).toBe(200);
+  const handle = /name="handle" value="([^"]+)"/.exec(await page.text())?.[1];
+  expect(handle).toBeDefined();
+  const cookie = (page.headers.get('Set-Cookie') ?? '').split(';')[0]!;
+  const approved = await send('/authorize', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded', Cookie: cookie },
+    body: new URLSearchParams({ handle: handle!, user, decision: 'approve' }),
+  });
+  expect(approved.status).toBe(302);
+  const code = new URL(approved.headers.get('Location')!).searchParams.get('code');
+  expect(code).not.toBeNull();
+  const token = await send('/oauth/token', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code: code!,
+      redirect_uri: REDIRECT,
+      client_id: clientId,
+      code_verifier: verifier,
+      resource: RESOURCE,
+    }),
+  });
+  expect(token.status).toBe(200);
+  return { ...((await token.json()) as { access_token: string; refresh_token: string }), client_id: clientId } as never;
+}
+
+const post = (body: unknown, headers: Record<string, string>) =>
+  send('/mcp', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers },
+    body: JSON.stringify(body),
+  });
+
+async function openSession(token: string): Promise<string> {
+  const response = await post(initializeRequest(), { Authorization: `Bearer ${token}` });
+  expect(response.status).toBe(200);
+  await response.body?.cancel();
+  const session = response.headers.get('Mcp-Session-Id')!;
+  const initialized = await post(
+    { jsonrpc: '2.0', method: 'notifications/initialized' },
+    { Authorization: `Bearer ${token}`, 'Mcp-Session-Id': session, 'MCP-Protocol-Version': '2025-11-25' },
+  );
+  expect(initialized.status).toBe(202);
+  return session;
+}
+
+async function whoami(token: string, session: string): Promise<{ id: string; scopes: string[] }> {
+  const response = await post(
+    { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'whoami', arguments: {} } },
+    { Authorization: `Bearer ${token}`, 'Mcp-Session-Id': session, 'MCP-Protocol-Version': '2025-11-25' },
+  );
+  expect(response.status).toBe(200);
+  const last = [...(await response.text()).matchAll(/^data: (\{.*\})$/gm)].at(-1)![1]!;
+  return JSON.parse((JSON.parse(last) as { result: { content: { text: string }[] } }).result.content[0]!.text);
+}
+
+describe('the embedded authorization server', () => {
+  it('publishes its metadata and the resource metadata (path-suffixed and root)', async () => {
+    const server = (await (await send('/.well-known/oauth-authorization-server')).json()) as Record<string, unknown>;
+    expect(server).toMatchObject({ issuer: ORIGIN, code_challenge_methods_supported: ['S256'] });
+    for (const path of ['/.well-known/oauth-protected-resource/mcp', '/.well-known/oauth-protected-resource']) {
+      const metadata = (await (await send(path)).json()) as Record<string, unknown>;
+      expect(metadata, path).toMatchObject({ resource: RESOURCE, authorization_servers: [ORIGIN] });
+    }
+  });
+
+  it('challenges a request without a token, naming the resource metadata', async () => {
+    const response = await post(initializeRequest(), {});
+    expect(response.status).toBe(401);
+    expect(response.headers.get('WWW-Authenticate')).toContain(`resource_metadata="${ORIGIN}/.well-known/oauth-protected-resource/mcp"`);
+  });
+
+  it('signs a user in (registration, PKCE, consent), whose token opens a session that knows who it is', async () => {
+    const { access_token } = await signIn('alice');
+    const session = await openSession(access_token);
+    expect(await whoami(access_token, session)).toEqual({ id: 'oauth#alice', scopes: ['mcp'] });
+  });
+
+  it('keeps the session across a refreshed token', async () => {
+    const tokens = (await signIn('bob')) as { access_token: string; refresh_token: string; client_id?: string };
+    const session = await openSession(tokens.access_token);
+    const refreshed = await send('/oauth/token', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: tokens.refresh_token,
+        client_id: tokens.client_id!,
+        resource: RESOURCE,
+      }),
+    });
+    expect(refreshed.status).toBe(200);
+    const next = ((await refreshed.json()) as { access_token: string }).access_token;
+    expect(next).not.toBe(tokens.access_token);
+    expect(await whoami(next, session)).toEqual({ id: 'oauth#bob', scopes: ['mcp'] });
+  });
+
+  it("answers another user's token on a session as an unknown session", async () => {
+    const alice = (await signIn('alice')).access_token;
+    const mallory = (await signIn('mallory')).access_token;
+    const session = await openSession(alice);
+    const ping = { jsonrpc: '2.0', id: 1, method: 'ping' };
+    const foreign = await post(ping, {
+      Authorization: `Bearer ${mallory}`,
+      'Mcp-Session-Id': session,
+      'MCP-Protocol-Version': '2025-11-25',
+    });
+    const unknown = await post(ping, {
+      Authorization: `Bearer ${mallory}`,
+      'Mcp-Session-Id': 'A'.repeat(43),
+      'MCP-Protocol-Version': '2025-11-25',
+    });
+    expect(foreign.status).toBe(404);
+    expect(await foreign.text()).toBe(await unknown.text());
+  });
+
+  it('refuses a token without the required scope with 403 insufficient_scope', async () => {
+    const { access_token } = await signIn('carol', 'other');
+    const response = await post(initializeRequest(), { Authorization: `Bearer ${access_token}` });
+    expect(response.status).toBe(403);
+    expect(response.headers.get('WWW-Authenticate')).toContain('error="insufficient_scope"');
+  });
+});
