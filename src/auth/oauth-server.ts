@@ -48,7 +48,12 @@ export function oauthFront<E>(app: FetchHandler<E>, path: string, options: OAuth
         authorizeEndpoint: AUTHORIZE_PATH,
         tokenEndpoint: '/oauth/token',
         clientRegistrationEndpoint: '/oauth/register',
+        // Client ID metadata documents (a client's id is the https URL of its metadata): fetched by
+        // the provider, which needs the `global_fetch_strictly_public` compatibility flag.
+        clientIdMetadataDocumentEnabled: true,
         scopesSupported: config.requiredScopes.length > 0 ? [...config.requiredScopes] : ['mcp'],
+        // Advertised (metadata, 401 challenge) so clients ask for them; enforced by authenticate.ts.
+        ...(config.requiredScopes.length > 0 && { requiredScopes: [...config.requiredScopes] }),
         resourceMetadata: { resource: config.resource },
       });
       providers.set(env as object, provider);
