@@ -12,6 +12,9 @@ export { runTask, type RunTaskOptions, type ToolOutcome } from './tasks/run-task
 export type { TaskNamespace } from './tasks/task-directory.ts';
 export { McpSessionObject } from './session/session-object.ts';
 export type { SessionContext } from './session/session-context.ts';
+export type { Principal } from './auth/principal.ts';
+export type { GrantProps } from './auth/authenticate.ts';
+export type { OAuthOptions } from './auth/oauth-server.ts';
 export { sessionServerOptions } from './session/server-options.ts';
 export type { ConfigVars, ResponseMode, TransportConfig } from './config.ts';
 export type { LogEvent } from './core/log.ts';

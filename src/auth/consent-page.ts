@@ -9,7 +9,7 @@
 import { AuthorizationError, type OAuthHelpers } from '@cloudflare/workers-oauth-provider';
 import type { GrantProps } from './authenticate.ts';
 
-const escape = (text: string) => text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
 
 /** A user id the provider accepts (no `:`), from what was typed. */
 const USER = /^[A-Za-z0-9._@-]{1,64}$/;
@@ -24,9 +24,9 @@ export const consentPage = {
         const consent = await oauth.beginConsent(authRequest);
         consent.headers.set('Content-Type', 'text/html; charset=utf-8');
         const page = `<!doctype html><meta charset="utf-8"><title>Sign in</title>
-<h1>Allow ${escape(described.clientName)} to use this MCP server?</h1>
-<p>It will act for you at <b>${escape(described.redirectHost)}</b>. (Demo: this page checks no password.)</p>
-<form method="post"><input type="hidden" name="handle" value="${escape(consent.handle)}">
+<h1>Allow ${escapeHtml(described.clientName)} to use this MCP server?</h1>
+<p>It will act for you at <b>${escapeHtml(described.redirectHost)}</b>. (Demo: this page checks no password.)</p>
+<form method="post"><input type="hidden" name="handle" value="${escapeHtml(consent.handle)}">
 <label>Sign in as <input name="user" value="demo" pattern="[A-Za-z0-9._@\\-]{1,64}" required></label>
 <button name="decision" value="approve">Allow</button> <button name="decision" value="deny">Deny</button></form>`;
         return new Response(page, { headers: consent.headers });

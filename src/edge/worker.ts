@@ -22,7 +22,6 @@ import {
   requireSessionId,
 } from '../core/request-checks.ts';
 import { eraOfHeader } from '../core/era.ts';
-import { SUPPORTED_PROTOCOL_VERSIONS } from '../core/protocol-version.ts';
 import { newSessionId } from '../core/session-id.ts';
 import { DurableEventBus, requestScope } from '../stateless/event-bus.ts';
 import { createModernEndpoint, type ModernServerFactory } from '../stateless/modern-endpoint.ts';

@@ -134,3 +134,12 @@ describe('a 2026-07-28 MRTR round', () => {
     expect(own.error).toBeUndefined();
   });
 });
+
+describe('2026-07-28 results', () => {
+  it('are marked private to the principal that asked (cacheScope), never shared', async () => {
+    for (const method of ['tools/list', 'server/discover']) {
+      const answer = await answerOf(await modernRequest(method, {}, {}, await bearer('alice')));
+      expect(answer.result?.cacheScope, method).toBe('private');
+    }
+  });
+});

@@ -34,6 +34,7 @@ async function registerClient(): Promise<string> {
 
 /** The whole authorization-code flow as `user`; the token response. */
 async function signIn(user: string, scope = 'mcp'): Promise<{ access_token: string; refresh_token: string }> {
+  const resource = RESOURCE;
   const clientId = await registerClient();
   const verifier = base64url(crypto.getRandomValues(new Uint8Array(32)));
   const challenge = base64url(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier)));
@@ -45,7 +46,7 @@ async function signIn(user: string, scope = 'mcp'): Promise<{ access_token: stri
     state: 'xyz',
     code_challenge: challenge,
     code_challenge_method: 'S256',
-    resource: RESOURCE,
+    resource,
   });
   const page = await send(`/authorize?${query}`);
   expect(page.status).toBe(200);
@@ -164,6 +165,26 @@ describe('the embedded authorization server', () => {
     });
     expect(foreign.status).toBe(404);
     expect(await foreign.text()).toBe(await unknown.text());
+  });
+
+  it('refuses a token it did not issue, and one issued for another resource', async () => {
+    const forged = await post(initializeRequest(), { Authorization: 'Bearer alice:forged:token' });
+    expect(forged.status).toBe(401);
+    expect(forged.headers.get('WWW-Authenticate')).toContain('error="invalid_token"');
+    // A token is bound to the resource named when it was requested (RFC 8707): not this one, none.
+    const clientId = await registerClient();
+    const query = new URLSearchParams({
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: REDIRECT,
+      scope: 'mcp',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
+      resource: 'https://elsewhere.example/mcp',
+    });
+    const page = await send(`/authorize?${query}`);
+    const refusal = page.status === 302 ? new URL(page.headers.get('Location')!).searchParams.get('error') : String(page.status);
+    expect(['invalid_target', '400']).toContain(refusal);
   });
 
   it('refuses a token without the required scope with 403 insufficient_scope', async () => {

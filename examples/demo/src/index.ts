@@ -44,4 +44,5 @@ export default createMcpWorker<Env>({
   modern: modernServer,
   bus: (env) => env.MCP_BUS,
   tasks: (env) => env.MCP_TASKS,
+  rateLimit: (env) => env.MCP_RATE_LIMIT,
 }) satisfies ExportedHandler<Env>;
