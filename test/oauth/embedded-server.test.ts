@@ -117,10 +117,18 @@ describe('the embedded authorization server', () => {
     }
   });
 
-  it('challenges a request without a token, naming the resource metadata', async () => {
-    const response = await post(initializeRequest(), {});
-    expect(response.status).toBe(401);
-    expect(response.headers.get('WWW-Authenticate')).toContain(`resource_metadata="${ORIGIN}/.well-known/oauth-protected-resource/mcp"`);
+  it('challenges a request without a token on every method, naming the resource metadata', async () => {
+    const session = { 'Mcp-Session-Id': 'A'.repeat(43), 'MCP-Protocol-Version': '2025-11-25' };
+    const requests = [
+      () => post(initializeRequest(), {}),
+      () => send('/mcp', { headers: { Accept: 'text/event-stream', ...session } }),
+      () => send('/mcp', { method: 'DELETE', headers: session }),
+    ];
+    for (const request of requests) {
+      const response = await request();
+      expect(response.status).toBe(401);
+      expect(response.headers.get('WWW-Authenticate')).toContain(`resource_metadata="${ORIGIN}/.well-known/oauth-protected-resource/mcp"`);
+    }
   });
 
   it('signs a user in (registration, PKCE, consent), whose token opens a session that knows who it is', async () => {
