@@ -1,0 +1,177 @@
+// Hard restarts: `wrangler dev` (the fixture server, state persisted in a temporary folder) is
+// killed with SIGKILL mid-call and started again on the same state, `--kills` times (default
+// 20). Each time, a call is running in one of several sessions; after the restart its stream is
+// resumed from the last event the client saw, and must replay gap-free up to an explicit
+// `request_interrupted` error in a new epoch; every other session must keep working. Loopback
+// only; every wait bounded. Prints
+//   restarts: <K> kills, <I> interruptions reported, <G> gaps, <B> broken sessions
+// and exits 1 unless every kill was reported as an interruption and nothing else went wrong.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { waitUntilReady } from './dev-server.mjs';
+
+const { values } = parseArgs({ options: { kills: { type: 'string', default: '20' }, sessions: { type: 'string', default: '4' } } });
+const kills = Number(values.kills);
+const sessionCount = Number(values.sessions);
+const port = Number(process.env.RESTARTS_PORT ?? 8801);
+const url = `http://localhost:${port}/mcp`;
+const state = mkdtempSync(join(tmpdir(), 'restarts-'));
+const JSON_HEADERS = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
+let nextId = 1;
+
+function start() {
+  const dev = spawn(
+    'npx',
+    ['wrangler', 'dev', '-c', 'test/fixture-server/wrangler.toml', '--ip', '127.0.0.1', '--port', String(port), '--persist-to', state],
+    { stdio: ['ignore', 'ignore', 'ignore'], detached: true },
+  );
+  return waitUntilReady(url, dev).then(() => dev);
+}
+
+async function kill(dev) {
+  process.kill(-dev.pid, 'SIGKILL');
+  for (let waited = 0; waited < 10_000; waited += 100) {
+    try {
+      process.kill(-dev.pid, 0);
+    } catch {
+      return;
+    }
+    await sleep(100);
+  }
+  throw new Error('the server did not die');
+}
+
+const post = (body, headers = {}) =>
+  fetch(url, { method: 'POST', headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(body), signal: AbortSignal.timeout(15_000) });
+
+async function openSession() {
+  const init = await post({
+    jsonrpc: '2.0',
+    id: 0,
+    method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'restarts', version: '1' } },
+  });
+  const id = init.headers.get('mcp-session-id');
+  await init.body?.cancel();
+  const headers = { 'Mcp-Session-Id': id, 'MCP-Protocol-Version': '2025-11-25' };
+  const initialized = await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, headers);
+  if (initialized.status !== 202) throw new Error(`initialized: ${initialized.status}`);
+  return headers;
+}
+
+/** SSE events (`id`, `data`) from a response, until `enough(events)` or the stream ends. */
+async function readEvents(response, enough = () => false) {
+  const events = [];
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+      let end = text.indexOf('\n\n');
+      while (end >= 0) {
+        const frame = text.slice(0, end);
+        text = text.slice(end + 2);
+        const id = /^id: (.*)$/m.exec(frame)?.[1];
+        const data = [...frame.matchAll(/^data: ?(.*)$/gm)].map((match) => match[1]).join('\n');
+        if (id !== undefined) events.push({ id, data });
+        end = text.indexOf('\n\n');
+      }
+      if (enough(events)) break;
+    }
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+  return events;
+}
+
+const parseId = (id) => id.split('-').map(Number);
+
+/** Whether `events` continue `cursor` one by one in its stream (epoch may only move at the interruption). */
+function gapFree(cursor, events) {
+  const [, stream, seq] = parseId(cursor);
+  let expected = seq;
+  for (const { id } of events) {
+    const [, s, n] = parseId(id);
+    if (s !== stream) return false;
+    if (n === expected) continue; // the priming event restates the cursor
+    if (n !== expected + 1) return false;
+    expected = n;
+  }
+  return true;
+}
+
+async function ping(headers) {
+  const reply = await post(
+    { jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name: 'echo', arguments: { text: 'alive' } } },
+    headers,
+  );
+  if (reply.status !== 200) return false;
+  const events = await readEvents(reply);
+  return events.some((event) => event.data.includes('"alive"'));
+}
+
+let dev;
+let interruptions = 0;
+let gaps = 0;
+let broken = 0;
+let failures = 0;
+try {
+  dev = await start();
+  const sessions = [];
+  for (let i = 0; i < sessionCount; i++) sessions.push(await openSession());
+  for (let kill_ = 1; kill_ <= kills; kill_++) {
+    const headers = sessions[kill_ % sessions.length];
+    const call = await post(
+      {
+        jsonrpc: '2.0',
+        id: nextId++,
+        method: 'tools/call',
+        params: { name: 'countdown', arguments: { from: 100, interval_ms: 50 }, _meta: { progressToken: `k${kill_}` } },
+      },
+      headers,
+    );
+    const seen = await readEvents(call, (events) => events.length >= 3);
+    const cursor = seen.at(-1).id;
+    const epoch = parseId(cursor)[0];
+    // The call goes on unread for a while (0–450 ms, different each time): what it stored
+    // meanwhile must come back in the replay, before the interruption.
+    await sleep((kill_ * 97) % 450);
+    await kill(dev);
+    dev = await start();
+    const resumed = await fetch(url, {
+      headers: { ...headers, Accept: 'text/event-stream', 'Last-Event-ID': cursor },
+      signal: AbortSignal.timeout(15_000),
+    });
+    const rest = resumed.status === 200 ? await readEvents(resumed) : [];
+    const last = rest.at(-1)?.data ?? '';
+    let reported = false;
+    try {
+      const error = JSON.parse(last).error;
+      reported = error?.data?.reason === 'request_interrupted' && error.data.epoch > epoch;
+    } catch {
+      // not JSON: not reported
+    }
+    if (reported) interruptions++;
+    else failures++;
+    if (!gapFree(cursor, rest)) gaps++;
+    for (const other of sessions) if (!(await ping(other))) broken++;
+    console.log(
+      `kill ${kill_}: resumed after ${cursor}: ${rest.length} events, ${reported ? 'request_interrupted' : `NOT reported (${resumed.status})`}`,
+    );
+  }
+} catch (error) {
+  console.error(String(error?.stack ?? error));
+  failures++;
+} finally {
+  if (dev !== undefined) await kill(dev).catch(() => {});
+  rmSync(state, { recursive: true, force: true });
+}
+console.log(`restarts: ${kills} kills, ${interruptions} interruptions reported, ${gaps} gaps, ${broken} broken sessions`);
+process.exit(failures === 0 && gaps === 0 && broken === 0 && interruptions === kills ? 0 : 1);
