@@ -1,0 +1,153 @@
+// Soak: N calls of `countdown` and `tally` through the fault proxy (scripts/fault-proxy.mjs)
+// against `wrangler dev` (the fixture server), on loopback, bounded in count and time, seeded.
+// For each cut profile it counts, per client (the fork-safe transport and the official
+// StreamableHTTPClientTransport):
+//   lost                  calls that never got their result
+//   duplicate executions  tally increments beyond the calls made (read from the server's counter)
+//   gaps, duplicate events  countdown progress steps missing, or delivered twice
+// and prints one line per run:
+//   soak: <N> calls, <lost> lost, <dup> duplicate executions, <gaps> gaps, <dupev> duplicate events
+// Exits 1 if the fork-safe client's figures are not all zero (the official client's are shown
+// for comparison). Options: --calls N (default 200), --concurrency C (20), --sessions S (10),
+// --profiles bytes,first,half-open,reset (default all), --clients forksafe,official, --seed N,
+// --rate 0.3.
+import { parseArgs } from 'node:util';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { ForkSafeTransport } from '../dist/client/index.js';
+import { withDevServer } from './dev-server.mjs';
+import { startFaultProxy } from './fault-proxy.mjs';
+
+const { values } = parseArgs({
+  options: {
+    calls: { type: 'string', default: '200' },
+    concurrency: { type: 'string', default: '20' },
+    sessions: { type: 'string', default: '10' },
+    profiles: { type: 'string', default: 'bytes,first,half-open,reset' },
+    clients: { type: 'string', default: 'forksafe,official' },
+    seed: { type: 'string', default: '1' },
+    rate: { type: 'string', default: '0.3' },
+  },
+});
+const calls = Number(values.calls);
+const concurrency = Number(values.concurrency);
+const sessionCount = Number(values.sessions);
+const seed = Number(values.seed);
+const rate = Number(values.rate);
+const CALL_TIMEOUT_MS = 10_000;
+const port = Number(process.env.SOAK_PORT ?? 8802);
+
+const connect = async (url, kind) => {
+  const transport =
+    kind === 'forksafe'
+      ? new ForkSafeTransport(url, { standaloneStream: false, reconnect: { initialDelayMs: 20, maxDelayMs: 500, maxAttempts: 50 } })
+      : new StreamableHTTPClientTransport(new URL(url), {
+          reconnectionOptions: {
+            initialReconnectionDelay: 20,
+            maxReconnectionDelay: 500,
+            reconnectionDelayGrowFactor: 1.5,
+            maxRetries: 50,
+          },
+        });
+  const client = new Client({ name: `soak-${kind}`, version: '1' });
+  client.onerror = () => {};
+  await client.connect(transport);
+  return { client, transport };
+};
+
+const withTimeout = (promise) =>
+  Promise.race([promise, new Promise((_, reject) => setTimeout(() => reject(new Error('timed out')), CALL_TIMEOUT_MS))]);
+
+/** The session's counter, read with one more tally call, straight to the server (no faults). */
+async function readTally(direct, sessionId, key) {
+  const response = await fetch(direct, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      'Mcp-Session-Id': sessionId,
+      'MCP-Protocol-Version': '2025-11-25',
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: `read-${key}`, method: 'tools/call', params: { name: 'tally', arguments: { key } } }),
+    signal: AbortSignal.timeout(10_000),
+  });
+  const last = [...(await response.text()).matchAll(/^data: (\{.*\})$/gm)].at(-1)?.[1];
+  return Number(JSON.parse(last).result.content[0].text);
+}
+
+async function soak(direct, profile, kind) {
+  const proxy = await startFaultProxy({ target: direct, profile, rate, seed });
+  const figures = { lost: 0, duplicateExecutions: 0, gaps: 0, duplicateEvents: 0 };
+  try {
+    const sessions = [];
+    for (let i = 0; i < sessionCount; i++) {
+      const opened = await connect(proxy.url, kind).catch(() => undefined);
+      sessions.push({ client: opened?.client, transport: opened?.transport, tallies: 0, key: `k${i}` });
+    }
+    let issued = 0;
+    const worker = async () => {
+      while (issued < calls) {
+        const n = issued++;
+        const session = sessions[n % sessions.length];
+        if (session.client === undefined) {
+          figures.lost++;
+          continue;
+        }
+        try {
+          if (n % 2 === 0) {
+            session.tallies++;
+            await withTimeout(session.client.callTool({ name: 'tally', arguments: { key: session.key } }));
+          } else {
+            const steps = [];
+            const result = await withTimeout(
+              session.client.callTool(
+                { name: 'countdown', arguments: { from: 5, interval_ms: 5 } },
+                { onprogress: ({ progress }) => steps.push(progress), timeout: CALL_TIMEOUT_MS },
+              ),
+            );
+            if (result?.content?.[0]?.text !== 'liftoff after 5') figures.lost++;
+            const seen = new Set(steps);
+            figures.duplicateEvents += steps.length - seen.size;
+            for (let step = 1; step <= 5; step++) if (!seen.has(step)) figures.gaps++;
+          }
+        } catch {
+          figures.lost++;
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: concurrency }, worker));
+    // Each session's counter, read once more without faults: executions = value - 1.
+    proxy.closeAll();
+    for (const session of sessions) {
+      if (session.client === undefined) continue;
+      const sessionId = session.transport.sessionId;
+      await session.client.close().catch(() => {});
+      if (sessionId === undefined) continue;
+      const value = await readTally(direct, sessionId, session.key);
+      figures.duplicateExecutions += Math.max(0, value - 1 - session.tallies);
+    }
+  } finally {
+    await proxy.close();
+  }
+  console.log(
+    `soak: ${calls} calls, ${figures.lost} lost, ${figures.duplicateExecutions} duplicate executions, ${figures.gaps} gaps, ${figures.duplicateEvents} duplicate events (${kind}, ${profile}, ${proxy.stats.faulted} of ${proxy.stats.responses} responses faulted, seed ${seed})`,
+  );
+  return figures;
+}
+
+let failed = false;
+// A client that lets a rejection go unhandled has lost track of something: counted, not fatal.
+let unhandled = 0;
+process.on('unhandledRejection', (reason) => {
+  unhandled++;
+  if (unhandled <= 3) console.error(`unhandled rejection: ${String(reason)}`);
+});
+await withDevServer(port, async (direct) => {
+  for (const profile of values.profiles.split(',')) {
+    for (const kind of values.clients.split(',')) {
+      const figures = await soak(direct, profile, kind);
+      if (kind === 'forksafe' && Object.values(figures).some((value) => value !== 0)) failed = true;
+    }
+  }
+});
+if (unhandled > 0) console.log(`${unhandled} unhandled rejections`);
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,88 @@
+/**
+ * The small HTTP and JSON-RPC pieces the client transport reads answers with. No MCP SDK code
+ * at runtime: the client entry point stays free of the server's dependencies.
+ */
+import type { JSONRPCMessage } from '@modelcontextprotocol/server';
+import type { RequestId } from './errors.ts';
+
+/** The fetch the transport calls: the global one, or the caller's (a test's in-process Worker). */
+export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
+
+/** A JSON-RPC error object, as far as it could be read from a refusal's body. */
+export interface ErrorObject {
+  readonly code?: number;
+  readonly message?: string;
+  readonly data?: Readonly<Record<string, unknown>>;
+}
+
+/** The body of a non-2xx answer: its JSON-RPC error if it had one, and its text either way. */
+export async function readError(response: Response): Promise<{ error: ErrorObject | undefined; text: string }> {
+  const text = await response.text().catch(() => '');
+  try {
+    const body = JSON.parse(text) as { error?: unknown };
+    const error = body?.error;
+    if (typeof error === 'object' && error !== null) return { error: error as ErrorObject, text };
+  } catch {
+    // Not JSON: an intermediary's page, or nothing. The status says enough.
+  }
+  return { error: undefined, text };
+}
+
+/** `error.data.reason`, the wire contract's machine-readable refusal reason. */
+export function reasonOf(error: ErrorObject | undefined): string | undefined {
+  const reason = error?.data?.reason;
+  return typeof reason === 'string' ? reason : undefined;
+}
+
+/** The media type of a response, lower-cased, without parameters. */
+export function mediaType(response: Response): string {
+  return (response.headers.get('Content-Type') ?? '').split(';')[0]!.trim().toLowerCase();
+}
+
+/** Statuses worth another attempt: the server (or something before it) may answer differently soon. */
+export const isTransientStatus = (status: number): boolean => status === 429 || status >= 500;
+
+/** Resolves after `ms`, or at once when `signal` aborts (the caller then looks at the signal). */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+// ---- JSON-RPC ------------------------------------------------------------------------------
+
+/** A request: a method and an id. */
+export const isRequest = (message: JSONRPCMessage): message is JSONRPCMessage & { method: string; id: RequestId } =>
+  'method' in message && 'id' in message && message.id !== undefined;
+
+/** The id a response answers, or undefined for anything that is not a response. */
+export function answeredId(message: unknown): RequestId | undefined {
+  if (typeof message !== 'object' || message === null || 'method' in message) return undefined;
+  const id = (message as { id?: unknown }).id;
+  return typeof id === 'string' || typeof id === 'number' ? id : undefined;
+}
+
+/** A map key for a request id: `1` and `"1"` are different requests. */
+export const idKey = (id: RequestId): string => JSON.stringify(id);
+
+/** A parsed `data:` payload that looks like a JSON-RPC 2.0 message; the SDK's schemas check the rest. */
+export function parseMessage(text: string): JSONRPCMessage | undefined {
+  try {
+    return asMessage(JSON.parse(text));
+  } catch {
+    return undefined; // reported by the caller
+  }
+}
+
+export function asMessage(value: unknown): JSONRPCMessage | undefined {
+  const isMessage =
+    typeof value === 'object' && value !== null && !Array.isArray(value) && (value as { jsonrpc?: unknown }).jsonrpc === '2.0';
+  return isMessage ? (value as JSONRPCMessage) : undefined;
+}

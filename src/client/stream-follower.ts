@@ -1,0 +1,335 @@
+/**
+ * One stream followed to its end across any number of broken connections: a request's (opened
+ * by its POST) or the session's standalone stream (opened by a GET).
+ *
+ * The follower holds the stream's cursor, the id of the last complete event. When a connection
+ * breaks before the stream has given what it owes (a request's response), it reconnects with
+ * `GET` + `Last-Event-ID` after the backoff, and on a server that keeps the wire contract accepts
+ * what comes back only as the exact continuation of the cursor (continuation.ts): anything else
+ * fails the stream with a typed error, and nothing of it is delivered.
+ */
+import type { JSONRPCMessage } from '@modelcontextprotocol/server';
+import { HEADERS } from '../core/wire.ts';
+import { reconnectDelay, type ReconnectOptions } from './backoff.ts';
+import { checkResumed, continueAt, headerNumber, newStream, positionOf, type Position } from './continuation.ts';
+import {
+  ForkDetectedError,
+  ForkSafeTransportError,
+  HttpStatusError,
+  ReconnectExhaustedError,
+  RequestLostError,
+  SessionLostError,
+  StreamRefusedError,
+  type RequestId,
+} from './errors.ts';
+import { answeredId, asMessage, idKey, isTransientStatus, mediaType, parseMessage, readError, reasonOf, sleep } from './http.ts';
+import { SseParser } from './sse-parser.ts';
+
+/** What the transport lends each of its followers. */
+export interface FollowerHost {
+  /** Whether the server keeps the wire contract (its `initialize` answer had `Mcp-Session-Epoch`); read at every step. */
+  readonly forkSafe: boolean;
+  readonly reconnect: ReconnectOptions;
+  /** The server's last `retry:`, shared by the session's streams. */
+  retryMs: number | undefined;
+  /** Aborted when the transport closes or the session is lost (then with the SessionLostError as reason). */
+  readonly signal: AbortSignal;
+  /** `GET`, with `Last-Event-ID` when `cursor` is given. */
+  get(cursor: string | undefined, signal: AbortSignal): Promise<Response>;
+  deliver(message: JSONRPCMessage): void;
+  /** A 404: the session is gone. The host aborts `signal` with a SessionLostError before this returns. */
+  sessionGone(): void;
+  /** Something the caller of no request should know (the standalone stream's troubles, an unreadable message). */
+  report(error: Error): void;
+}
+
+export interface RequestPlan {
+  readonly ids: readonly RequestId[];
+  /** POSTs the request (again); the host records what the answer's headers say. */
+  post(signal: AbortSignal): Promise<Response>;
+  /** Whether a POST that broke before any event may be sent again with the same id. */
+  mayResend(): boolean;
+  /** A cursor to start from instead of POSTing (the SDK's `resumptionToken`). */
+  readonly resumeFrom?: string | undefined;
+  readonly onresumptiontoken?: ((token: string) => void) | undefined;
+  /** The caller's per-request abort: aborting it stops the stream quietly. */
+  readonly signal?: AbortSignal | undefined;
+}
+
+/** A break worth another attempt; carries what caused it. */
+class Broken extends Error {}
+
+type Opened = Response | 'done' | 'again';
+
+export class StreamFollower {
+  readonly #host: FollowerHost;
+  readonly #plan: RequestPlan | undefined;
+  /** Requests of this stream still waiting for their response, by idKey. */
+  readonly #pending = new Map<string, RequestId>();
+  /** Stops this follower alone: its requests were cancelled or answered. */
+  readonly #own = new AbortController();
+  /** The host's signal when this follower began: the session it belongs to. */
+  readonly #session: AbortSignal;
+  readonly #signal: AbortSignal;
+  #cursor: string | undefined;
+  /** Where the stream is, on a server that keeps the wire contract. */
+  #position: Position | undefined;
+  #posted = false;
+  /** Whether the current connection advanced the cursor: progress resets the attempt count. */
+  #advanced = false;
+
+  /** `plan` undefined: the standalone stream. */
+  constructor(host: FollowerHost, plan?: RequestPlan) {
+    this.#host = host;
+    this.#plan = plan;
+    for (const id of plan?.ids ?? []) this.#pending.set(idKey(id), id);
+    this.#session = host.signal;
+    this.#signal = AbortSignal.any([this.#session, this.#own.signal, ...(plan?.signal === undefined ? [] : [plan.signal])]);
+    if (plan?.resumeFrom !== undefined) this.#adopt(plan.resumeFrom);
+  }
+
+  get pendingIds(): RequestId[] {
+    return [...this.#pending.values()];
+  }
+
+  /** The request no longer wants its answer (notifications/cancelled): once none does, the stream is left. */
+  cancel(id: RequestId): boolean {
+    if (!this.#pending.delete(idKey(id))) return false;
+    if (this.#pending.size === 0) this.#own.abort();
+    return true;
+  }
+
+  /** Follows the stream until its requests are answered (a request stream) or the transport closes. */
+  async run(): Promise<void> {
+    let attempt = 0;
+    let cause: unknown;
+    for (;;) {
+      if (this.#signal.aborted) return this.#stopped();
+      this.#advanced = false;
+      try {
+        const opened = await this.#open();
+        if (opened === 'done') return;
+        if (opened === 'again') continue;
+        if ((await this.#read(opened)) === 'done') return;
+      } catch (error) {
+        if (this.#signal.aborted) return this.#stopped();
+        if (!(error instanceof Broken)) throw error;
+        cause = error.cause;
+      }
+      if (this.#signal.aborted) return this.#stopped();
+      if (this.#advanced) attempt = 0;
+      const delay = reconnectDelay(attempt, this.#host.retryMs, this.#host.reconnect);
+      if (delay === undefined) throw new ReconnectExhaustedError(attempt, this.#cursor, cause);
+      attempt++;
+      await sleep(delay, this.#signal);
+    }
+  }
+
+  /** Stopped from outside: quietly, unless the session was lost with requests still waiting. */
+  #stopped(): void {
+    const reason: unknown = this.#session.reason;
+    if (reason instanceof SessionLostError && this.#pending.size > 0) throw new SessionLostError(reason.sessionId, this.pendingIds);
+  }
+
+  /** Takes `cursor` as the point to resume from (a duplicate_request_id's, a caller's resumption token). */
+  #adopt(cursor: string): void {
+    this.#cursor = cursor;
+    this.#position = this.#host.forkSafe ? positionOf(cursor) : undefined;
+  }
+
+  #open(): Promise<Opened> {
+    if (this.#cursor !== undefined) return this.#resume(this.#cursor);
+    return this.#plan === undefined ? this.#openStandalone() : this.#post(this.#plan);
+  }
+
+  async #post(plan: RequestPlan): Promise<Opened> {
+    if (this.#posted && !plan.mayResend()) throw new RequestLostError(plan.ids[0] ?? '', 'the POST broke before any event');
+    this.#posted = true;
+    const response = await this.#fetch(() => plan.post(this.#signal));
+    if (response.status === 202) return 'done'; // accepted, nothing to answer (JSON mode, all cancelled)
+    if (response.ok) {
+      this.#position = this.#startPosition(response);
+      return response;
+    }
+    const { error, text } = await readError(response);
+    const cursor = error?.data?.cursor;
+    if (response.status === 409 && reasonOf(error) === 'duplicate_request_id' && typeof cursor === 'string') {
+      // The first POST did reach the server, which answers it on the stream this cursor starts:
+      // replaying it is the only way to the result without running the call twice.
+      if (positionOf(cursor) === undefined && this.#host.forkSafe) throw new ForkDetectedError('malformed_id', cursor, 'not an event id');
+      this.#adopt(cursor);
+      return 'again';
+    }
+    // A refusal whose body was cut says nothing; asking again will get it whole.
+    const unread = response.status === 409 && error === undefined;
+    if ((unread || isTransientStatus(response.status)) && plan.mayResend()) throw new Broken(`${response.status}`, { cause: text });
+    throw new HttpStatusError(response.status, error, text);
+  }
+
+  async #openStandalone(): Promise<Opened> {
+    const response = await this.#fetch(() => this.#host.get(undefined, this.#signal));
+    if (response.ok) {
+      this.#position = this.#startPosition(response);
+      // The standalone stream owes nothing: a connection that opens is all the progress it can
+      // make, so a server that closes idle listeners is reconnected to for as long as it answers.
+      this.#advanced = true;
+      return response;
+    }
+    const { error, text } = await readError(response);
+    if (response.status === 405) return 'done'; // the server offers no standalone stream
+    if (isTransientStatus(response.status)) throw new Broken(`${response.status}`, { cause: text });
+    throw new HttpStatusError(response.status, error, text);
+  }
+
+  async #resume(cursor: string): Promise<Opened> {
+    const response = await this.#fetch(() => this.#host.get(cursor, this.#signal));
+    if (response.ok) {
+      if (!this.#host.forkSafe) {
+        this.#position = undefined;
+        return response;
+      }
+      const resumed = response.headers.get(HEADERS.resumed);
+      if (this.#plan === undefined && resumed === 'false') {
+        // The contract's answer to a cursor with nothing after it: nothing was missed, and this
+        // connection is a new standalone stream.
+        this.#position = this.#startPosition(response);
+        return response;
+      }
+      const position = this.#position ?? positionOf(cursor);
+      const check =
+        position === undefined
+          ? ({ ok: false, reason: 'malformed_id', detail: 'the cursor is not an event id' } as const)
+          : checkResumed(position, { resumed, streamId: response.headers.get(HEADERS.streamId) });
+      if (!check.ok) {
+        await response.body?.cancel().catch(() => undefined);
+        throw new ForkDetectedError(check.reason, cursor, check.detail);
+      }
+      this.#position = position;
+      return response;
+    }
+    const { error, text } = await readError(response);
+    if (isTransientStatus(response.status)) throw new Broken(`${response.status}`, { cause: text });
+    if (![400, 409, 410].includes(response.status)) throw new HttpStatusError(response.status, error, text);
+    const refusal = new StreamRefusedError(reasonOf(error), response.status, cursor, error?.message ?? text);
+    if (this.#plan !== undefined) throw refusal;
+    // The standalone stream owes no answer: say what was lost, then listen afresh, unless a
+    // newer GET took the stream over (taking it back would only fight it).
+    this.#host.report(refusal);
+    if (refusal.reason === 'stream_superseded') return 'done';
+    this.#cursor = undefined;
+    this.#position = undefined;
+    throw new Broken(refusal.message, { cause: refusal });
+  }
+
+  /** A fetch whose failure is a break (the network), and whose 404 ends the session. */
+  async #fetch(request: () => Promise<Response>): Promise<Response> {
+    let response: Response;
+    try {
+      response = await request();
+    } catch (error) {
+      throw new Broken('the request failed', { cause: error });
+    }
+    if (response.status === 404) {
+      await response.body?.cancel().catch(() => undefined);
+      this.#host.sessionGone();
+      throw new Broken('session not found');
+    }
+    return response;
+  }
+
+  /** A new stream's position from its response's headers; undefined where the contract is not kept. */
+  #startPosition(response: Response): Position | undefined {
+    if (!this.#host.forkSafe) return undefined;
+    return newStream(headerNumber(response.headers.get(HEADERS.streamId)), headerNumber(response.headers.get(HEADERS.epoch)));
+  }
+
+  /** Reads one connection: `done` when the stream owes nothing more, `broken` when it ended early. */
+  async #read(response: Response): Promise<'done' | 'broken'> {
+    const type = mediaType(response);
+    if (type === 'application/json') {
+      let body: unknown;
+      try {
+        body = JSON.parse(await response.text());
+      } catch (error) {
+        throw new Broken('the JSON answer was cut', { cause: error });
+      }
+      for (const item of Array.isArray(body) ? body : [body]) await this.#message(asMessage(item), item);
+      return this.#owesNothing() ? 'done' : 'broken';
+    }
+    if (type !== 'text/event-stream' || response.body === null) {
+      await response.body?.cancel().catch(() => undefined);
+      throw new HttpStatusError(response.status, undefined, `unexpected content type ${JSON.stringify(type)}`);
+    }
+    const reader = response.body.getReader();
+    const leave = () => void reader.cancel().catch(() => undefined);
+    this.#signal.addEventListener('abort', leave, { once: true });
+    const decoder = new TextDecoder();
+    const parser = new SseParser();
+    let first = true;
+    try {
+      for (;;) {
+        const chunk = await reader.read().catch((error: unknown) => {
+          throw new Broken('the connection broke', { cause: error });
+        });
+        const frames = chunk.done
+          ? parser.push(decoder.decode()).concat(parser.end())
+          : parser.push(decoder.decode(chunk.value, { stream: true }));
+        for (const frame of frames) {
+          if (frame.retry !== undefined) this.#host.retryMs = frame.retry;
+          this.#check(frame, first);
+          if (frame.id !== undefined || frame.data !== undefined) first = false;
+          if (frame.id !== undefined && frame.id !== this.#cursor) {
+            this.#cursor = frame.id;
+            this.#plan?.onresumptiontoken?.(frame.id);
+          }
+          if (frame.data !== undefined && frame.data !== '' && (frame.event ?? 'message') === 'message') {
+            await this.#message(parseMessage(frame.data), frame.data);
+          }
+          if (this.#owesNothing()) return 'done';
+        }
+        if (chunk.done) return 'broken';
+      }
+    } finally {
+      this.#signal.removeEventListener('abort', leave);
+      leave(); // whatever the stream still has is not wanted; the server learns the client left
+    }
+  }
+
+  /** Fails the stream at the first event that does not continue it; on a plain server, any new id is progress. */
+  #check(frame: { id?: string; data?: string }, first: boolean): void {
+    if (this.#position === undefined) {
+      if (frame.id !== undefined && frame.id !== this.#cursor) this.#advanced = true;
+      return;
+    }
+    const step = continueAt(this.#position, frame, first);
+    if (!step.ok) throw new ForkDetectedError(step.reason, this.#cursor, step.detail);
+    this.#position = step.position;
+    if (step.advanced) this.#advanced = true;
+  }
+
+  async #message(message: JSONRPCMessage | undefined, raw: unknown): Promise<void> {
+    if (message === undefined) {
+      const text = typeof raw === 'string' ? raw : JSON.stringify(raw);
+      this.#host.report(new ForkSafeTransportError(`not a JSON-RPC message: ${text.slice(0, 200)}`));
+      return;
+    }
+    const answered = answeredId(message);
+    // The SDK's Protocol handles a notification a microtask after it arrives, but a response at
+    // once, dropping the request's progress handler: a replay delivers both in one go, so the
+    // notifications before a response are let through first.
+    if (answered !== undefined) await new Promise((resolve) => setTimeout(resolve, 0));
+    if (answered !== undefined && this.#plan?.resumeFrom !== undefined && this.#plan.ids[0] !== undefined) {
+      // Resumed from the caller's token: the stream answers the original request, whose id the
+      // SDK no longer waits on; it waits on the id of the request that asked to resume.
+      this.#pending.clear();
+      this.#host.deliver({ ...message, id: this.#plan.ids[0] } as JSONRPCMessage);
+      return;
+    }
+    if (answered !== undefined) this.#pending.delete(idKey(answered));
+    this.#host.deliver(message);
+  }
+
+  #owesNothing(): boolean {
+    return this.#plan !== undefined && this.#pending.size === 0;
+  }
+}

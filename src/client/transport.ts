@@ -1,0 +1,287 @@
+/**
+ * ForkSafeTransport: the MCP SDK client `Transport` for Streamable HTTP (sessionful 2025
+ * revisions) that follows each stream across broken connections without ever merging two
+ * streams. `new Client(...).connect(new ForkSafeTransport(url))`.
+ *
+ * Every request's stream is followed by a StreamFollower (stream-follower.ts) until its response
+ * arrives; `send` settles then, so a call that cannot be completed rejects with a typed error
+ * (errors.ts) that the SDK's Client hands to its caller. On a server that keeps this package's
+ * wire contract (docs/wire-contract.md; recognized by `Mcp-Session-Epoch` on the `initialize`
+ * answer) resumes are checked event by event; on any other server the transport still resumes
+ * with `Last-Event-ID` as the spec says, and reports `mode: 'plain'`.
+ */
+import type { JSONRPCMessage, Transport, TransportSendOptions } from '@modelcontextprotocol/server';
+import { HEADERS } from '../core/wire.ts';
+import { reconnectOptions, type ReconnectOptions } from './backoff.ts';
+import { headerNumber } from './continuation.ts';
+import { ForkSafeTransportError, HttpStatusError, SessionLostError, type RequestId } from './errors.ts';
+import { isRequest, readError, type FetchLike } from './http.ts';
+import { StreamFollower, type FollowerHost } from './stream-follower.ts';
+
+/**
+ * `fork-safe`: the server keeps the wire contract, so every resume is checked as a continuation.
+ * `plain`: it does not (no `Mcp-Session-Epoch`); resumes follow the spec alone, unchecked, and a
+ * POST cut before its first event is not re-sent. `unknown`: before the `initialize` answer.
+ */
+export type TransportMode = 'unknown' | 'fork-safe' | 'plain';
+
+export interface ForkSafeTransportOptions {
+  /** Defaults to the global fetch. */
+  readonly fetch?: FetchLike;
+  /** Merged into every request (an `Authorization` header, say); the transport's own headers win. */
+  readonly requestInit?: RequestInit;
+  readonly reconnect?: Partial<ReconnectOptions>;
+  /** An existing session to continue (with `protocolVersion`, as negotiated then). */
+  readonly sessionId?: string;
+  readonly protocolVersion?: string;
+  /** Listen on the session's standalone stream (`GET`) once initialized. Default true. */
+  readonly standaloneStream?: boolean;
+  /** Called once the `initialize` answer shows whether the server keeps the wire contract. */
+  readonly onmode?: (mode: Exclude<TransportMode, 'unknown'>) => void;
+}
+
+export class ForkSafeTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+
+  readonly #url: URL;
+  readonly #fetch: FetchLike;
+  readonly #options: ForkSafeTransportOptions;
+  readonly #reconnect: ReconnectOptions;
+  #sessionId: string | undefined;
+  #protocolVersion: string | undefined;
+  #mode: TransportMode = 'unknown';
+  #epoch: number | undefined;
+  /** Aborted by close() and by the loss of the session; undefined while not started. */
+  #session: AbortController | undefined;
+  readonly #followers = new Set<StreamFollower>();
+  #standalone: StreamFollower | undefined;
+  /** Set by a 404 until the next `initialize`: every request meanwhile is refused at once. */
+  #lost: SessionLostError | undefined;
+  readonly #host: FollowerHost;
+
+  constructor(url: string | URL, options: ForkSafeTransportOptions = {}) {
+    this.#url = new URL(url);
+    this.#fetch = options.fetch ?? ((input, init) => fetch(input, init));
+    this.#options = options;
+    this.#reconnect = reconnectOptions(options.reconnect);
+    this.#sessionId = options.sessionId;
+    this.#protocolVersion = options.protocolVersion;
+    const transport = this;
+    this.#host = {
+      get forkSafe() {
+        return transport.#mode === 'fork-safe';
+      },
+      reconnect: this.#reconnect,
+      retryMs: undefined,
+      get signal() {
+        return transport.#session?.signal ?? AbortSignal.abort();
+      },
+      get: (cursor, signal) => this.#get(cursor, signal),
+      deliver: (message) => this.onmessage?.(message),
+      sessionGone: () => this.#sessionGone(),
+      report: (error) => this.onerror?.(error),
+    };
+  }
+
+  get sessionId(): string | undefined {
+    return this.#sessionId;
+  }
+
+  /** Whether the server keeps the wire contract; see TransportMode. */
+  get mode(): TransportMode {
+    return this.#mode;
+  }
+
+  /** The session's epoch as last reported (`Mcp-Session-Epoch`): it advances when the session restarted. */
+  get epoch(): number | undefined {
+    return this.#epoch;
+  }
+
+  get protocolVersion(): string | undefined {
+    return this.#protocolVersion;
+  }
+
+  setProtocolVersion(version: string): void {
+    this.#protocolVersion = version;
+  }
+
+  async start(): Promise<void> {
+    if (this.#session !== undefined) throw new ForkSafeTransportError('ForkSafeTransport already started (Client.connect starts it)');
+    this.#session = new AbortController();
+    // Reconnecting to a session that is already initialized: its standalone stream is not
+    // opened by a `notifications/initialized` this time.
+    if (this.#sessionId !== undefined) this.#listen();
+  }
+
+  async close(): Promise<void> {
+    const session = this.#session;
+    this.#session = undefined;
+    session?.abort(new ForkSafeTransportError('the transport was closed'));
+    this.#followers.clear();
+    this.#standalone = undefined;
+    const onclose = this.onclose;
+    // Client.connect chains the callbacks it finds on the transport: left in place, a Client that
+    // connects this transport again (a new session after a 404) would see every message twice.
+    this.onclose = this.onerror = this.onmessage = undefined;
+    onclose?.();
+  }
+
+  async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    if (this.#session === undefined) throw new ForkSafeTransportError('ForkSafeTransport is not started');
+    if (isRequest(message)) return this.#request(message, options);
+    if ('method' in message && message.method === 'notifications/cancelled') {
+      const id = (message.params as { requestId?: RequestId } | undefined)?.requestId;
+      if (id !== undefined) for (const follower of this.#followers) follower.cancel(id);
+    }
+    if (this.#lost !== undefined) throw new SessionLostError(this.#lost.sessionId, []);
+    const signal = this.#session.signal;
+    const response = await this.#post(message, signal, options?.headers);
+    if (response.status === 404) {
+      await response.body?.cancel().catch(() => undefined);
+      this.#sessionGone();
+      throw this.#lost ?? new SessionLostError(undefined, []);
+    }
+    if (!response.ok) {
+      const { error, text } = await readError(response);
+      const failure = new HttpStatusError(response.status, error, text);
+      this.onerror?.(failure);
+      throw failure;
+    }
+    await response.body?.cancel().catch(() => undefined);
+    if ('method' in message && message.method === 'notifications/initialized') this.#listen();
+  }
+
+  /**
+   * Ends the session on the server (`DELETE`). The SDK's own transport has the same method; the
+   * Client does not call it.
+   */
+  async terminateSession(): Promise<void> {
+    if (this.#sessionId === undefined) return;
+    const response = await this.#fetch(this.#url, {
+      ...this.#options.requestInit,
+      method: 'DELETE',
+      headers: this.#headers({}),
+      ...(this.#session !== undefined && { signal: this.#session.signal }),
+    });
+    await response.body?.cancel().catch(() => undefined);
+    if (!response.ok && response.status !== 405 && response.status !== 404) {
+      throw new HttpStatusError(response.status, undefined, response.statusText);
+    }
+    this.#sessionId = undefined;
+  }
+
+  async #request(message: JSONRPCMessage & { method: string; id: RequestId }, options: TransportSendOptions | undefined) {
+    const initialize = message.method === 'initialize';
+    if (initialize) {
+      // A new handshake: a new session, whose answer says anew whether the contract is kept.
+      this.#sessionId = undefined;
+      this.#lost = undefined;
+      this.#mode = 'unknown';
+    } else if (this.#lost !== undefined) {
+      throw new SessionLostError(this.#lost.sessionId, [message.id]);
+    }
+    const follower = new StreamFollower(this.#host, {
+      ids: [message.id],
+      post: (signal) => this.#post(message, signal, options?.headers),
+      // Re-sending is safe where request ids are recorded (a re-send is refused with the original's
+      // cursor), and for `initialize`, which makes a new session whatever became of the first.
+      mayResend: () => initialize || this.#mode === 'fork-safe',
+      resumeFrom: options?.resumptionToken,
+      onresumptiontoken: options?.onresumptiontoken,
+      signal: options?.requestSignal,
+    });
+    this.#followers.add(follower);
+    try {
+      await follower.run();
+    } catch (error) {
+      // A lost session was reported once, for all its requests, by #sessionGone.
+      if (!(error instanceof SessionLostError)) this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+      throw error;
+    } finally {
+      this.#followers.delete(follower);
+    }
+  }
+
+  /** Opens the standalone stream, unless it is open, switched off, or there is no session. */
+  #listen(): void {
+    if (this.#options.standaloneStream === false || this.#standalone !== undefined || this.#sessionId === undefined) return;
+    const follower = new StreamFollower(this.#host);
+    this.#standalone = follower;
+    this.#followers.add(follower);
+    follower
+      .run()
+      .catch((error: unknown) => {
+        if (!(error instanceof SessionLostError)) this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+      })
+      .finally(() => {
+        this.#followers.delete(follower);
+        if (this.#standalone === follower) this.#standalone = undefined;
+      });
+  }
+
+  /** A 404: the session is gone, with every request still waiting in it. Reported once. */
+  #sessionGone(): void {
+    if (this.#lost !== undefined) return;
+    const lost = new SessionLostError(
+      this.#sessionId,
+      [...this.#followers].flatMap((follower) => follower.pendingIds),
+    );
+    this.#lost = lost;
+    this.#sessionId = undefined;
+    this.#standalone = undefined;
+    const session = this.#session;
+    // Every follower stops, and each request's `send` rejects with the requests it lost; the
+    // transport stays started, so an `initialize` (a reconnecting Client) can begin anew.
+    this.#session = new AbortController();
+    session?.abort(lost);
+    this.onerror?.(lost);
+  }
+
+  #headers(extra: Record<string, string>): Headers {
+    const headers = new Headers(this.#options.requestInit?.headers);
+    for (const [name, value] of Object.entries(extra)) headers.set(name, value);
+    if (this.#sessionId !== undefined) headers.set(HEADERS.sessionId, this.#sessionId);
+    if (this.#protocolVersion !== undefined) headers.set(HEADERS.protocolVersion, this.#protocolVersion);
+    return headers;
+  }
+
+  async #post(message: JSONRPCMessage, signal: AbortSignal, extra: Readonly<Record<string, string>> = {}): Promise<Response> {
+    const initialize = 'method' in message && message.method === 'initialize';
+    const headers = this.#headers({ ...extra, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' });
+    if (initialize) headers.delete(HEADERS.sessionId);
+    const response = await this.#fetch(this.#url, {
+      ...this.#options.requestInit,
+      method: 'POST',
+      headers,
+      body: JSON.stringify(message),
+      signal,
+    });
+    this.#observe(response, initialize);
+    return response;
+  }
+
+  #get(cursor: string | undefined, signal: AbortSignal): Promise<Response> {
+    const headers = this.#headers({ Accept: 'text/event-stream', ...(cursor !== undefined && { [HEADERS.lastEventId]: cursor }) });
+    return this.#fetch(this.#url, { ...this.#options.requestInit, method: 'GET', headers, signal }).then((response) => {
+      this.#observe(response, false);
+      return response;
+    });
+  }
+
+  /** What an answer's headers say about the session: its id and mode (initialize), its epoch. */
+  #observe(response: Response, initialize: boolean): void {
+    const epoch = headerNumber(response.headers.get(HEADERS.epoch));
+    if (epoch !== undefined) this.#epoch = epoch;
+    if (!response.ok) return;
+    if (initialize) this.#sessionId = response.headers.get(HEADERS.sessionId) ?? undefined;
+    // Decided by the handshake's answer, or, for a session this transport was given, by the first
+    // answer from it: until then nothing is re-sent, and no resume is checked.
+    else if (this.#mode !== 'unknown' || this.#sessionId === undefined) return;
+    const mode = this.#sessionId !== undefined && epoch !== undefined ? 'fork-safe' : 'plain';
+    const changed = mode !== this.#mode;
+    this.#mode = mode;
+    if (changed) this.#options.onmode?.(mode);
+  }
+}

@@ -1,0 +1,165 @@
+/**
+ * The official SDK Client on ForkSafeTransport, against the fixture Worker, through a fetch that
+ * breaks connections at chosen byte offsets: every call still runs once and delivers everything,
+ * in order, however its connections break.
+ */
+import type { Transport } from '@modelcontextprotocol/client';
+import { describe, expect, it } from 'vitest';
+import { ForkSafeTransport, ReconnectExhaustedError } from '../../src/client/index.ts';
+import {
+  connect,
+  countdown,
+  countdownFrameEnds,
+  faultyFetch,
+  firstToolCallPosts,
+  liftoff,
+  tally,
+  toolCallStreams,
+  type Cut,
+} from './faults.ts';
+
+const FROM = 5;
+const progressed = Array.from({ length: FROM }, (_, i) => i + 1);
+
+/** Offsets around every frame boundary of a countdown's stream, and inside each frame. */
+async function offsetsEverywhere(version: '2025-11-25' | '2025-06-18'): Promise<number[]> {
+  const ends = await countdownFrameEnds(version, FROM);
+  const offsets = new Set([0, 1]);
+  let start = 0;
+  for (const end of ends) {
+    for (const at of [Math.floor((start + end) / 2), end - 1, end, end + 1]) offsets.add(at);
+    start = end;
+  }
+  return [...offsets].filter((at) => at <= ends.at(-1)!);
+}
+
+describe('ForkSafeTransport with the official Client', () => {
+  it('is a Transport the Client connects with', async () => {
+    const transport: Transport = new ForkSafeTransport('http://localhost/mcp', { fetch: faultyFetch() });
+    expect(transport.sessionId).toBeUndefined();
+    const { client, transport: connected, modes } = await connect(faultyFetch());
+    expect(connected.sessionId).toMatch(/.+/);
+    expect(connected.mode).toBe('fork-safe');
+    expect(modes).toEqual(['fork-safe']);
+    expect(connected.epoch).toBe(1);
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name)).toContain('countdown');
+    await client.close();
+  });
+
+  it.each(['2025-11-25', '2025-06-18'] as const)(
+    '%s: a countdown whose POST is cut at any offset still gets [1..5] and its result',
+    async (version) => {
+      const offsets = await offsetsEverywhere(version);
+      const fetch = faultyFetch(
+        firstToolCallPosts(),
+        offsets.map((at, i) => ({ at, how: i % 2 === 0 ? 'error' : 'close' })),
+      );
+      const { client, errors } = await connect(fetch, { version });
+      for (const at of offsets) {
+        const outcome = await countdown(client, FROM, 20);
+        expect({ at, ...outcome }).toEqual({ at, progress: progressed, result: liftoff(FROM) });
+      }
+      // Each call was resumed from its cursor, or re-sent and refused with its start cursor.
+      const resumes = fetch.log.filter((entry) => entry.method === 'GET' && entry.lastEventId !== null);
+      expect(resumes.length).toBeGreaterThanOrEqual(offsets.length - 1);
+      expect(fetch.log.filter((entry) => entry.rpc === 'tools/call' && entry.status === 200)).toHaveLength(offsets.length);
+      expect(errors.filter((error) => error.name !== 'ForkSafeTransportError')).toEqual([]);
+      await client.close();
+    },
+    60_000,
+  );
+
+  it.each(['2025-11-25', '2025-06-18'] as const)(
+    '%s: a countdown with every connection cut, resumes included, even before their first event',
+    async (version) => {
+      const ends = await countdownFrameEnds(version, FROM);
+      const [first, second] = [ends[0]!, ends[1]!];
+      const cuts: Cut[] = [
+        { at: 0, how: 'drop' }, // the POST reached the server; its answer never came
+        { at: 0 }, // the re-sent POST's 409 is cut too: sent again
+        { at: 10_000 }, // (the third POST's 409 arrives whole)
+        { at: 0, how: 'close' }, // the resume from the start cursor dies before its first event
+        { at: 3 }, // …and mid-way into it
+        { at: first }, // one frame (the restated cursor, or the first event)
+        { at: second + 7 },
+        { at: 0 },
+        { at: first + 1, how: 'close' },
+        { at: second },
+        { at: 0, how: 'close' },
+        { at: 1 },
+        { at: second - 1 },
+      ];
+      const fetch = faultyFetch(toolCallStreams, cuts);
+      const { client } = await connect(fetch, { version });
+      const outcome = await countdown(client, FROM, 20);
+      expect(outcome).toEqual({ progress: progressed, result: liftoff(FROM) });
+      const calls = fetch.log.filter((entry) => entry.rpc === 'tools/call');
+      expect(calls.map((entry) => entry.status)).toEqual([200, 409, 409]);
+      const resumes = fetch.log.filter((entry) => entry.method === 'GET' && entry.lastEventId !== null);
+      expect(resumes[0]!.lastEventId).toMatch(/^1-\d+-0$/); // the duplicate_request_id's cursor
+      // Every connection of the call but its last was cut, however many the stream needed.
+      expect(fetch.log.filter((entry) => entry.cut !== undefined).length).toBeGreaterThanOrEqual(8);
+      expect(resumes.slice(0, -1).every((entry) => entry.cut !== undefined && entry.status === 200)).toBe(true);
+      expect(new Set(resumes.map((entry) => entry.streamId))).toEqual(new Set([calls[0]!.streamId]));
+      await client.close();
+    },
+    30_000,
+  );
+
+  it.each<{ name: string; cut: Cut }>([
+    { name: 'reset before its first byte', cut: { at: 0 } },
+    { name: 'ended before its first byte', cut: { at: 0, how: 'close' } },
+    { name: 'lost with no answer at all', cut: { at: 0, how: 'drop' } },
+    { name: 'cut mid-way into its first event', cut: { at: 5 } },
+  ])('a tally whose POST is $name runs once: its result arrives, and the count shows one run', async ({ cut }) => {
+    const fetch = faultyFetch(firstToolCallPosts(), [cut]);
+    const { client } = await connect(fetch);
+    expect(await tally(client, 'once')).toBe('1');
+    // The re-sent POST was refused as a duplicate and its stream replayed: the tool did not run again.
+    expect(fetch.log.filter((entry) => entry.rpc === 'tools/call').map((entry) => entry.status)).toEqual([200, 409]);
+    expect(fetch.log.filter((entry) => entry.method === 'GET' && entry.lastEventId !== null).map((entry) => entry.lastEventId)).toEqual([
+      expect.stringMatching(/^1-\d+-0$/),
+    ]);
+    expect(await tally(client, 'once')).toBe('2');
+    await client.close();
+  });
+
+  it('delivers the standalone stream’s notifications across cuts of its own connection', async () => {
+    const standalone = (request: { method: string; rpc?: string }) => request.method === 'GET';
+    const fetch = faultyFetch(standalone, [{ at: 40 }, { at: 0 }, { at: 150, how: 'close' }, { at: 300 }]);
+    const { client } = await connect(fetch);
+    const received: number[] = [];
+    client.setNotificationHandler('notifications/message', (notification) => {
+      received.push((notification.params.data as { n: number }).n);
+    });
+    await client.callTool({ name: 'broadcast', arguments: { count: 6, interval_ms: 30 } });
+    await expect.poll(() => received, { timeout: 5_000 }).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(fetch.log.filter((entry) => entry.method === 'GET' && entry.lastEventId !== null).length).toBeGreaterThanOrEqual(3);
+    await client.close();
+  });
+
+  it('waits the server’s retry: (1000 ms here) before resuming, then backs off from it', async () => {
+    const ends = await countdownFrameEnds('2025-11-25', FROM);
+    const fetch = faultyFetch(toolCallStreams, [{ at: ends[1]! }, { at: 0 }]);
+    const { client } = await connect(fetch, { reconnect: { maxDelayMs: 30_000, factor: 1.5 } });
+    expect(await countdown(client, FROM, 0)).toEqual({ progress: progressed, result: liftoff(FROM) });
+    const [post, first, second] = fetch.log.filter((entry) => entry.rpc === 'tools/call' || entry.lastEventId !== null);
+    expect(first!.time - post!.time).toBeGreaterThanOrEqual(1_000); // retry: 1000 from the priming event
+    expect(second!.time - first!.time).toBeGreaterThanOrEqual(1_500); // no progress: 1.5 times longer
+    await client.close();
+  });
+
+  it('gives up with ReconnectExhaustedError when resumes keep dying without progress', async () => {
+    const ends = await countdownFrameEnds('2025-11-25', FROM);
+    const cuts: Cut[] = [{ at: ends[1]! }, ...Array.from({ length: 20 }, () => ({ at: 0 }))];
+    const fetch = faultyFetch(toolCallStreams, cuts);
+    const { client } = await connect(fetch, { reconnect: { maxAttempts: 3 } });
+    const outcome = await countdown(client, FROM, 20);
+    expect(outcome.progress).toEqual([1]);
+    expect(outcome.error).toBeInstanceOf(ReconnectExhaustedError);
+    expect(outcome.error).toMatchObject({ attempts: 3, cursor: expect.stringMatching(/^1-\d+-1$/) });
+    expect(fetch.log.filter((entry) => entry.method === 'GET' && entry.lastEventId !== null)).toHaveLength(3);
+    await client.close();
+  });
+});
