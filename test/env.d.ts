@@ -4,3 +4,9 @@ declare namespace Cloudflare {
     durableNamespaces: 'FixtureSession';
   }
 }
+
+/** Vite's raw imports: a file's text (the README and the example it shows, test/client/example.test.ts). */
+declare module '*?raw' {
+  const text: string;
+  export default text;
+}
