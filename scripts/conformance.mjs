@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { withDevServer } from './dev-server.mjs';
 import { clientMatrix } from './client-matrix.mjs';
+import { moreClients } from './client-matrix-more.mjs';
 import { checkWithSdkClient } from './sdk-client-check.mjs';
 import { walkResumeTable } from './walk-resume-table.mjs';
 
@@ -69,9 +70,17 @@ await withDevServer(port, async (url) => {
   if (!(await walkResumeTable(url))) process.exit(1);
 });
 
-// The official v2 client in each era mode, against the example a user runs with `npm run dev`.
+// The official v2 client in each era mode, the fork-safe transport, the v1 client and mcp-remote
+// bridging a stdio client, against the example a user runs with `npm run dev`.
 console.log('\n== client matrix (examples/demo)');
-await withDevServer(port + 1, clientMatrix, { config: 'examples/demo/wrangler.toml' });
+await withDevServer(
+  port + 1,
+  async (url) => {
+    await clientMatrix(url);
+    await moreClients(url);
+  },
+  { config: 'examples/demo/wrangler.toml' },
+);
 
 /** One release of the suite; returns every failure, warning and missing must-pass check. */
 function runSuite({ label, cli, args, mustSucceed = [], mustRun = [] }, url) {
