@@ -708,7 +708,12 @@ export class FuzzWorld {
       return { sent: true, violations: [violation] };
     }
     this.tally.requests++;
-    const answer = await readAnswer(response, action.method.toUpperCase() === 'GET' ? this.#options.idleMs : 1_000, this.#options.readMs);
+    const answer = await readAnswer(
+      response,
+      action.method.toUpperCase() === 'GET' ? this.#options.idleMs : 1_000,
+      this.#options.readMs,
+      () => built.leave.abort(),
+    );
     const key = `${action.method.toUpperCase()} ${response.status}`;
     this.statuses.set(key, (this.statuses.get(key) ?? 0) + 1);
     if (response.status >= 400) {
@@ -824,12 +829,15 @@ export class FuzzWorld {
     const target = { method: upper, sessionId: id, headers, parsed };
     const describe = `${method} ${action.path} ${JSON.stringify(headers)} ${action.body.kind === 'huge' ? `<${HUGE_BYTES} bytes>` : action.body.kind === 'bytes' ? `bytes[${[...action.body.bytes].join(',')}]` : JSON.stringify(bodyText.slice(0, 600))}${stream ? ' (streamed, no Content-Length)' : ''}`;
     try {
+      // The client's leaving reaches the Worker through the request's signal, as in production.
+      const leave = new AbortController();
       const request = new Request(`${this.#options.origin}${action.path}`, {
         method,
         headers,
+        signal: leave.signal,
         ...(body !== undefined && { body, duplex: 'half' }),
       } as RequestInit);
-      return { request, describe, target, bodyText, headerText: Object.values(headers).join('\n'), streamed: stream };
+      return { request, describe, target, bodyText, headerText: Object.values(headers).join('\n'), streamed: stream, leave };
     } catch {
       return undefined; // a method or header this client's fetch will not send
     }
@@ -983,7 +991,12 @@ const WHOLE_ANSWER_MS = 10_000;
  * nothing new or `totalMs` in all; any other answer is finite, and read whole (within
  * WHOLE_ANSWER_MS: on a loaded machine its body can come well after its headers).
  */
-export async function readAnswer(response: Response, idleMs: number, totalMs: number): Promise<{ text: string; complete: boolean }> {
+export async function readAnswer(
+  response: Response,
+  idleMs: number,
+  totalMs: number,
+  leave: () => void = () => {},
+): Promise<{ text: string; complete: boolean }> {
   if (response.body === null) return { text: '', complete: true };
   if (!(response.headers.get('Content-Type') ?? '').includes('text/event-stream')) {
     idleMs = WHOLE_ANSWER_MS;
@@ -1016,6 +1029,7 @@ export async function readAnswer(response: Response, idleMs: number, totalMs: nu
   } catch {
     complete = true; // the server ended the stream abruptly: what arrived is judged
   } finally {
+    if (!complete) leave();
     reader.cancel().catch(() => undefined);
   }
   return { text, complete };
