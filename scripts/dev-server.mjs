@@ -3,6 +3,7 @@
 // fixture server (test/fixture-server): the demo tools and the conformance suite's fixtures;
 // `config` names another wrangler config (the example's, for the client matrix).
 import { spawn } from 'node:child_process';
+import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const READY_TIMEOUT_MS = 90_000;
@@ -10,6 +11,8 @@ const FIXTURE_CONFIG = 'test/fixture-server/wrangler.toml';
 
 export async function withDevServer(port, callback, { config = FIXTURE_CONFIG } = {}) {
   const url = `http://localhost:${port}/mcp`;
+  // Another server on the port would answer in this one's place.
+  if (await portInUse(port)) throw new Error(`port ${port} is in use: set the script's port variable`);
   const log = [];
   const dev = spawn('npx', ['wrangler', 'dev', '-c', config, '--ip', '127.0.0.1', '--port', String(port)], {
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -54,4 +57,30 @@ export async function waitUntilReady(url, dev) {
     await sleep(500);
   }
   throw new Error(`wrangler dev was not ready within ${READY_TIMEOUT_MS} ms`);
+}
+
+/** Whether something already listens on the loopback port. */
+export function portInUse(port) {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.end();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** Sends `signal` to a detached child's whole process group (npm, wrangler, workerd) and waits until none is left. */
+export async function killGroup(child, signal = 'SIGKILL') {
+  process.kill(-child.pid, signal);
+  for (let waited = 0; waited < 10_000; waited += 100) {
+    try {
+      process.kill(-child.pid, 0);
+    } catch {
+      return;
+    }
+    await sleep(100);
+  }
+  throw new Error('the server did not stop');
 }

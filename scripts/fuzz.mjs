@@ -12,7 +12,6 @@
 // About 8–9 minutes for 100,000 on 2 cores.
 import { parseArgs } from 'node:util';
 import http from 'node:http';
-import { connect } from 'node:net';
 import { Readable } from 'node:stream';
 import fc from 'fast-check';
 import { withDevServer } from './dev-server.mjs';
@@ -135,21 +134,6 @@ async function httpFetch(request, { streamed = false } = {}) {
       outgoing.end();
     }
   });
-}
-
-/** Whether something already listens on the port: its answers would pass for the server's. */
-const inUse = (port) =>
-  new Promise((resolve) => {
-    const socket = connect({ host: '127.0.0.1', port });
-    socket.once('connect', () => {
-      socket.end();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-if (await inUse(Number(values.port))) {
-  console.error(`fuzz: port ${values.port} is in use; pass --port or set FUZZ_PORT`);
-  process.exit(2);
 }
 
 // withDevServer stops wrangler on exit; a signal's default action would skip that.

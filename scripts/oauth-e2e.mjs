@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
-import { waitUntilReady } from './dev-server.mjs';
+import { killGroup, waitUntilReady } from './dev-server.mjs';
 
 const port = Number(process.env.OAUTH_E2E_PORT ?? 8800);
 const url = new URL(`http://localhost:${port}/mcp`);
@@ -171,11 +171,7 @@ try {
   console.error(String(error?.stack ?? error));
   failed = true;
 } finally {
-  try {
-    process.kill(-dev.pid, 'SIGTERM');
-  } catch {
-    // already gone
-  }
+  await killGroup(dev, 'SIGTERM').catch(() => {});
   rmSync(state, { recursive: true, force: true });
 }
 process.exit(failed ? 1 : 0);

@@ -20,7 +20,6 @@
 // queue behind the storm. (test/session/attach-race.test.ts is the short variant.)
 // Prints one line; exits 1 unless clean. Usage: node scripts/race.mjs
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { resolve } from 'node:path';
 import { withDevServer } from './dev-server.mjs';
 
@@ -341,21 +340,6 @@ function stampedConfig() {
   mkdirSync('.cache/race', { recursive: true });
   writeFileSync('.cache/race/wrangler.toml', fixture.replace(/^main = "index.ts"$/m, `main = ${JSON.stringify(entry)}`));
   return '.cache/race/wrangler.toml';
-}
-
-/** Whether something already listens on the port: its answers would pass for the server's. */
-const inUse = (port) =>
-  new Promise((resolve) => {
-    const socket = connect({ host: '127.0.0.1', port });
-    socket.once('connect', () => {
-      socket.end();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-if (await inUse(port)) {
-  console.error(`race: port ${port} is in use; set RACE_PORT`);
-  process.exit(1);
 }
 
 const started = Date.now();

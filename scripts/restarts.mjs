@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { waitUntilReady } from './dev-server.mjs';
+import { killGroup, waitUntilReady } from './dev-server.mjs';
 
 const { values } = parseArgs({ options: { kills: { type: 'string', default: '20' }, sessions: { type: 'string', default: '4' } } });
 const kills = Number(values.kills);
@@ -30,19 +30,6 @@ function start() {
     { stdio: ['ignore', 'ignore', 'ignore'], detached: true },
   );
   return waitUntilReady(url, dev).then(() => dev);
-}
-
-async function kill(dev) {
-  process.kill(-dev.pid, 'SIGKILL');
-  for (let waited = 0; waited < 10_000; waited += 100) {
-    try {
-      process.kill(-dev.pid, 0);
-    } catch {
-      return;
-    }
-    await sleep(100);
-  }
-  throw new Error('the server did not die');
 }
 
 const post = (body, headers = {}) =>
@@ -143,7 +130,7 @@ try {
     // The call goes on unread for a while (0–450 ms, different each time): what it stored
     // meanwhile must come back in the replay, before the interruption.
     await sleep((kill_ * 97) % 450);
-    await kill(dev);
+    await killGroup(dev);
     dev = await start();
     const resumed = await fetch(url, {
       headers: { ...headers, Accept: 'text/event-stream', 'Last-Event-ID': cursor },
@@ -170,7 +157,7 @@ try {
   console.error(String(error?.stack ?? error));
   failures++;
 } finally {
-  if (dev !== undefined) await kill(dev).catch(() => {});
+  if (dev !== undefined) await killGroup(dev).catch(() => {});
   rmSync(state, { recursive: true, force: true });
 }
 console.log(`restarts: ${kills} kills, ${interruptions} interruptions reported, ${gaps} gaps, ${broken} broken sessions`);

@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { waitUntilReady } from './dev-server.mjs';
+import { killGroup, waitUntilReady } from './dev-server.mjs';
 
 const port = Number(process.env.TASK_RESTART_PORT ?? 8799);
 const url = `http://localhost:${port}/mcp`;
@@ -79,19 +79,6 @@ async function start() {
 }
 
 /** SIGKILL to every process of the server, and wait until none is left. */
-async function kill(dev) {
-  process.kill(-dev.pid, 'SIGKILL');
-  for (let waited = 0; waited < 10_000; waited += 100) {
-    try {
-      process.kill(-dev.pid, 0);
-    } catch {
-      return;
-    }
-    await sleep(100);
-  }
-  throw new Error('the server did not die');
-}
-
 let dev;
 let failed = false;
 const check = (ok, line) => {
@@ -103,7 +90,7 @@ try {
   const long = await createTask({ from: 600, interval_ms: 500 });
   const running = await until(long, (task) => task.statusMessage !== undefined, 'running');
   console.log(`task ${long.slice(0, 8)}… running (${running.status}, statusMessage ${running.statusMessage}); SIGKILL`);
-  await kill(dev);
+  await killGroup(dev);
   dev = await start();
   const interrupted = await getTask(long);
   check(
@@ -118,7 +105,7 @@ try {
   const short = await createTask({ from: 2, interval_ms: 100 });
   const completed = await until(short, (task) => task.status === 'completed', 'completed');
   console.log(`task ${short.slice(0, 8)}… completed: ${JSON.stringify(completed.result)}; SIGKILL`);
-  await kill(dev);
+  await killGroup(dev);
   dev = await start();
   const kept = await getTask(short);
   check(
@@ -129,7 +116,7 @@ try {
   console.error(String(error));
   failed = true;
 } finally {
-  if (dev !== undefined) await kill(dev).catch(() => {});
+  if (dev !== undefined) await killGroup(dev).catch(() => {});
   rmSync(state, { recursive: true, force: true });
 }
 process.exit(failed ? 1 : 0);

@@ -23,7 +23,7 @@ import {
   type RequestId,
 } from './errors.ts';
 import { answeredId, asMessage, idKey, isTransientStatus, mediaType, parseMessage, readError, reasonOf, sleep } from './http.ts';
-import { SseParser } from './sse-parser.ts';
+import { SseParser } from '../core/sse-parser.ts';
 
 /** What the transport lends each of its followers. */
 export interface FollowerHost {

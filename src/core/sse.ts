@@ -28,31 +28,3 @@ export function encodeEvent({ id, data, retry }: SseEvent): string {
 export function encodeComment(text: string): string {
   return `: ${text.replace(/[\r\n]+/g, ' ')}\n\n`;
 }
-
-/**
- * Reads SSE text as it arrives and hands back the data of each dispatched event (comments,
- * ids and other fields are not needed by its one user: the task object reading the SDK's
- * answer to the call it runs). Line breaks split across chunks are handled: a chunk ending in
- * CR waits for the next, which may start with LF.
- */
-export class SseDataDecoder {
-  #pending = '';
-  #data: string[] = [];
-
-  push(chunk: string): string[] {
-    this.#pending += chunk;
-    const lines = this.#pending.split(/\r\n|\r(?!$)|\n/);
-    this.#pending = lines.pop() ?? '';
-    const dispatched: string[] = [];
-    for (const line of lines) {
-      if (line === '') {
-        if (this.#data.length > 0) dispatched.push(this.#data.join('\n'));
-        this.#data = [];
-      } else if (line === 'data' || line.startsWith('data:')) {
-        const value = line.slice(5);
-        this.#data.push(value.startsWith(' ') ? value.slice(1) : value);
-      }
-    }
-    return dispatched;
-  }
-}

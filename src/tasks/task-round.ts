@@ -7,7 +7,7 @@
  * (MCP does not carry them for tasks), the final message becomes the round's outcome.
  */
 import { SERVER_INFO_META_KEY, type McpHttpHandler } from '@modelcontextprotocol/server';
-import { SseDataDecoder } from '../core/sse.ts';
+import { SseParser } from '../core/sse-parser.ts';
 import { TASK_ERRORS, type RunOutcome, type TaskError } from '../core/task.ts';
 import { taskScope } from './run-task.ts';
 import type { TaskCall } from './task-store.ts';
@@ -80,11 +80,12 @@ type Answer = { result?: Record<string, unknown>; error?: TaskError };
 async function readAnswer(response: Response, onStatus: (statusMessage: string) => void): Promise<Answer | undefined> {
   if (response.body === null) return undefined;
   if (!response.headers.get('Content-Type')?.startsWith('text/event-stream')) return parse(await response.text());
-  const decoder = new SseDataDecoder();
+  const parser = new SseParser();
   const text = new TextDecoder();
   let answer: Answer | undefined;
   for await (const chunk of response.body) {
-    for (const data of decoder.push(text.decode(chunk, { stream: true }))) {
+    for (const { data } of parser.push(text.decode(chunk, { stream: true }))) {
+      if (data === undefined) continue;
       const message = parse(data) as (Answer & { method?: string; params?: Record<string, unknown> }) | undefined;
       if (message?.method !== undefined) {
         const line = statusLine(message.method, message.params ?? {});

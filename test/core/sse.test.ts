@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { encodeComment, encodeEvent, SseDataDecoder, type SseEvent } from '../../src/core/sse.ts';
+import { SseParser } from '../../src/core/sse-parser.ts';
+import { encodeComment, encodeEvent, type SseEvent } from '../../src/core/sse.ts';
 
 /**
  * A minimal parser following the WHATWG "Server-sent events" interpretation rules, to check
@@ -163,7 +164,7 @@ describe('encodeEvent refuses a retry that is not a non-negative integer', () =>
   });
 });
 
-describe('SseDataDecoder', () => {
+describe('SseParser, for the data of each event', () => {
   it.each<[string, string[], string[]]>([
     ['one event in one chunk', ['data: {}\n\n'], ['{}']],
     ['an event split across chunks', ['data: {"a"', ':1}\n', '\n'], ['{"a":1}']],
@@ -172,12 +173,12 @@ describe('SseDataDecoder', () => {
     ['multi-line data, joined with LF', ['data: a\ndata: b\n\n'], ['a\nb']],
     ['an unfinished event', ['data: z\n'], []],
   ])('%s', (_name, chunks, expected) => {
-    const decoder = new SseDataDecoder();
-    expect(chunks.flatMap((chunk) => decoder.push(chunk))).toEqual(expected);
+    const parser = new SseParser();
+    expect(chunks.flatMap((chunk) => parser.push(chunk)).flatMap(({ data }) => (data === undefined ? [] : [data]))).toEqual(expected);
   });
 
   it('reads back what encodeEvent writes', () => {
-    const decoder = new SseDataDecoder();
-    expect(decoder.push(encodeEvent({ id: '1-2-3', data: 'line one\nline two' }))).toEqual(['line one\nline two']);
+    const parser = new SseParser();
+    expect(parser.push(encodeEvent({ id: '1-2-3', data: 'line one\nline two' })).map(({ data }) => data)).toEqual(['line one\nline two']);
   });
 });

@@ -1,7 +1,8 @@
 /**
- * Server-Sent Events parsing (WHATWG HTML, "Server-sent events", interpretation rules), for a
- * client that must know each event's id: the id of the last *complete* event is the cursor to
- * resume from. src/core/sse.ts's SseDataDecoder keeps only data, for the server's own use.
+ * Server-Sent Events parsing (WHATWG HTML, "Server-sent events", interpretation rules), for
+ * whoever reads an SSE stream: the fork-safe client, which must know each event's id (the id of
+ * the last *complete* event is the cursor to resume from), and a task's object reading the SDK's
+ * answer to the round it runs (its data only).
  *
  * An event counts only once its blank line arrives: text cut mid-event (a broken connection) is
  * never dispatched, so the cursor never names an event the client did not fully receive.

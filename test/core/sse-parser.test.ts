@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SseParser, type SseFrame } from '../../src/client/sse-parser.ts';
+import { SseParser, type SseFrame } from '../../src/core/sse-parser.ts';
 
 const parse = (...chunks: string[]): SseFrame[] => {
   const parser = new SseParser();
