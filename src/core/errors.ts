@@ -45,6 +45,8 @@ export const httpErrors = {
   parseError: (message: string) => new McpHttpError(400, JsonRpcCode.ParseError, `Parse error: ${message}`),
   invalidRequest: (message: string, id: JsonRpcId | null = null) =>
     new McpHttpError(400, JsonRpcCode.InvalidRequest, `Invalid Request: ${message}`, undefined, id),
+  invalidParams: (message: string, id: JsonRpcId | null = null) =>
+    new McpHttpError(400, JsonRpcCode.InvalidParams, `Invalid params: ${message}`, undefined, id),
   forbidden: (message: string) => new McpHttpError(403, JsonRpcCode.ServerError, `Forbidden: ${message}`),
   sessionNotFound: () => new McpHttpError(404, JsonRpcCode.SessionNotFound, 'Session not found'),
   methodNotAllowed: (allow: readonly string[]) =>

@@ -97,6 +97,7 @@ export const INTERNAL_HEADERS = {
 export const JsonRpcCode = {
   ParseError: -32700,
   InvalidRequest: -32600,
+  InvalidParams: -32602,
   InternalError: -32603,
   /** Transport-level refusal (bad headers, wrong state, refused cursor), and a server→client request the client can no longer answer. */
   ServerError: -32000,

@@ -23,6 +23,7 @@ import {
 } from '../core/request-checks.ts';
 import { eraOfHeader } from '../core/era.ts';
 import { newSessionId } from '../core/session-id.ts';
+import { checkHandshakeParams } from '../session/handshake-params.ts';
 import { DurableEventBus, requestScope } from '../stateless/event-bus.ts';
 import { createModernEndpoint, type ModernServerFactory } from '../stateless/modern-endpoint.ts';
 import { EdgeTasks, serveTasksInScope } from '../tasks/edge-tasks.ts';
@@ -205,6 +206,7 @@ export function createMcpWorker<E extends ConfigVars>({
     if (batch || messages.length !== 1 || !isInitializeRequest(messages[0]!)) {
       throw httpErrors.badRequest('Mcp-Session-Id header is required (only an initialize request starts a session)');
     }
+    await checkHandshakeParams(messages[0]);
     return forward(c, newSessionId(), OBJECT_ROUTES.create, body);
   });
 

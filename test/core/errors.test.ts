@@ -72,6 +72,16 @@ describe('httpErrors', () => {
       expected: { status: 400, code: -32600, message: 'Invalid Request: x', id: 'seven' },
     },
     {
+      name: 'invalidParams without an id is a 400 / -32602 answering id null',
+      error: httpErrors.invalidParams('x'),
+      expected: { status: 400, code: -32602, message: 'Invalid params: x' },
+    },
+    {
+      name: 'invalidParams with an id echoes it',
+      error: httpErrors.invalidParams('x', 'init-1'),
+      expected: { status: 400, code: -32602, message: 'Invalid params: x', id: 'init-1' },
+    },
+    {
       name: 'forbidden is a 403 / -32000',
       error: httpErrors.forbidden('x'),
       expected: { status: 403, code: -32000, message: 'Forbidden: x' },
