@@ -1,5 +1,5 @@
-// The long fuzz run: test/fuzz/edge-fuzz.test.ts's fuzzer (test/fuzz/edge-fuzz-model.ts, run
-// as is by Node 24's type stripping) against `wrangler dev` on loopback, over real HTTP.
+// The long fuzz run: test/fuzz/edge-fuzz.test.ts's fuzzer (test/fuzz/fuzz-*.ts, run as is
+// by Node 24's type stripping) against `wrangler dev` on loopback, over real HTTP.
 // Prints one line — requests, 5xx, leaks, sessions without initialize, broken sessions, seed —
 // and exits 1 if any count but the first is non-zero.
 //
@@ -15,15 +15,10 @@ import http from 'node:http';
 import { Readable } from 'node:stream';
 import fc from 'fast-check';
 import { withDevServer } from './dev-server.mjs';
-import {
-  CLIENT_REFUSAL,
-  checkWitness,
-  FuzzWorld,
-  LEGACY_VERSIONS,
-  openWitness,
-  sequenceArb,
-  summary,
-} from '../test/fuzz/edge-fuzz-model.ts';
+import { sequenceArb } from '../test/fuzz/fuzz-actions.ts';
+import { CLIENT_REFUSAL, LEGACY_VERSIONS, summary } from '../test/fuzz/fuzz-types.ts';
+import { checkWitness, openWitness } from '../test/fuzz/fuzz-witness.ts';
+import { FuzzWorld } from '../test/fuzz/fuzz-world.ts';
 
 const { values } = parseArgs({
   options: {

@@ -4,7 +4,7 @@
  * Content-Type, MCP-Protocol-Version, Mcp-Session-Id, Last-Event-ID, Mcp-Method, Mcp-Name,
  * Origin and Host, bodies of bytes, JSON, JSON-RPC right and wrong, batches, huge ids — naming
  * real sessions and cursors that earlier requests of the sequence were given, spoiled ones, and
- * ones never issued. Every answer is judged as it arrives (test/fuzz/edge-fuzz-model.ts): never
+ * ones never issued. Every answer is judged as it arrives (test/fuzz/fuzz-world.ts): never
  * a 5xx, nothing internal in a body and every error body the wire contract's, never a session
  * without initialize. A session opened before the fuzz must work exactly as before after it.
  *
@@ -16,16 +16,10 @@
 import { exports } from 'cloudflare:workers';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  checkWitness,
-  FuzzWorld,
-  LEGACY_VERSIONS,
-  openWitness,
-  sequenceArb,
-  summary,
-  type Fetcher,
-  type Witness,
-} from './edge-fuzz-model.ts';
+import { sequenceArb } from './fuzz-actions.ts';
+import { LEGACY_VERSIONS, summary, type Fetcher } from './fuzz-types.ts';
+import { checkWitness, openWitness, type Witness } from './fuzz-witness.ts';
+import { FuzzWorld } from './fuzz-world.ts';
 
 const SEED = 20_261_117;
 /** Sequences of 1 to 24 requests: about 1,900 requests in all, 13–20 s on 2 busy cores. */
