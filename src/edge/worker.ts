@@ -115,12 +115,10 @@ export function createMcpWorker<E extends ConfigVars>({
   };
 
   app.use(path, async (c, next) => {
-    const started = Date.now();
     const edge = edgeOf(c.env);
     c.set('config', edge.config);
     c.set('edge', edge);
     await next();
-    if (edge.config.requestLog) logRequest(c.req.raw, c.res, started);
   });
 
   // DNS-rebinding defence first: a forbidden Host or Origin learns nothing else.
@@ -315,15 +313,35 @@ export function createMcpWorker<E extends ConfigVars>({
 
   // AUTH=oauth puts the embedded authorization server in front of the endpoint.
   const oauthServer = oauthFront<E>(app as unknown as FetchHandler<E>, path, oauth);
-  return {
-    fetch(request: Request, env: E, ctx: ExecutionContext): Response | Promise<Response> {
-      let auth: TransportConfig['auth'] | undefined;
+  /** The app, or with AUTH=oauth the authorization server in front of it. */
+  function serve(request: Request, env: E, ctx: ExecutionContext, config: TransportConfig, atEndpoint: boolean) {
+    if (config.auth.mode !== 'oauth') return app.fetch(request, env, ctx);
+    // The DNS-rebinding defence still comes first ("Servers MUST validate the Origin header on
+    // all incoming connections"): a foreign Host or Origin gets no challenge and no preflight.
+    if (atEndpoint) {
       try {
-        auth = edgeOf(env).config.auth;
-      } catch {
-        // A configuration error: the app answers 500 and logs why.
+        checkHostAndOrigin(request.headers, config.allowedHosts, config.allowedOrigins, () => new URL(request.url).host);
+      } catch (error) {
+        return errorResponse(asHttpError(error));
       }
-      return auth?.mode === 'oauth' ? oauthServer(request, env, ctx, auth) : app.fetch(request, env, ctx);
+    }
+    return oauthServer(request, env, ctx, config.auth);
+  }
+
+  return {
+    async fetch(request: Request, env: E, ctx: ExecutionContext): Promise<Response> {
+      let config: TransportConfig;
+      try {
+        config = edgeOf(env).config;
+      } catch {
+        return app.fetch(request, env, ctx); // a configuration error: the app answers 500 and logs why
+      }
+      const started = Date.now();
+      const atEndpoint = new URL(request.url).pathname === path;
+      const response = await serve(request, env, ctx, config, atEndpoint);
+      // Every request to the endpoint, whoever answered it (the app, or the authorization server's challenge).
+      if (atEndpoint && config.requestLog) logRequest(request, response, started);
+      return response;
     },
   };
 }

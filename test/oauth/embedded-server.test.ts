@@ -6,7 +6,7 @@
  * token finds nothing of this one's.
  */
 import { exports } from 'cloudflare:workers';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { initializeRequest } from '../support/mcp-http.ts';
 
 const ORIGIN = 'http://localhost';
@@ -200,5 +200,55 @@ describe('the embedded authorization server', () => {
     const response = await post(initializeRequest(), { Authorization: `Bearer ${access_token}` });
     expect(response.status).toBe(403);
     expect(response.headers.get('WWW-Authenticate')).toContain('error="insufficient_scope"');
+  });
+});
+
+describe('the DNS-rebinding defence, in front of the authorization server', () => {
+  // "Servers MUST validate the Origin header on all incoming connections": a foreign Host or
+  // Origin is refused before the provider answers, token or not, as without AUTH=oauth.
+  it.each([
+    ['a foreign Origin without a token', { Origin: 'http://evil.example.com' }],
+    ['a foreign Host without a token', { Host: 'evil.example.com' }],
+  ])('%s: 403, not a challenge', async (_, headers) => {
+    const response = await post(initializeRequest(), headers);
+    expect(response.status).toBe(403);
+    expect(response.headers.get('WWW-Authenticate')).toBeNull();
+    expect(((await response.json()) as { error: { code: number } }).error.code).toBe(-32000);
+  });
+
+  it('a preflight from a foreign Origin: 403, no CORS grant', async () => {
+    const response = await send('/mcp', {
+      method: 'OPTIONS',
+      headers: { Origin: 'http://evil.example.com', 'Access-Control-Request-Method': 'POST' },
+    });
+    expect(response.status).toBe(403);
+    expect(response.headers.get('Access-Control-Allow-Origin')).toBeNull();
+  });
+
+  it('a foreign Origin with a valid token: 403', async () => {
+    const { access_token } = await signIn('dave');
+    const response = await post(initializeRequest(), { Authorization: `Bearer ${access_token}`, Origin: 'http://evil.example.com' });
+    expect(response.status).toBe(403);
+  });
+
+  it('an allowed Origin without a token is still challenged', async () => {
+    const response = await post(initializeRequest(), { Origin: 'http://localhost' });
+    expect(response.status).toBe(401);
+  });
+});
+
+describe('the request log, in front of the authorization server', () => {
+  it('logs each request to the endpoint once, the challenged and the refused too', async () => {
+    const lines: { msg: string; status: number }[] = [];
+    const spy = vi.spyOn(console, 'log').mockImplementation((line: unknown) => {
+      if (typeof line === 'string' && line.includes('"msg":"mcp.request"')) lines.push(JSON.parse(line));
+    });
+    try {
+      await (await post(initializeRequest(), {})).text();
+      await (await post(initializeRequest(), { Origin: 'http://evil.example.com' })).text();
+    } finally {
+      spy.mockRestore();
+    }
+    expect(lines.map((line) => line.status)).toEqual([401, 403]);
   });
 });
