@@ -1,7 +1,9 @@
 /**
  * mcp-edge-sessions: fork-proof MCP Streamable HTTP sessions on Cloudflare Durable Objects.
- * What a user's Worker imports: the edge Worker, the session object to subclass, the options
- * its McpServer needs, and the types around them. Everything else is internal.
+ * What a user's Worker imports: the edge Worker (`createMcpWorker`), the session object to
+ * subclass and the options its McpServer needs, the task object and `runTask`, the event bus
+ * object, the wire's header names and codes, and the types around them. Everything else is
+ * internal.
  */
 export { createMcpWorker, type McpWorkerOptions, type SessionNamespace } from './edge/worker.ts';
 export type { ModernContext, ModernServerFactory } from './stateless/modern-endpoint.ts';
