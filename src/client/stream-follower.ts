@@ -146,7 +146,14 @@ export class StreamFollower {
     if (this.#posted && !plan.mayResend()) throw new RequestLostError(plan.ids[0] ?? '', 'the POST broke before any event');
     this.#posted = true;
     const response = await this.#fetch(() => plan.post(this.#signal));
-    if (response.status === 202) return 'done'; // accepted, nothing to answer (JSON mode, all cancelled)
+    if (response.status === 202) {
+      // Nothing is owed on this POST (JSON mode): its requests were cancelled, their stream taken
+      // by another connection, or the session ended. One still waiting asks again: the server
+      // names the stream's start (409 duplicate_request_id), or says the session is gone (404).
+      await response.body?.cancel().catch(() => undefined);
+      if (this.#pending.size === 0 || !plan.mayResend()) return 'done';
+      throw new Broken('accepted (202) with requests still waiting');
+    }
     if (response.ok) {
       this.#position = this.#startPosition(response);
       return response;

@@ -130,6 +130,8 @@ export class ForkSafeTransport implements Transport {
 
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
     if (this.#session === undefined) throw new ForkSafeTransportError('ForkSafeTransport is not started');
+    // The SDK's Transport sends one message at a time; an array would be posted and its answers dropped.
+    if (Array.isArray(message)) throw new ForkSafeTransportError('ForkSafeTransport sends one message per send, not a batch');
     if (isRequest(message)) return this.#request(message, options);
     if ('method' in message && message.method === 'notifications/cancelled') {
       const id = (message.params as { requestId?: RequestId } | undefined)?.requestId;
