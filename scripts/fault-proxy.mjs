@@ -8,7 +8,7 @@
 //   reset      destroy the client socket with a TCP reset at a random byte offset
 //   delay      hold each chunk 0–50 ms (no cut)
 // `rate` is the share of SSE responses that are faulted (0.3 = 30%). The handshake (a request
-// without a session id: `initialize`) is never faulted: the soak is about calls.
+// without a session id: `initialize`) is faulted only with `handshakes: true`.
 import http from 'node:http';
 
 /** mulberry32: a small seeded PRNG, so a failing run replays. */
@@ -23,7 +23,7 @@ function random(seed) {
   };
 }
 
-export function startFaultProxy({ target, profile, rate = 0.3, seed = 1 }) {
+export function startFaultProxy({ target, profile, rate = 0.3, seed = 1, handshakes = false }) {
   const next = random(seed);
   const stats = { responses: 0, faulted: 0 };
   const upstream = new URL(target);
@@ -39,8 +39,8 @@ export function startFaultProxy({ target, profile, rate = 0.3, seed = 1 }) {
       (answer) => {
         stats.responses++;
         const sse = (answer.headers['content-type'] ?? '').startsWith('text/event-stream');
-        const handshake = request.headers['mcp-session-id'] === undefined;
-        const fault = sse && !handshake && profile !== 'none' && next() < rate ? profile : 'none';
+        const spared = !handshakes && request.headers['mcp-session-id'] === undefined;
+        const fault = sse && !spared && profile !== 'none' && next() < rate ? profile : 'none';
         if (fault !== 'none' && fault !== 'delay') stats.faulted++;
         response.writeHead(answer.statusCode ?? 502, answer.headers);
         if (fault === 'first') {

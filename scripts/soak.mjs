@@ -10,7 +10,7 @@
 // Exits 1 if the fork-safe client's figures are not all zero (the official client's are shown
 // for comparison). Options: --calls N (default 200), --concurrency C (20), --sessions S (10),
 // --profiles bytes,first,half-open,reset (default all), --clients forksafe,official, --seed N,
-// --rate 0.3.
+// --rate 0.3, --handshakes (fault the `initialize` responses too; by default they are spared).
 import { parseArgs } from 'node:util';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { ForkSafeTransport } from '../dist/client/index.js';
@@ -26,6 +26,7 @@ const { values } = parseArgs({
     clients: { type: 'string', default: 'forksafe,official' },
     seed: { type: 'string', default: '1' },
     rate: { type: 'string', default: '0.3' },
+    handshakes: { type: 'boolean', default: false },
   },
 });
 const calls = Number(values.calls);
@@ -75,7 +76,7 @@ async function readTally(direct, sessionId, key) {
 }
 
 async function soak(direct, profile, kind) {
-  const proxy = await startFaultProxy({ target: direct, profile, rate, seed });
+  const proxy = await startFaultProxy({ target: direct, profile, rate, seed, handshakes: values.handshakes });
   const figures = { lost: 0, duplicateExecutions: 0, gaps: 0, duplicateEvents: 0 };
   try {
     const sessions = [];
