@@ -107,6 +107,29 @@ export function checkResumed(cursor: Position, headers: ResumeHeaders): Step {
   return { ok: true, position: cursor, advanced: false };
 }
 
+/** What a 200 to a resume (`GET` + `Last-Event-ID`) is, on a server that keeps the contract. */
+export type ResumeAnswer =
+  /** The cursor's stream, continued after the cursor (its events are checked one by one after). */
+  | { readonly kind: 'continued'; readonly position: Position }
+  /**
+   * The contract's answer to a cursor at the final event of a finished stream: nothing replayed,
+   * a new standalone stream (`Mcp-Stream-Resumed: false`, another stream), `start` its place.
+   * Where a request's stream was resumed, it ended without the request's answer.
+   */
+  | { readonly kind: 'new-standalone'; readonly start: Position }
+  | { readonly kind: 'fork'; readonly reason: ForkReason; readonly detail: string };
+
+export function judgeResume(cursor: Position | undefined, headers: ResumeHeaders & { readonly epoch: string | null }): ResumeAnswer {
+  if (cursor === undefined) return { kind: 'fork', reason: 'malformed_id', detail: 'the cursor is not an event id' };
+  const stream = headerNumber(headers.streamId);
+  const epoch = headerNumber(headers.epoch);
+  if (headers.resumed === 'false' && stream !== undefined && epoch !== undefined && stream !== cursor.stream) {
+    return { kind: 'new-standalone', start: newStream(stream, epoch) };
+  }
+  const check = checkResumed(cursor, headers);
+  return check.ok ? { kind: 'continued', position: cursor } : { kind: 'fork', reason: check.reason, detail: check.detail };
+}
+
 /** A header holding a canonical non-negative integer, else undefined. */
 export function headerNumber(value: string | null): number | undefined {
   if (value === null || !/^(0|[1-9][0-9]{0,15})$/.test(value)) return undefined;

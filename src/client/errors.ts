@@ -101,6 +101,25 @@ export class RequestLostError extends ForkSafeTransportError {
   }
 }
 
+/**
+ * The request's stream ended without its answer: the server cancelled the request (another
+ * client of the session sent `notifications/cancelled` for it), and a cancelled request gets no
+ * response. The tool may have partly run; it is not run again.
+ */
+export class RequestCancelledError extends ForkSafeTransportError {
+  override readonly name = 'RequestCancelledError';
+
+  constructor(
+    readonly requestIds: readonly RequestId[],
+    /** The last event received: the stream's final one. */
+    readonly cursor: string,
+  ) {
+    super(
+      `the stream of request ${requestIds.map((id) => JSON.stringify(id)).join(', ')} ended at ${cursor} without an answer: it was cancelled`,
+    );
+  }
+}
+
 /** An HTTP answer the transport has no way to recover from (a 400, 403, 415, …). */
 export class HttpStatusError extends ForkSafeTransportError {
   override readonly name = 'HttpStatusError';

@@ -8,6 +8,7 @@ export {
   ForkSafeTransportError,
   HttpStatusError,
   ReconnectExhaustedError,
+  RequestCancelledError,
   RequestLostError,
   SessionLostError,
   StreamRefusedError,

@@ -11,12 +11,13 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import { HEADERS } from '../core/wire.ts';
 import { reconnectDelay, type ReconnectOptions } from './backoff.ts';
-import { checkResumed, continueAt, headerNumber, newStream, positionOf, type Position } from './continuation.ts';
+import { continueAt, formatPosition, headerNumber, judgeResume, newStream, positionOf, type Position } from './continuation.ts';
 import {
   ForkDetectedError,
   ForkSafeTransportError,
   HttpStatusError,
   ReconnectExhaustedError,
+  RequestCancelledError,
   RequestLostError,
   SessionLostError,
   StreamRefusedError,
@@ -41,6 +42,8 @@ export interface FollowerHost {
   sessionGone(): void;
   /** Something the caller of no request should know (the standalone stream's troubles, an unreadable message). */
   report(error: Error): void;
+  /** A request's resume was answered with a new standalone stream (`start`: its first cursor), which replaced the session's. */
+  standaloneReplaced(start: string): void;
 }
 
 export interface RequestPlan {
@@ -78,18 +81,24 @@ export class StreamFollower {
   /** Whether the current connection advanced the cursor: progress resets the attempt count. */
   #advanced = false;
 
-  /** `plan` undefined: the standalone stream. */
-  constructor(host: FollowerHost, plan?: RequestPlan) {
+  /** `plan` undefined: the standalone stream, followed from `from` when given. */
+  constructor(host: FollowerHost, plan?: RequestPlan, from?: string) {
     this.#host = host;
     this.#plan = plan;
     for (const id of plan?.ids ?? []) this.#pending.set(idKey(id), id);
     this.#session = host.signal;
     this.#signal = AbortSignal.any([this.#session, this.#own.signal, ...(plan?.signal === undefined ? [] : [plan.signal])]);
-    if (plan?.resumeFrom !== undefined) this.#adopt(plan.resumeFrom);
+    const start = plan === undefined ? from : plan.resumeFrom;
+    if (start !== undefined) this.#adopt(start);
   }
 
   get pendingIds(): RequestId[] {
     return [...this.#pending.values()];
+  }
+
+  /** Stops following the stream, quietly. */
+  stop(): void {
+    this.#own.abort();
   }
 
   /** The request no longer wants its answer (notifications/cancelled): once none does, the stream is left. */
@@ -195,24 +204,23 @@ export class StreamFollower {
         this.#position = undefined;
         return response;
       }
-      const resumed = response.headers.get(HEADERS.resumed);
-      if (this.#plan === undefined && resumed === 'false') {
-        // The contract's answer to a cursor with nothing after it: nothing was missed, and this
-        // connection is a new standalone stream.
-        this.#position = this.#startPosition(response);
+      const verdict = judgeResume(this.#position ?? positionOf(cursor), {
+        resumed: response.headers.get(HEADERS.resumed),
+        streamId: response.headers.get(HEADERS.streamId),
+        epoch: response.headers.get(HEADERS.epoch),
+      });
+      // A standalone cursor with nothing after it: nothing was missed; this is a new standalone stream.
+      if (verdict.kind === 'continued' || (verdict.kind === 'new-standalone' && this.#plan === undefined)) {
+        this.#position = verdict.kind === 'continued' ? verdict.position : verdict.start;
         return response;
       }
-      const position = this.#position ?? positionOf(cursor);
-      const check =
-        position === undefined
-          ? ({ ok: false, reason: 'malformed_id', detail: 'the cursor is not an event id' } as const)
-          : checkResumed(position, { resumed, streamId: response.headers.get(HEADERS.streamId) });
-      if (!check.ok) {
-        await response.body?.cancel().catch(() => undefined);
-        throw new ForkDetectedError(check.reason, cursor, check.detail);
-      }
-      this.#position = position;
-      return response;
+      await response.body?.cancel().catch(() => undefined);
+      if (verdict.kind === 'fork') throw new ForkDetectedError(verdict.reason, cursor, verdict.detail);
+      // A request's stream finished at the cursor without its answer: the request was cancelled
+      // (by another client of the session), and this was the session's new standalone stream,
+      // which replaced the one the transport listened on: the transport follows it instead.
+      this.#host.standaloneReplaced(formatPosition(verdict.start));
+      throw new RequestCancelledError(this.pendingIds, cursor);
     }
     const { error, text } = await readError(response);
     if (isTransientStatus(response.status)) throw new Broken(`${response.status}`, { cause: text });

@@ -82,6 +82,7 @@ export class ForkSafeTransport implements Transport {
       deliver: (message) => this.onmessage?.(message),
       sessionGone: () => this.#sessionGone(),
       report: (error) => this.onerror?.(error),
+      standaloneReplaced: (start) => this.#listen(start),
     };
   }
 
@@ -206,10 +207,18 @@ export class ForkSafeTransport implements Transport {
     }
   }
 
-  /** Opens the standalone stream, unless it is open, switched off, or there is no session. */
-  #listen(): void {
-    if (this.#options.standaloneStream === false || this.#standalone !== undefined || this.#sessionId === undefined) return;
-    const follower = new StreamFollower(this.#host);
+  /**
+   * Opens the standalone stream, unless it is open, switched off, or there is no session. With
+   * `from`, the server replaced it with a new one (a request's resume was answered so): the old
+   * one's connection gets nothing more, so it is left, and the new one followed from its start.
+   */
+  #listen(from?: string): void {
+    if (this.#options.standaloneStream === false || this.#sessionId === undefined) return;
+    if (this.#standalone !== undefined) {
+      if (from === undefined) return;
+      this.#standalone.stop();
+    }
+    const follower = new StreamFollower(this.#host, undefined, from);
     this.#standalone = follower;
     this.#followers.add(follower);
     follower

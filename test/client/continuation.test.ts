@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   checkResumed,
+  judgeResume,
   continueAt,
   newStream,
   positionOf,
@@ -104,6 +105,59 @@ describe('checkResumed', () => {
     const result = checkResumed(at('1-2-3'), { resumed, streamId });
     if (reason === undefined) expect(result.ok).toBe(true);
     else expect(result).toMatchObject({ ok: false, reason });
+  });
+});
+
+describe('judgeResume', () => {
+  it.each<{ name: string; cursor?: string; resumed: string | null; streamId: string | null; epoch: string | null; answer: unknown }>([
+    { name: 'resumed, the same stream', resumed: 'true', streamId: '2', epoch: '1', answer: { kind: 'continued', position: at('1-2-3') } },
+    {
+      name: 'not resumed, another stream: a new standalone stream from its start',
+      resumed: 'false',
+      streamId: '5',
+      epoch: '1',
+      answer: { kind: 'new-standalone', start: at('1-5-0') },
+    },
+    {
+      name: 'the same, in a later epoch',
+      resumed: 'false',
+      streamId: '5',
+      epoch: '2',
+      answer: { kind: 'new-standalone', start: at('2-5-0') },
+    },
+    {
+      name: 'not resumed, the cursor’s own stream',
+      resumed: 'false',
+      streamId: '2',
+      epoch: '1',
+      answer: { kind: 'fork', reason: 'not_resumed' },
+    },
+    { name: 'no Mcp-Stream-Resumed', resumed: null, streamId: '5', epoch: '1', answer: { kind: 'fork', reason: 'not_resumed' } },
+    {
+      name: 'not resumed, no Mcp-Stream-Id',
+      resumed: 'false',
+      streamId: null,
+      epoch: '1',
+      answer: { kind: 'fork', reason: 'not_resumed' },
+    },
+    {
+      name: 'not resumed, no Mcp-Session-Epoch',
+      resumed: 'false',
+      streamId: '5',
+      epoch: null,
+      answer: { kind: 'fork', reason: 'not_resumed' },
+    },
+    { name: 'resumed, another stream', resumed: 'true', streamId: '5', epoch: '1', answer: { kind: 'fork', reason: 'stream_mismatch' } },
+    {
+      name: 'a cursor that is no event id',
+      cursor: 'x',
+      resumed: 'true',
+      streamId: '2',
+      epoch: '1',
+      answer: { kind: 'fork', reason: 'malformed_id' },
+    },
+  ])('$name', ({ cursor = '1-2-3', resumed, streamId, epoch, answer }) => {
+    expect(judgeResume(positionOf(cursor), { resumed, streamId, epoch })).toMatchObject(answer as object);
   });
 });
 

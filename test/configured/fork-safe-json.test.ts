@@ -9,7 +9,7 @@
  */
 import { exports } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { ForkSafeTransportError, SessionLostError } from '../../src/client/index.ts';
+import { RequestCancelledError, SessionLostError } from '../../src/client/index.ts';
 import { BASE_HEADERS, postRaw, URL_ } from '../support/mcp-http.ts';
 import {
   connect,
@@ -185,7 +185,7 @@ describe('ForkSafeTransport in JSON response mode', () => {
         ),
       );
       expect(outcome).not.toBe('hung');
-      expect((outcome as { error?: unknown }).error).toBeInstanceOf(ForkSafeTransportError);
+      expect((outcome as { error?: unknown }).error).toBeInstanceOf(RequestCancelledError);
       // Asked again, the server refused the re-sent id (it never runs twice) and named the stream's start.
       expect(fetch.log.filter((entry) => entry.rpc === 'tools/call').map((entry) => entry.status)).toEqual([202, 409]);
       expect(resumes(fetch.log).map((entry) => entry.lastEventId)).toEqual([expect.stringMatching(/^1-\d+-0$/)]);
