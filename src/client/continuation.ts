@@ -4,6 +4,7 @@
  * decision is a row in a table test.
  */
 import { formatEventId, parseEventId, type EventId } from '../core/event-id.ts';
+import { HEADERS } from '../core/wire.ts';
 
 /** Why an answer is not the continuation asked for. */
 export type ForkReason =
@@ -53,6 +54,17 @@ export function positionOf(cursor: string): Position | undefined {
 /** A stream the client has not yet read an event of: `stream` from `Mcp-Stream-Id`, `epoch` from `Mcp-Session-Epoch`. */
 export function newStream(stream: number | undefined, epoch: number | undefined): Position {
   return { epoch, stream, seq: 0 };
+}
+
+/** The start of the stream an answer opened, from its headers. */
+export function streamStart(headers: Headers): Position {
+  return newStream(headerNumber(headers.get(HEADERS.streamId)), headerNumber(headers.get(HEADERS.epoch)));
+}
+
+/** Whether `a` is a later stream than `b`: stream numbers only grow within a session, epochs too. */
+export function isLaterStream(a: Position, b: Position): boolean {
+  if (a.epoch === undefined || a.stream === undefined || b.epoch === undefined || b.stream === undefined) return false;
+  return a.epoch > b.epoch || (a.epoch === b.epoch && a.stream > b.stream);
 }
 
 export function formatPosition(position: Position): string {
@@ -118,6 +130,13 @@ export type ResumeAnswer =
    */
   | { readonly kind: 'new-standalone'; readonly start: Position }
   | { readonly kind: 'fork'; readonly reason: ForkReason; readonly detail: string };
+
+/** The headers of an answer to a resume that judgeResume reads. */
+export const resumeHeaders = (headers: Headers) => ({
+  resumed: headers.get(HEADERS.resumed),
+  streamId: headers.get(HEADERS.streamId),
+  epoch: headers.get(HEADERS.epoch),
+});
 
 export function judgeResume(cursor: Position | undefined, headers: ResumeHeaders & { readonly epoch: string | null }): ResumeAnswer {
   if (cursor === undefined) return { kind: 'fork', reason: 'malformed_id', detail: 'the cursor is not an event id' };

@@ -9,9 +9,8 @@
  * fails the stream with a typed error, and nothing of it is delivered.
  */
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
-import { HEADERS } from '../core/wire.ts';
 import { reconnectDelay, type ReconnectOptions } from './backoff.ts';
-import { continueAt, formatPosition, headerNumber, judgeResume, newStream, positionOf, type Position } from './continuation.ts';
+import { continueAt, judgeResume, positionOf, resumeHeaders, streamStart, type Position } from './continuation.ts';
 import {
   ForkDetectedError,
   ForkSafeTransportError,
@@ -42,8 +41,8 @@ export interface FollowerHost {
   sessionGone(): void;
   /** Something the caller of no request should know (the standalone stream's troubles, an unreadable message). */
   report(error: Error): void;
-  /** A request's resume was answered with a new standalone stream (`start`: its first cursor), which replaced the session's. */
-  standaloneReplaced(start: string): void;
+  /** A request's resume was answered with a new standalone stream (`start`), which replaced the session's. */
+  standaloneReplaced(start: Position): void;
 }
 
 export interface RequestPlan {
@@ -94,6 +93,11 @@ export class StreamFollower {
 
   get pendingIds(): RequestId[] {
     return [...this.#pending.values()];
+  }
+
+  /** The stream's place: where a fork-safe follower is (before its first event, the stream's start). */
+  get position(): Position | undefined {
+    return this.#position;
   }
 
   /** Stops following the stream, quietly. */
@@ -160,11 +164,13 @@ export class StreamFollower {
       // by another connection, or the session ended. One still waiting asks again: the server
       // names the stream's start (409 duplicate_request_id), or says the session is gone (404).
       await response.body?.cancel().catch(() => undefined);
-      if (this.#pending.size === 0 || !plan.mayResend()) return 'done';
+      if (this.#pending.size === 0) return 'done';
+      // Where the contract is not kept (or for `initialize`, before it is known), asking again proves nothing.
+      if (!this.#host.forkSafe) throw new HttpStatusError(202, undefined, 'accepted without an answer, with requests still waiting');
       throw new Broken('accepted (202) with requests still waiting');
     }
     if (response.ok) {
-      this.#position = this.#startPosition(response);
+      this.#position = this.#host.forkSafe ? streamStart(response.headers) : undefined;
       return response;
     }
     const { error, text } = await readError(response);
@@ -185,7 +191,7 @@ export class StreamFollower {
   async #openStandalone(): Promise<Opened> {
     const response = await this.#fetch(() => this.#host.get(undefined, this.#signal));
     if (response.ok) {
-      this.#position = this.#startPosition(response);
+      this.#position = this.#host.forkSafe ? streamStart(response.headers) : undefined;
       // The standalone stream owes nothing: a connection that opens is all the progress it can
       // make, so a server that closes idle listeners is reconnected to for as long as it answers.
       this.#advanced = true;
@@ -204,11 +210,7 @@ export class StreamFollower {
         this.#position = undefined;
         return response;
       }
-      const verdict = judgeResume(this.#position ?? positionOf(cursor), {
-        resumed: response.headers.get(HEADERS.resumed),
-        streamId: response.headers.get(HEADERS.streamId),
-        epoch: response.headers.get(HEADERS.epoch),
-      });
+      const verdict = judgeResume(this.#position ?? positionOf(cursor), resumeHeaders(response.headers));
       // A standalone cursor with nothing after it: nothing was missed; this is a new standalone stream.
       if (verdict.kind === 'continued' || (verdict.kind === 'new-standalone' && this.#plan === undefined)) {
         this.#position = verdict.kind === 'continued' ? verdict.position : verdict.start;
@@ -216,11 +218,14 @@ export class StreamFollower {
       }
       await response.body?.cancel().catch(() => undefined);
       if (verdict.kind === 'fork') throw new ForkDetectedError(verdict.reason, cursor, verdict.detail);
-      // A request's stream finished at the cursor without its answer: the request was cancelled
-      // (by another client of the session), and this was the session's new standalone stream,
+      // The stream is finished at the cursor, and this was the session's new standalone stream,
       // which replaced the one the transport listened on: the transport follows it instead.
-      this.#host.standaloneReplaced(formatPosition(verdict.start));
-      throw new RequestCancelledError(this.pendingIds, cursor);
+      if (!this.#session.aborted) this.#host.standaloneReplaced(verdict.start);
+      // A cursor this follower read itself is never the answer's event (it would have stopped
+      // there): the request's stream ended without its answer, so it was cancelled (by another
+      // client of the session). A caller's resumption token may have been the answer's event.
+      if (this.#plan?.resumeFrom === undefined) throw new RequestCancelledError(this.pendingIds, cursor);
+      throw new ForkDetectedError('not_resumed', cursor, 'the stream had already finished at the resumption token');
     }
     const { error, text } = await readError(response);
     if (isTransientStatus(response.status)) throw new Broken(`${response.status}`, { cause: text });
@@ -250,12 +255,6 @@ export class StreamFollower {
       throw new Broken('session not found');
     }
     return response;
-  }
-
-  /** A new stream's position from its response's headers; undefined where the contract is not kept. */
-  #startPosition(response: Response): Position | undefined {
-    if (!this.#host.forkSafe) return undefined;
-    return newStream(headerNumber(response.headers.get(HEADERS.streamId)), headerNumber(response.headers.get(HEADERS.epoch)));
   }
 
   /** Reads one connection: `done` when the stream owes nothing more, `broken` when it ended early. */

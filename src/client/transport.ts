@@ -13,7 +13,7 @@
 import type { JSONRPCMessage, Transport, TransportSendOptions } from '@modelcontextprotocol/server';
 import { HEADERS } from '../core/wire.ts';
 import { reconnectOptions, type ReconnectOptions } from './backoff.ts';
-import { headerNumber } from './continuation.ts';
+import { formatPosition, headerNumber, isLaterStream, type Position } from './continuation.ts';
 import { ForkSafeTransportError, HttpStatusError, SessionLostError, type RequestId } from './errors.ts';
 import { isRequest, readError, type FetchLike } from './http.ts';
 import { StreamFollower, type FollowerHost } from './stream-follower.ts';
@@ -212,13 +212,15 @@ export class ForkSafeTransport implements Transport {
    * `from`, the server replaced it with a new one (a request's resume was answered so): the old
    * one's connection gets nothing more, so it is left, and the new one followed from its start.
    */
-  #listen(from?: string): void {
+  #listen(from?: Position): void {
     if (this.#options.standaloneStream === false || this.#sessionId === undefined) return;
-    if (this.#standalone !== undefined) {
-      if (from === undefined) return;
-      this.#standalone.stop();
+    const current = this.#standalone;
+    if (current !== undefined) {
+      // Two replacements may be handled out of order: only a later stream than the one followed counts.
+      if (from === undefined || (current.position !== undefined && !isLaterStream(from, current.position))) return;
+      current.stop();
     }
-    const follower = new StreamFollower(this.#host, undefined, from);
+    const follower = new StreamFollower(this.#host, undefined, from && formatPosition(from));
     this.#standalone = follower;
     this.#followers.add(follower);
     follower

@@ -314,11 +314,12 @@ export function createMcpWorker<E extends ConfigVars>({
   // AUTH=oauth puts the embedded authorization server in front of the endpoint.
   const oauthServer = oauthFront<E>(app as unknown as FetchHandler<E>, path, oauth);
   /** The app, or with AUTH=oauth the authorization server in front of it. */
-  function serve(request: Request, env: E, ctx: ExecutionContext, config: TransportConfig, atEndpoint: boolean) {
+  function serve(request: Request, env: E, ctx: ExecutionContext, config: TransportConfig, pathname: string) {
     if (config.auth.mode !== 'oauth') return app.fetch(request, env, ctx);
     // The DNS-rebinding defence still comes first ("Servers MUST validate the Origin header on
-    // all incoming connections"): a foreign Host or Origin gets no challenge and no preflight.
-    if (atEndpoint) {
+    // all incoming connections"): on every path the provider protects (the endpoint and below
+    // it), a foreign Host or Origin gets no challenge and no preflight.
+    if (pathname === path || pathname.startsWith(`${path}/`)) {
       try {
         checkHostAndOrigin(request.headers, config.allowedHosts, config.allowedOrigins, () => new URL(request.url).host);
       } catch (error) {
@@ -337,10 +338,10 @@ export function createMcpWorker<E extends ConfigVars>({
         return app.fetch(request, env, ctx); // a configuration error: the app answers 500 and logs why
       }
       const started = Date.now();
-      const atEndpoint = new URL(request.url).pathname === path;
-      const response = await serve(request, env, ctx, config, atEndpoint);
+      const { pathname } = new URL(request.url);
+      const response = await serve(request, env, ctx, config, pathname);
       // Every request to the endpoint, whoever answered it (the app, or the authorization server's challenge).
-      if (atEndpoint && config.requestLog) logRequest(request, response, started);
+      if (pathname === path && config.requestLog) logRequest(request, response, started);
       return response;
     },
   };

@@ -53,4 +53,60 @@ describe('a call cancelled by another client of the session', () => {
     expect(errors.filter((error) => !(error instanceof RequestCancelledError))).toEqual([]);
     await client.close();
   });
+
+  it('two calls cancelled together: both fail typed, and the newest standalone stream is the one followed', async () => {
+    const inFlight: number[] = [];
+    const callStreams = new Set<string>();
+    // The answer to the first resume (the earlier new standalone stream) is held until the second
+    // has been handed on, so the transport learns of the later stream first.
+    let secondHandedOn!: () => void;
+    const second = new Promise<void>((resolve) => (secondHandedOn = resolve));
+    let resumes = 0;
+    const fetch = faultyFetch(undefined, [], {
+      async request(request) {
+        const body =
+          request.method === 'POST' ? (JSON.parse(await request.clone().text()) as { id?: number; params?: { name?: string } }) : {};
+        if (body.params?.name === 'countdown') inFlight.push(body.id!);
+        return request;
+      },
+      async response(response, request) {
+        const cursor = request.headers.get('Last-Event-ID');
+        if (request.method === 'POST' && response.headers.has('Mcp-Stream-Id')) callStreams.add(response.headers.get('Mcp-Stream-Id')!);
+        if (request.method !== 'GET' || cursor === null || !callStreams.has(cursor.split('-')[1]!)) return response;
+        if (++resumes === 1) await Promise.race([second, new Promise((resolve) => setTimeout(resolve, 5_000))]);
+        else setTimeout(secondHandedOn, 50);
+        return response;
+      },
+    });
+    const { client, transport } = await connect(fetch);
+    const received: number[] = [];
+    client.setNotificationHandler('notifications/message', (notification) => {
+      received.push((notification.params.data as { n: number }).n);
+    });
+    const calls = [1, 2].map(() =>
+      client.callTool({ name: 'countdown', arguments: { from: 1_000, interval_ms: 20 } }).then(
+        () => 'answered',
+        (error: unknown) => error,
+      ),
+    );
+    await expect.poll(() => inFlight.length, { timeout: 5_000 }).toBe(2);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    const headers = { 'Mcp-Session-Id': transport.sessionId!, 'MCP-Protocol-Version': '2025-11-25' };
+    await Promise.all(
+      inFlight.map((requestId) => postRaw({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId } }, headers)),
+    );
+    const outcomes = (await Promise.all(calls)) as RequestCancelledError[];
+    for (const outcome of outcomes) expect(outcome).toBeInstanceOf(RequestCancelledError);
+    // Each resume was answered with a new standalone stream, the later superseding the earlier.
+    // Whatever order the answers were handled in, the transport ends up following the later one.
+    const opened = outcomes.map((outcome) => fetch.log.find((entry) => entry.method === 'GET' && entry.lastEventId === outcome.cursor)!);
+    const latest = Math.max(...opened.map((entry) => Number(entry.streamId)));
+    expect(new Set(opened.map((entry) => entry.streamId)).size).toBe(2);
+    await expect
+      .poll(() => fetch.log.some((entry) => entry.lastEventId === `1-${latest}-0` && entry.status === 200), { timeout: 5_000 })
+      .toBe(true);
+    await client.callTool({ name: 'broadcast', arguments: { count: 3, interval_ms: 20 } });
+    await expect.poll(() => received, { timeout: 5_000 }).toEqual([1, 2, 3]);
+    await client.close();
+  });
 });

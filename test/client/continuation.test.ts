@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   checkResumed,
+  isLaterStream,
   judgeResume,
   continueAt,
   newStream,
@@ -158,6 +159,23 @@ describe('judgeResume', () => {
     },
   ])('$name', ({ cursor = '1-2-3', resumed, streamId, epoch, answer }) => {
     expect(judgeResume(positionOf(cursor), { resumed, streamId, epoch })).toMatchObject(answer as object);
+  });
+});
+
+describe('isLaterStream', () => {
+  it.each<{ a: string; b: string; later: boolean }>([
+    { a: '1-5-0', b: '1-4-9', later: true },
+    { a: '1-4-0', b: '1-5-0', later: false },
+    { a: '1-5-0', b: '1-5-7', later: false },
+    { a: '2-1-0', b: '1-9-0', later: true },
+    { a: '1-9-0', b: '2-1-0', later: false },
+  ])('$a after $b: $later', ({ a, b, later }) => {
+    expect(isLaterStream(at(a), at(b))).toBe(later);
+  });
+
+  it('is false where a stream is not known yet', () => {
+    expect(isLaterStream({ epoch: 1, stream: undefined, seq: 0 }, at('1-2-0'))).toBe(false);
+    expect(isLaterStream(at('1-2-0'), { epoch: undefined, stream: 1, seq: 0 })).toBe(false);
   });
 });
 

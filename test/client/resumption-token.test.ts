@@ -6,8 +6,9 @@
  */
 import { Client } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
-import { ForkSafeTransport } from '../../src/client/index.ts';
-import { URL_ } from '../support/mcp-http.ts';
+import { exports } from 'cloudflare:workers';
+import { ForkDetectedError, ForkSafeTransport } from '../../src/client/index.ts';
+import { BASE_HEADERS, URL_ } from '../support/mcp-http.ts';
 import { connect, countdownFrameEnds, faultyFetch, firstToolCallPosts, liftoff, toolCallStreams, type Logged } from './faults.ts';
 
 const FROM = 5;
@@ -102,6 +103,34 @@ describe('a request sent with a resumptionToken', () => {
     // The tokens go on from the one it resumed from, to the result's.
     expect(later).toEqual(Array.from({ length: FROM + 1 - seq }, (_, i) => `1-${stream}-${seq + i + 1}`));
     expect(transport.mode).toBe('fork-safe');
+    await client.close();
+  });
+
+  it('a token at the stream’s final event (its answer had come) fails with ForkDetectedError, not as a cancellation', async () => {
+    const { sessionId, token } = await abandonedCall(1);
+    const [, stream] = token.split('-').map(Number) as [number, number, number];
+    const final = `1-${stream}-${FROM + 1}`; // priming, FROM progress events, the result
+    // Until the call has finished on the server, the final event is beyond the stream (409 cursor_ahead).
+    const finished = async () => {
+      const headers = { ...BASE_HEADERS, Accept: 'text/event-stream', 'Mcp-Session-Id': sessionId, 'Last-Event-ID': final };
+      const response = await exports.default.fetch(new Request(URL_, { headers: { ...headers, 'MCP-Protocol-Version': '2025-11-25' } }));
+      await response.body?.cancel();
+      return response.status;
+    };
+    await expect.poll(finished, { timeout: 8_000, interval: 100 }).toBe(200);
+    const transport = new ForkSafeTransport(URL_, {
+      fetch: faultyFetch(),
+      sessionId,
+      protocolVersion: '2025-11-25',
+      standaloneStream: false,
+    });
+    const client = new Client({ name: 'fork-safe-resume', version: '1.0.0' });
+    await client.connect(transport);
+    const outcome = await client
+      .callTool({ name: 'countdown', arguments: { from: FROM, interval_ms: 60 } }, { resumptionToken: final, timeout: 8_000 })
+      .catch((error: unknown) => error);
+    expect(outcome).toBeInstanceOf(ForkDetectedError);
+    expect(outcome).toMatchObject({ reason: 'not_resumed', cursor: final });
     await client.close();
   });
 

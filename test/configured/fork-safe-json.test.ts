@@ -9,7 +9,7 @@
  */
 import { exports } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { RequestCancelledError, SessionLostError } from '../../src/client/index.ts';
+import { HttpStatusError, RequestCancelledError, SessionLostError } from '../../src/client/index.ts';
 import { BASE_HEADERS, postRaw, URL_ } from '../support/mcp-http.ts';
 import {
   connect,
@@ -174,6 +174,37 @@ describe('ForkSafeTransport in JSON response mode', () => {
       expect((outcome as { error?: unknown }).error).toMatchObject({ requestIds: [id] });
       expect(errors.filter((error) => error instanceof SessionLostError)).toHaveLength(1);
       expect(fetch.log.filter((entry) => entry.rpc === 'tools/call').map((entry) => entry.status)).toEqual([202, 404]);
+      await client.close();
+    });
+
+    it('where the server does not keep the contract (plain mode), the call fails with HttpStatusError 202, not asked again', async () => {
+      let inFlight!: (id: number) => void;
+      const posted = new Promise<number>((resolve) => (inFlight = resolve));
+      const fetch = faultyFetch(undefined, [], {
+        async request(request) {
+          const body = request.method === 'POST' ? (JSON.parse(await request.clone().text()) as { id?: number; method?: string }) : {};
+          if (body.method === 'tools/call') inFlight(body.id!);
+          return request;
+        },
+        // A server without the contract's headers: no Mcp-Session-Epoch.
+        response(response) {
+          const headers = new Headers(response.headers);
+          headers.delete('Mcp-Session-Epoch');
+          return new Response(response.body, { status: response.status, headers });
+        },
+      });
+      const { client, transport } = await connect(fetch, { standaloneStream: false });
+      expect(transport.mode).toBe('plain');
+      const call = settle(client.callTool({ name: 'countdown', arguments: { from: 1_000, interval_ms: 20 } }));
+      const requestId = await posted;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const headers = { 'Mcp-Session-Id': transport.sessionId!, 'MCP-Protocol-Version': '2025-11-25' };
+      expect((await postRaw({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId } }, headers)).status).toBe(202);
+      const outcome = await call;
+      expect(outcome).not.toBe('hung');
+      expect((outcome as { error?: unknown }).error).toBeInstanceOf(HttpStatusError);
+      expect((outcome as { error?: unknown }).error).toMatchObject({ status: 202 });
+      expect(fetch.log.filter((entry) => entry.rpc === 'tools/call').map((entry) => entry.status)).toEqual([202]);
       await client.close();
     });
 

@@ -216,6 +216,12 @@ describe('the DNS-rebinding defence, in front of the authorization server', () =
     expect(((await response.json()) as { error: { code: number } }).error.code).toBe(-32000);
   });
 
+  it('below the endpoint too (the provider protects /mcp/…): 403, not a challenge', async () => {
+    const response = await send('/mcp/x', { method: 'POST', headers: { Origin: 'http://evil.example.com' } });
+    expect(response.status).toBe(403);
+    expect(response.headers.get('WWW-Authenticate')).toBeNull();
+  });
+
   it('a preflight from a foreign Origin: 403, no CORS grant', async () => {
     const response = await send('/mcp', {
       method: 'OPTIONS',
