@@ -182,3 +182,14 @@ export const tally = async (client: Client, key: string) => {
   const result = await client.callTool({ name: 'tally', arguments: { key } });
   return (result.content as { text: string }[])[0]!.text;
 };
+
+/** How a call ended, or `hung` if it had not after `ms` (a bounded wait, not a timing claim). */
+export async function settle<T>(call: Promise<T>, ms = 10_000): Promise<{ result?: T; error?: unknown } | 'hung'> {
+  let timer = 0;
+  const hung = new Promise<'hung'>((resolve) => (timer = setTimeout(() => resolve('hung'), ms)));
+  const outcome = call.then(
+    (result) => ({ result }),
+    (error: unknown) => ({ error }),
+  );
+  return Promise.race([outcome, hung]).finally(() => clearTimeout(timer));
+}

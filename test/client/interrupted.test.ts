@@ -7,20 +7,9 @@
 import { ProtocolError } from '@modelcontextprotocol/client';
 import { abortAllDurableObjects } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
-import { connect, faultyFetch, firstToolCallPosts, tally, type Tamper } from './faults.ts';
+import { connect, faultyFetch, firstToolCallPosts, settle, tally, type Tamper } from './faults.ts';
 
 const isResume = (request: Request) => request.method === 'GET' && request.headers.has('Last-Event-ID');
-
-/** How a call ended, or `hung` if it had not after `ms` (a bounded wait, not a timing claim). */
-async function settle<T>(call: Promise<T>, ms = 10_000): Promise<{ result?: T; error?: unknown } | 'hung'> {
-  let timer = 0;
-  const hung = new Promise<'hung'>((resolve) => (timer = setTimeout(() => resolve('hung'), ms)));
-  const outcome = call.then(
-    (result) => ({ result }),
-    (error: unknown) => ({ error }),
-  );
-  return Promise.race([outcome, hung]).finally(() => clearTimeout(timer));
-}
 
 const interrupted = { code: -32603, data: { reason: 'request_interrupted', epoch: 2 } };
 

@@ -17,6 +17,7 @@ import {
   faultyFetch,
   firstToolCallPosts,
   liftoff,
+  settle,
   tally,
   type Cut,
   type Logged,
@@ -34,17 +35,6 @@ function contentTypes(): Tamper & { seen: string[] } {
       return response;
     },
   };
-}
-
-/** How a call ended, or `hung` if it had not after `ms` (a bounded wait, not a timing claim). */
-async function settle<T>(call: Promise<T>, ms = 8_000): Promise<{ result?: T; error?: unknown } | 'hung'> {
-  let timer = 0;
-  const hung = new Promise<'hung'>((resolve) => (timer = setTimeout(() => resolve('hung'), ms)));
-  const outcome = call.then(
-    (result) => ({ result }),
-    (error: unknown) => ({ error }),
-  );
-  return Promise.race([outcome, hung]).finally(() => clearTimeout(timer));
 }
 
 const resumes = (log: readonly Logged[]) => log.filter((entry) => entry.method === 'GET' && entry.lastEventId !== null);
@@ -147,7 +137,7 @@ describe('ForkSafeTransport in JSON response mode', () => {
 
   describe('a POST answered 202 while its request still waits (nothing is owed on it any more)', () => {
     /** Starts a countdown, then once its POST is in, lets `meanwhile` act on the session from outside. */
-    async function waitingCall(meanwhile: (sessionId: string, requestId: number) => Promise<Response>) {
+    async function waitingCall(meanwhile: (sessionId: string, requestId: number) => Promise<Response>, response?: Tamper['response']) {
       let inFlight!: (id: number) => void;
       const posted = new Promise<number>((resolve) => (inFlight = resolve));
       const fetch = faultyFetch(undefined, [], {
@@ -156,6 +146,7 @@ describe('ForkSafeTransport in JSON response mode', () => {
           if (body.method === 'tools/call') inFlight(body.id!);
           return request;
         },
+        ...(response && { response }),
       });
       const { client, transport, errors } = await connect(fetch, { standaloneStream: false });
       const call = settle(client.callTool({ name: 'countdown', arguments: { from: 1_000, interval_ms: 20 } }));
@@ -178,29 +169,20 @@ describe('ForkSafeTransport in JSON response mode', () => {
     });
 
     it('where the server does not keep the contract (plain mode), the call fails with HttpStatusError 202, not asked again', async () => {
-      let inFlight!: (id: number) => void;
-      const posted = new Promise<number>((resolve) => (inFlight = resolve));
-      const fetch = faultyFetch(undefined, [], {
-        async request(request) {
-          const body = request.method === 'POST' ? (JSON.parse(await request.clone().text()) as { id?: number; method?: string }) : {};
-          if (body.method === 'tools/call') inFlight(body.id!);
-          return request;
-        },
-        // A server without the contract's headers: no Mcp-Session-Epoch.
-        response(response) {
-          const headers = new Headers(response.headers);
-          headers.delete('Mcp-Session-Epoch');
-          return new Response(response.body, { status: response.status, headers });
-        },
-      });
-      const { client, transport } = await connect(fetch, { standaloneStream: false });
-      expect(transport.mode).toBe('plain');
-      const call = settle(client.callTool({ name: 'countdown', arguments: { from: 1_000, interval_ms: 20 } }));
-      const requestId = await posted;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      const headers = { 'Mcp-Session-Id': transport.sessionId!, 'MCP-Protocol-Version': '2025-11-25' };
-      expect((await postRaw({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId } }, headers)).status).toBe(202);
-      const outcome = await call;
+      // A server without the contract's headers: no Mcp-Session-Epoch.
+      const plain = (response: Response) => {
+        const headers = new Headers(response.headers);
+        headers.delete('Mcp-Session-Epoch');
+        return new Response(response.body, { status: response.status, headers });
+      };
+      const { client, fetch, outcome } = await waitingCall(
+        (sessionId, requestId) =>
+          postRaw(
+            { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId } },
+            { 'Mcp-Session-Id': sessionId, 'MCP-Protocol-Version': '2025-11-25' },
+          ),
+        plain,
+      );
       expect(outcome).not.toBe('hung');
       expect((outcome as { error?: unknown }).error).toBeInstanceOf(HttpStatusError);
       expect((outcome as { error?: unknown }).error).toMatchObject({ status: 202 });
