@@ -67,6 +67,12 @@ export function isLaterStream(a: Position, b: Position): boolean {
   return a.epoch > b.epoch || (a.epoch === b.epoch && a.stream > b.stream);
 }
 
+/** The event id at `position`, if its stream is known: a cursor to resume from. */
+export function cursorAt(position: Position | undefined): string | undefined {
+  if (position?.epoch === undefined || position.stream === undefined) return undefined;
+  return formatEventId({ epoch: position.epoch, stream: position.stream, seq: position.seq });
+}
+
 export function formatPosition(position: Position): string {
   const { epoch, stream, seq } = position;
   return epoch === undefined || stream === undefined ? `a new stream (${stream ?? '?'})` : formatEventId({ epoch, stream, seq });

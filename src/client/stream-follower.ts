@@ -10,7 +10,7 @@
  */
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import { reconnectDelay, type ReconnectOptions } from './backoff.ts';
-import { continueAt, judgeResume, positionOf, resumeHeaders, streamStart, type Position } from './continuation.ts';
+import { continueAt, cursorAt, judgeResume, positionOf, resumeHeaders, streamStart, type Position } from './continuation.ts';
 import {
   ForkDetectedError,
   ForkSafeTransportError,
@@ -151,6 +151,9 @@ export class StreamFollower {
   }
 
   #open(): Promise<Opened> {
+    // A POST whose answer named its stream, then broke before any event, resumes from the stream's
+    // start rather than asking again (no 409 round trip; for `initialize`, no second session).
+    if (this.#cursor === undefined && this.#posted) this.#cursor = cursorAt(this.#position);
     if (this.#cursor !== undefined) return this.#resume(this.#cursor);
     return this.#plan === undefined ? this.#openStandalone() : this.#post(this.#plan);
   }
@@ -218,12 +221,10 @@ export class StreamFollower {
       }
       await response.body?.cancel().catch(() => undefined);
       if (verdict.kind === 'fork') throw new ForkDetectedError(verdict.reason, cursor, verdict.detail);
-      // The stream is finished at the cursor, and this was the session's new standalone stream,
-      // which replaced the one the transport listened on: the transport follows it instead.
+      // Finished at the cursor; this was the session's new standalone stream, replacing the one followed.
       if (!this.#session.aborted) this.#host.standaloneReplaced(verdict.start);
-      // A cursor this follower read itself is never the answer's event (it would have stopped
-      // there): the request's stream ended without its answer, so it was cancelled (by another
-      // client of the session). A caller's resumption token may have been the answer's event.
+      // A cursor read here is never the answer's event (the follower would have stopped there), so
+      // the request was cancelled (by another client); a caller's resumption token may have been it.
       if (this.#plan?.resumeFrom === undefined) throw new RequestCancelledError(this.pendingIds, cursor);
       throw new ForkDetectedError('not_resumed', cursor, 'the stream had already finished at the resumption token');
     }

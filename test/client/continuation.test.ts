@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   checkResumed,
+  cursorAt,
   isLaterStream,
   judgeResume,
   continueAt,
@@ -159,6 +160,16 @@ describe('judgeResume', () => {
     },
   ])('$name', ({ cursor = '1-2-3', resumed, streamId, epoch, answer }) => {
     expect(judgeResume(positionOf(cursor), { resumed, streamId, epoch })).toMatchObject(answer as object);
+  });
+});
+
+describe('cursorAt', () => {
+  it('is the event id of a known place, and nothing where the stream is not known', () => {
+    expect(cursorAt(at('1-4-0'))).toBe('1-4-0');
+    expect(cursorAt(at('2-4-7'))).toBe('2-4-7');
+    expect(cursorAt({ epoch: 1, stream: undefined, seq: 0 })).toBeUndefined();
+    expect(cursorAt({ epoch: undefined, stream: 4, seq: 0 })).toBeUndefined();
+    expect(cursorAt(undefined)).toBeUndefined();
   });
 });
 

@@ -3,7 +3,8 @@
  * error; the Client can then start a new one. A server without the wire contract's headers gets
  * the spec's plain resumption, and the transport says so.
  */
-import { exports } from 'cloudflare:workers';
+import { listDurableObjectIds } from 'cloudflare:test';
+import { env, exports } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { RequestLostError, SessionLostError } from '../../src/client/index.ts';
 import { BASE_HEADERS, URL_ } from '../support/mcp-http.ts';
@@ -16,8 +17,12 @@ import {
   liftoff,
   tally,
   toolCallStreams,
+  type Cut,
+  type Logged,
   type Tamper,
 } from './faults.ts';
+
+const resumes = (log: readonly Logged[]) => log.filter((entry) => entry.method === 'GET' && entry.lastEventId !== null);
 
 describe('a lost session', () => {
   it('fails every waiting request with SessionLostError, then the Client starts a new session', async () => {
@@ -63,6 +68,25 @@ describe('a lost session', () => {
     expect(transport.sessionId).not.toBe(lostSession);
     expect(await tally(client, 'after')).toBe('1');
     expect(await countdown(client, 2, 0)).toEqual({ progress: [1, 2], result: liftoff(2) });
+    await client.close();
+  });
+});
+
+describe('an initialize whose answer is cut', () => {
+  it.each<{ name: string; cut: Cut; posts: number }>([
+    { name: 'after its headers: resumed from its stream’s start, one session', cut: { at: 0 }, posts: 1 },
+    { name: 'mid-way into its first event: resumed, one session', cut: { at: 5, how: 'close' }, posts: 1 },
+    { name: 'with no answer at all: sent again, which makes a second session', cut: { at: 0, how: 'drop' }, posts: 2 },
+  ])('$name', async ({ cut, posts }) => {
+    const before = (await listDurableObjectIds(env.MCP_SESSION)).length;
+    const fetch = faultyFetch((request) => request.rpc === 'initialize', [cut]);
+    const { client, transport } = await connect(fetch, { standaloneStream: false });
+    expect(transport.mode).toBe('fork-safe');
+    const initializes = fetch.log.filter((entry) => entry.rpc === 'initialize');
+    expect(initializes.map((entry) => entry.status)).toEqual(Array.from({ length: posts }, () => 200));
+    if (posts === 1) expect(resumes(fetch.log).map((entry) => entry.lastEventId)).toEqual(['1-1-0']);
+    expect((await listDurableObjectIds(env.MCP_SESSION)).length - before).toBe(posts);
+    expect(await tally(client, 'after-cut-initialize')).toBe('1');
     await client.close();
   });
 });
