@@ -111,7 +111,7 @@ export class RequestCancelledError extends ForkSafeTransportError {
 
   constructor(
     readonly requestIds: readonly RequestId[],
-    /** The last event received: the stream's final one. */
+    /** Where the stream was resumed from (the last event received, or its start): its final event. */
     readonly cursor: string,
   ) {
     super(

@@ -151,9 +151,9 @@ export class StreamFollower {
   }
 
   #open(): Promise<Opened> {
-    // A POST whose answer named its stream, then broke before any event, resumes from the stream's
-    // start rather than asking again (no 409 round trip; for `initialize`, no second session).
-    if (this.#cursor === undefined && this.#posted) this.#cursor = cursorAt(this.#position);
+    // An answer that named its stream, then broke before any event, resumes from the stream's start: for
+    // a POST no 409 round trip (no second session for `initialize`), for a GET no superseding stream.
+    if (this.#cursor === undefined && (this.#posted || this.#plan === undefined)) this.#cursor = cursorAt(this.#position);
     if (this.#cursor !== undefined) return this.#resume(this.#cursor);
     return this.#plan === undefined ? this.#openStandalone() : this.#post(this.#plan);
   }
@@ -223,8 +223,8 @@ export class StreamFollower {
       if (verdict.kind === 'fork') throw new ForkDetectedError(verdict.reason, cursor, verdict.detail);
       // Finished at the cursor; this was the session's new standalone stream, replacing the one followed.
       if (!this.#session.aborted) this.#host.standaloneReplaced(verdict.start);
-      // A cursor read here is never the answer's event (the follower would have stopped there), so
-      // the request was cancelled (by another client); a caller's resumption token may have been it.
+      // The follower's cursor is never the answer's event (it would have stopped there; seq 0, from
+      // the headers, holds none), so the request was cancelled; a caller's token may have been it.
       if (this.#plan?.resumeFrom === undefined) throw new RequestCancelledError(this.pendingIds, cursor);
       throw new ForkDetectedError('not_resumed', cursor, 'the stream had already finished at the resumption token');
     }

@@ -180,6 +180,7 @@ export class ForkSafeTransport implements Transport {
     if (initialize) {
       // A new handshake: a new session, whose answer says anew whether the contract is kept.
       this.#sessionId = undefined;
+      this.#protocolVersion = undefined; // the Client sets the version the new session negotiates
       this.#lost = undefined;
       this.#mode = 'unknown';
     } else if (this.#lost !== undefined) {

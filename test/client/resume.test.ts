@@ -141,6 +141,23 @@ describe('ForkSafeTransport with the official Client', () => {
     await client.close();
   });
 
+  it('resumes a standalone stream cut before its first event from its start: the same stream, nothing superseded', async () => {
+    const fetch = faultyFetch((request) => request.method === 'GET' && request.lastEventId === null, [{ at: 0 }]);
+    const { client } = await connect(fetch);
+    const received: number[] = [];
+    client.setNotificationHandler('notifications/message', (notification) => {
+      received.push((notification.params.data as { n: number }).n);
+    });
+    const gets = () => fetch.log.filter((entry) => entry.method === 'GET');
+    await expect.poll(() => gets().length, { timeout: 5_000 }).toBeGreaterThanOrEqual(2);
+    const [opened, resumed] = gets();
+    expect(resumed).toMatchObject({ lastEventId: `1-${opened!.streamId}-0`, status: 200, streamId: opened!.streamId });
+    await client.callTool({ name: 'broadcast', arguments: { count: 3, interval_ms: 20 } });
+    await expect.poll(() => received, { timeout: 5_000 }).toEqual([1, 2, 3]);
+    expect(gets().filter((entry) => entry.lastEventId === null)).toHaveLength(1);
+    await client.close();
+  });
+
   it('waits the server’s retry: (1000 ms here) before resuming, then backs off from it', async () => {
     const ends = await countdownFrameEnds('2025-11-25', FROM);
     const fetch = faultyFetch(toolCallStreams, [{ at: ends[1]! }, { at: 0 }]);
