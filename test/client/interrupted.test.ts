@@ -27,7 +27,8 @@ describe('a call interrupted by a restart of the session object', () => {
         return request;
       },
     };
-    const fetch = faultyFetch(firstToolCallPosts(), [{ at: 400 }], tamper);
+    // The countdown's POST is cut after a few events; the later tally's before its first event.
+    const fetch = faultyFetch(firstToolCallPosts(), [{ at: 400 }, { at: 0 }], tamper);
     const { client, transport } = await connect(fetch, { standaloneStream: false });
     expect(transport.epoch).toBe(1);
     const progress: number[] = [];
@@ -54,8 +55,15 @@ describe('a call interrupted by a restart of the session object', () => {
     expect(progress.length).toBeGreaterThanOrEqual(Number(resumes[0]!.lastEventId!.split('-')[2]));
     expect(transport.epoch).toBe(2);
 
-    // The session goes on in its new epoch.
+    // The session goes on in its new epoch: a call cut before its first event resumes from its
+    // stream's start in that epoch, and runs once.
     expect(await tally(client, 'after-restart')).toBe('1');
+    const tallyPost = fetch.log.filter((entry) => entry.rpc === 'tools/call').at(-1)!;
+    expect(fetch.log.filter((entry) => entry.method === 'GET' && entry.lastEventId !== null).at(-1)).toMatchObject({
+      lastEventId: `2-${tallyPost.streamId}-0`,
+      status: 200,
+    });
+    expect(await tally(client, 'after-restart')).toBe('2');
     await client.close();
   });
 
