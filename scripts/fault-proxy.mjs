@@ -10,21 +10,10 @@
 // `rate` is the share of SSE responses that are faulted (0.3 = 30%). The handshake (a request
 // without a session id: `initialize`) is faulted only with `handshakes: true`.
 import http from 'node:http';
-
-/** mulberry32: a small seeded PRNG, so a failing run replays. */
-function random(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from '../test/support/seeded-random.ts';
 
 export function startFaultProxy({ target, profile, rate = 0.3, seed = 1, handshakes = false }) {
-  const next = random(seed);
+  const next = seededRandom(seed);
   const stats = { responses: 0, faulted: 0 };
   const upstream = new URL(target);
   const server = http.createServer((request, response) => {

@@ -21,7 +21,11 @@
 // Prints one line; exits 1 unless clean. Usage: node scripts/race.mjs
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { parseEventId } from '../src/core/event-id.ts';
+import { SseParser } from '../src/core/sse-parser.ts';
+import { seededRandom } from '../test/support/seeded-random.ts';
 import { withDevServer } from './dev-server.mjs';
+import { openRawSession } from './raw-session.mjs';
 
 // As `npm run conformance` runs wrangler: no metrics, no banner, its config kept in the repository.
 process.env.WRANGLER_SEND_METRICS ??= 'false';
@@ -39,8 +43,6 @@ const SPREAD_MS = 400;
 /** Fast streams race live events against attachments; on slow ones a plain-mode probe can land between two events. */
 const INTERVALS = [5, 250];
 const SETTLE_MS = 15_000;
-const VERSION = '2025-11-25';
-const JSON_HEADERS = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -53,22 +55,7 @@ async function until(condition, ms) {
   return true;
 }
 
-/** mulberry32: the storm's mix and cursors, reproducible with RACE_SEED. */
-function random(seed) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const idOf = (text) => {
-  const match = /^(\d+)-(\d+)-(\d+)$/.exec(text ?? '');
-  return match === null ? undefined : { epoch: Number(match[1]), stream: Number(match[2]), seq: Number(match[3]) };
-};
+const idOf = (text) => (text === undefined ? undefined : parseEventId(text));
 const seqOf = (event) => idOf(event.id)?.seq ?? Number.NaN;
 
 /** An SSE response read to its end in the background: its events, and whether it ended. */
@@ -93,22 +80,13 @@ function track(attempt, response, sentAt) {
   conn.lastSeq = () => (conn.events.length > 0 ? seqOf(conn.events.at(-1)) : conn.afterSeq);
   void (async () => {
     const decoder = new TextDecoder();
-    let buffer = '';
+    const parser = new SseParser(); // a heartbeat (a comment) makes no event
     try {
       for (;;) {
         const { done, value } = await conn.reader.read();
         if (done) break;
-        buffer += decoder.decode(value, { stream: true });
-        for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
-          const lines = buffer
-            .slice(0, end)
-            .split('\n')
-            .filter((line) => !line.startsWith(':'));
-          buffer = buffer.slice(end + 2);
-          if (lines.length === 0) continue; // a heartbeat
-          const field = (name) => lines.filter((l) => l.startsWith(`${name}:`)).map((l) => l.slice(name.length + 1).replace(/^ /, ''));
-          conn.events.push({ id: field('id')[0], data: field('data').join('\n') });
-        }
+        for (const frame of parser.push(decoder.decode(value, { stream: true })))
+          conn.events.push({ id: frame.id, data: frame.data ?? '' });
       }
     } catch (error) {
       conn.error = String(error);
@@ -135,25 +113,8 @@ function continuity(conn, epoch) {
 }
 
 async function openSession(url) {
-  const init = await fetch(url, {
-    method: 'POST',
-    headers: JSON_HEADERS,
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 0,
-      method: 'initialize',
-      params: { protocolVersion: VERSION, capabilities: {}, clientInfo: { name: 'race', version: '1' } },
-    }),
-  });
-  const id = init.headers.get('mcp-session-id');
-  await init.body?.cancel();
-  if (init.status !== 200 || id === null) throw new Error(`initialize: ${init.status}`);
-  const headers = { 'Mcp-Session-Id': id, 'MCP-Protocol-Version': VERSION };
-  const session = {
-    post: (body) => fetch(url, { method: 'POST', headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(body) }),
-    get: (cursor) =>
-      fetch(url, { headers: { Accept: 'text/event-stream', ...headers, ...(cursor !== undefined && { 'Last-Event-ID': cursor }) } }),
-    delete: () => fetch(url, { method: 'DELETE', headers }),
+  const raw = await openRawSession(url, 'race');
+  const session = Object.assign(raw, {
     call: (id, name, args) =>
       session.post({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, _meta: { progressToken: id } } }),
     /** A tool call whose own stream is not under test. */
@@ -170,9 +131,7 @@ async function openSession(url) {
         throw new Error(`probe of stream ${stream}: ${response.status} ${JSON.stringify(body)}`);
       return Number(match[1]);
     },
-  };
-  const initialized = await session.post({ jsonrpc: '2.0', method: 'notifications/initialized' });
-  await initialized.body?.cancel();
+  });
   return session;
 }
 
@@ -203,7 +162,7 @@ async function round(url, seed) {
     // Logging on whichever standalone stream is current while the storm runs.
     await session.fire('b1', 'broadcast', { count: 200, interval_ms: 5 });
 
-    const next = random(seed);
+    const next = seededRandom(seed);
     const pick = (n) => Math.floor(next() * n);
     const storm = Array.from({ length: ATTEMPTS }, () => {
       const delayMs = next() < 0.5 ? 0 : Math.floor(next() * SPREAD_MS);

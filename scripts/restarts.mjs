@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { killGroup, waitUntilReady } from './dev-server.mjs';
+import { JSON_HEADERS, openRawSession, readEvents } from './raw-session.mjs';
 
 const { values } = parseArgs({ options: { kills: { type: 'string', default: '20' }, sessions: { type: 'string', default: '4' } } });
 const kills = Number(values.kills);
@@ -20,7 +21,6 @@ const sessionCount = Number(values.sessions);
 const port = Number(process.env.RESTARTS_PORT ?? 8801);
 const url = `http://localhost:${port}/mcp`;
 const state = mkdtempSync(join(tmpdir(), 'restarts-'));
-const JSON_HEADERS = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
 let nextId = 1;
 
 function start() {
@@ -35,48 +35,8 @@ function start() {
 const post = (body, headers = {}) =>
   fetch(url, { method: 'POST', headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(body), signal: AbortSignal.timeout(15_000) });
 
-async function openSession() {
-  const init = await post({
-    jsonrpc: '2.0',
-    id: 0,
-    method: 'initialize',
-    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'restarts', version: '1' } },
-  });
-  const id = init.headers.get('mcp-session-id');
-  await init.body?.cancel();
-  const headers = { 'Mcp-Session-Id': id, 'MCP-Protocol-Version': '2025-11-25' };
-  const initialized = await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, headers);
-  if (initialized.status !== 202) throw new Error(`initialized: ${initialized.status}`);
-  return headers;
-}
-
-/** SSE events (`id`, `data`) from a response, until `enough(events)` or the stream ends. */
-async function readEvents(response, enough = () => false) {
-  const events = [];
-  const reader = response.body.getReader();
-  const decoder = new TextDecoder();
-  let text = '';
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      text += decoder.decode(value, { stream: true });
-      let end = text.indexOf('\n\n');
-      while (end >= 0) {
-        const frame = text.slice(0, end);
-        text = text.slice(end + 2);
-        const id = /^id: (.*)$/m.exec(frame)?.[1];
-        const data = [...frame.matchAll(/^data: ?(.*)$/gm)].map((match) => match[1]).join('\n');
-        if (id !== undefined) events.push({ id, data });
-        end = text.indexOf('\n\n');
-      }
-      if (enough(events)) break;
-    }
-  } finally {
-    await reader.cancel().catch(() => {});
-  }
-  return events;
-}
+/** A session's headers. */
+const openSession = async () => (await openRawSession(url, 'restarts', { timeoutMs: 15_000 })).headers;
 
 const parseId = (id) => id.split('-').map(Number);
 
@@ -124,7 +84,7 @@ try {
       },
       headers,
     );
-    const seen = await readEvents(call, (events) => events.length >= 3);
+    const seen = await readEvents(call, { until: (events) => events.length >= 3 });
     const cursor = seen.at(-1).id;
     const epoch = parseId(cursor)[0];
     // The call goes on unread for a while (0–450 ms, different each time): what it stored

@@ -1,69 +1,23 @@
-// Walks every row of the GET + Last-Event-ID decision table (README, "Wire contract") against
+// Walks every row of the GET + Last-Event-ID decision table (docs/wire-contract.md) against
 // a running server with raw fetch, as any HTTP client would, and prints what each row answered.
 // Exits non-zero if an answer differs from the table.
 // Usage: node scripts/walk-resume-table.mjs [url]   (default http://localhost:8787/mcp)
 // Bounded: every read has a deadline; the pruning row makes at most 12 calls.
 
-const JSON_HEADERS = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
+import { openRawSession, readEvents } from './raw-session.mjs';
 
-/** Reads SSE events until the stream ends, `count` events arrived, or `ms` passed. */
-async function readEvents(response, { count = Infinity, ms = 5_000 } = {}) {
-  const reader = response.body.getReader();
-  const decoder = new TextDecoder();
-  const events = [];
-  let buffer = '';
-  const deadline = Date.now() + ms;
-  try {
-    while (events.length < count && Date.now() < deadline) {
-      const chunk = await Promise.race([reader.read(), new Promise((r) => setTimeout(() => r('timeout'), deadline - Date.now()))]);
-      if (chunk === 'timeout' || chunk.done) break;
-      buffer += decoder.decode(chunk.value, { stream: true });
-      let end;
-      while ((end = buffer.indexOf('\n\n')) >= 0 && events.length < count) {
-        const frame = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const id = /^id: (.*)$/m.exec(frame)?.[1];
-        const data = [...frame.matchAll(/^data: ?(.*)$/gm)].map((m) => m[1]).join('\n');
-        if (id !== undefined) events.push({ id, data });
-      }
-    }
-  } finally {
-    await reader.cancel().catch(() => undefined);
-  }
-  return events;
-}
-
+/** A session with the walk's calls: `start` a tools/call (its stream is in the headers), or `call` it whole. */
 async function session(url) {
-  const init = await fetch(url, {
-    method: 'POST',
-    headers: JSON_HEADERS,
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 0,
-      method: 'initialize',
-      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'walk', version: '1' } },
-    }),
-  });
-  const id = init.headers.get('mcp-session-id');
-  await init.body?.cancel();
-  const headers = { 'Mcp-Session-Id': id, 'MCP-Protocol-Version': '2025-11-25' };
+  const s = await openRawSession(url, 'walk');
   let next = 1;
-  const s = {
-    id,
-    post: (body) => fetch(url, { method: 'POST', headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(body) }),
-    get: (cursor) =>
-      fetch(url, { headers: { Accept: 'text/event-stream', ...headers, ...(cursor !== undefined && { 'Last-Event-ID': cursor }) } }),
-    /** Starts a tools/call and returns the response (its stream is in the headers). */
+  return Object.assign(s, {
     start: (name, args, id = next++) =>
       s.post({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, _meta: { progressToken: `p${id}` } } }),
-    /** A whole call; returns its events and stream number. */
     async call(name, args) {
       const response = await s.start(name, args);
       return { stream: response.headers.get('mcp-stream-id'), events: await readEvents(response, { ms: 30_000 }) };
     },
-  };
-  await s.post({ jsonrpc: '2.0', method: 'notifications/initialized' });
-  return s;
+  });
 }
 
 async function answer(response) {
@@ -103,12 +57,12 @@ export async function walkResumeTable(url) {
   row("N beyond the stream's last event", `1-${S}-99`, await answer(await s.get(`1-${S}-99`)), { status: 409, reason: 'cursor_ahead' });
 
   const firstStandalone = await s.get();
-  const [priming] = await readEvents(firstStandalone, { count: 1 });
+  const [priming] = await readEvents(firstStandalone, { until: (events) => events.length >= 1, ms: 5_000 });
   await (await s.get()).body.cancel(); // supersedes it
   row('a superseded standalone stream', priming.id, await answer(await s.get(priming.id)), { status: 409, reason: 'stream_superseded' });
 
   const running = await s.start('countdown', { from: 20, interval_ms: 200 });
-  const seen = await readEvents(running, { count: 2 });
+  const seen = await readEvents(running, { until: (events) => events.length >= 2, ms: 5_000 });
   const live = await answer(await s.get(seen.at(-1).id));
   row('stream open', seen.at(-1).id, live, { status: 200, resumed: 'true' }, `${live.events.length} events in 2 s, live`);
 

@@ -20,6 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseEventId } from '../../src/core/event-id.ts';
 import { ATTACH_HEADER, LAST_SEQ_HEADER, stampAttachOrder } from '../support/attach-order.ts';
 import { callTool, errorOf, openSession, type Session } from '../support/mcp-http.ts';
+import { seededRandom } from '../support/seeded-random.ts';
 import { ENDED, SseReader, TIMED_OUT, type ReadEvent } from '../support/sse-reader.ts';
 
 const ATTEMPTS = 200;
@@ -103,18 +104,6 @@ async function until(condition: () => boolean, ms: number): Promise<boolean> {
   return true;
 }
 
-/** mulberry32: the storm's mix and cursors, the same on every run. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Every event continues the connection's cursor: a priming event at the cursor, then seq + 1 each, of its own stream. */
 function continuity(conn: Conn): { gaps: number; dups: number } {
   let gaps = 0;
@@ -159,7 +148,7 @@ describe(`${ATTEMPTS} concurrent attach and resume attempts on one session's str
       // A background task logging on whichever standalone stream is current while the storm runs.
       await (await session.post(broadcast('b1', 100, 5))).body?.cancel();
 
-      const next = random(SEED);
+      const next = seededRandom(SEED);
       const pick = (n: number) => Math.floor(next() * n);
       const storm = Array.from({ length: ATTEMPTS }, (): Attempt => {
         const delayMs = next() < 0.5 ? 0 : Math.floor(next() * SPREAD_MS);
