@@ -44,11 +44,10 @@ export default defineConfig({
         test: { ...shared, name: 'configured', include: ['test/configured/**/*.test.ts'] },
       },
       {
-        // Tight bounds, so expiry, retention, pruning and connection age happen within a test.
+        // Tight bounds, so expiry, pruning and a task's purge happen within a test.
         plugins: [
           worker({
             SESSION_TTL_MS: '1000',
-            RETENTION_MS: '0',
             MAX_SESSION_EVENTS: '50',
             TASK_TTL_MS: '1000',
           }),

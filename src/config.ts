@@ -27,8 +27,6 @@ export interface TransportConfig {
   readonly maxConnectionAgeMs: number;
   /** A session with no request for this long, and nothing running, expires (404 afterwards). */
   readonly sessionTtlMs: number;
-  /** How long the events of a finished or superseded stream stay resumable. */
-  readonly retentionMs: number;
   /** Per-session bounds on stored events; the oldest events are pruned beyond them. */
   readonly maxSessionEvents: number;
   readonly maxSessionBytes: number;
@@ -52,6 +50,11 @@ export interface ConfigVars extends AuthVars {
   readonly CONNECTION_BUFFER_BYTES?: string;
   readonly MAX_CONNECTION_AGE_MS?: string;
   readonly SESSION_TTL_MS?: string;
+  /**
+   * Removed: a configuration error if set. A session keeps its ended streams' events until it
+   * ends (idle expiry or DELETE), within MAX_SESSION_EVENTS and MAX_SESSION_BYTES: deleting
+   * them one by one cost a row written each, more than storing them until then.
+   */
   readonly RETENTION_MS?: string;
   readonly MAX_SESSION_EVENTS?: string;
   readonly MAX_SESSION_BYTES?: string;
@@ -91,6 +94,11 @@ function oneOf<const T extends string>(name: string, text: string | undefined, a
 }
 
 export function readConfig(vars: ConfigVars): TransportConfig {
+  if (vars.RETENTION_MS !== undefined) {
+    throw new Error(
+      'configuration: RETENTION_MS was removed (a session keeps its ended streams until it ends, within MAX_SESSION_EVENTS and MAX_SESSION_BYTES); remove it from [vars]',
+    );
+  }
   const mode = oneOf('RESPONSE_MODE', vars.RESPONSE_MODE, ['sse', 'json']);
   return {
     allowedHosts: parseHostAllowlist(vars.ALLOWED_HOSTS ?? DEFAULT_ALLOWED_HOSTS),
@@ -101,7 +109,6 @@ export function readConfig(vars: ConfigVars): TransportConfig {
     connectionBufferBytes: positiveInteger('CONNECTION_BUFFER_BYTES', vars.CONNECTION_BUFFER_BYTES, 1024 * 1024),
     maxConnectionAgeMs: nonNegativeInteger('MAX_CONNECTION_AGE_MS', vars.MAX_CONNECTION_AGE_MS, 0),
     sessionTtlMs: positiveInteger('SESSION_TTL_MS', vars.SESSION_TTL_MS, 60 * 60_000),
-    retentionMs: nonNegativeInteger('RETENTION_MS', vars.RETENTION_MS, 10 * 60_000),
     maxSessionEvents: positiveInteger('MAX_SESSION_EVENTS', vars.MAX_SESSION_EVENTS, 100_000),
     maxSessionBytes: positiveInteger('MAX_SESSION_BYTES', vars.MAX_SESSION_BYTES, 64 * 1024 * 1024),
     maxBodyBytes: MAX_BODY_BYTES,

@@ -2,23 +2,29 @@
  * The durable event log: every stream of the session, every event of every stream, and
  * every client request id with the stream that answers it.
  *
- * Storage layout:
- * - `streams(stream, epoch, kind, state, pruned_through)` — one row per stream; its last
- *   seq is derived: the highest stored seq, or `pruned_through` once everything was pruned
- *   (0 = only the priming event, which is never stored because it carries no message);
- * - `events(stream, seq, message)` — the serialized JSON-RPC message, keyed for range scans;
+ * Storage layout (schema.ts):
+ * - `streams(stream, epoch, kind, state, pruned_through, opened_at, request_keys)` — one row
+ *   per stream, written when it opens; its last seq and, for a request stream answered in
+ *   full, its end are derived from its last event, so neither an event nor the answer that
+ *   finishes a call updates it. `state` changes only when a standalone stream is superseded, a
+ *   request stream is abandoned (cancelled) or finished by revival, or pruning removes a final
+ *   event;
+ * - `events(stream, seq, message, ends_stream)` — the serialized JSON-RPC message, keyed for
+ *   range scans; `ends_stream` marks the answer that leaves none of its stream's requests
+ *   unanswered;
  * - `event_parts(stream, seq, part, chunk)` — the rest of a message too long for one SQLite
- *   value (parts 1, 2, …; its events row holds the first);
+ *   value (parts 1, 2, …; its events row holds the first), created with the first such message;
  * - `requests(request_key, stream, answered)` — a stream finishes when all its requests are
- *   answered (one request, or every request of a 2025-03-26 batch). `answered` is read only
- *   while the stream is open: the answer that finishes a stream does not set it.
+ *   answered (one request, or every request of a 2025-03-26 batch). `answered` is written only
+ *   for an answer (or a cancellation) that leaves others of its stream unanswered.
  *
  * All methods are synchronous SQL, so a caller composes them into one atomic section with
  * no `await` in between.
  */
 import type { StreamKind, StreamRecord, StreamState } from '../core/resume.ts';
 import { splitText } from '../core/utf8.ts';
-import { oldestUnprunedEnd, partBytes as partBytesOf, pruneEnded, pruneOldest, storedTotals } from './event-pruning.ts';
+import { tableExists } from '../storage/migrator.ts';
+import { partBytes as partBytesOf, pruneOldest, storedTotals } from './event-pruning.ts';
 
 type StreamRow = {
   stream: number;
@@ -29,10 +35,16 @@ type StreamRow = {
   pruned_through: number;
 };
 
-/** A stream row with its derived last seq. */
-const SELECT_STREAM = `SELECT s.stream, s.epoch, s.kind, s.state, s.pruned_through,
-                                max(s.pruned_through, coalesce((SELECT max(seq) FROM events e WHERE e.stream = s.stream), 0)) AS last_seq
-                           FROM streams s`;
+/**
+ * A stream row with its derived last seq and state: an open row whose last event ends the
+ * stream is finished. Two primary-key seeks: the last seq, then that event.
+ */
+const SELECT_STREAM = `SELECT s.stream, s.epoch, s.kind, s.pruned_through,
+                                CASE WHEN s.state = 'open' AND coalesce(last.ends_stream, 0) = 1 THEN 'finished' ELSE s.state END AS state,
+                                max(s.pruned_through, coalesce(last.seq, 0)) AS last_seq
+                           FROM streams s
+                           LEFT JOIN events last ON last.stream = s.stream
+                                                AND last.seq = (SELECT max(seq) FROM events e WHERE e.stream = s.stream)`;
 
 const toRecord = (row: StreamRow): StreamRecord => ({
   stream: row.stream,
@@ -48,7 +60,11 @@ export type StoredEvent = {
   readonly message: string;
 };
 
-export type StoredRow = StoredEvent & { readonly stream: number };
+export type StoredRow = StoredEvent & {
+  readonly stream: number;
+  /** The answer that leaves none of the stream's requests unanswered: it finishes the stream. */
+  readonly endsStream?: boolean;
+};
 
 /**
  * The most one stored value may take, in UTF-8 bytes. A Durable Object's SQLite refuses a
@@ -78,9 +94,24 @@ const PAGE_ROWS = 1_000;
 /** Rows per INSERT: three bound parameters each, and a Durable Object statement binds at most 100. */
 export const APPEND_BATCH = 33;
 
-const insertStatements: string[] = [];
-const insertRows = (count: number): string =>
-  (insertStatements[count] ??= `INSERT INTO events (stream, seq, message) VALUES ${Array(count).fill('(?, ?, ?)').join(', ')}`);
+/** The INSERT of rows whose `ends_stream` flags are `ends` ('0' or '1' a row), cached by them. */
+const insertStatements = new Map<string, string>();
+const insertRows = (ends: string): string => {
+  let statement = insertStatements.get(ends);
+  if (statement === undefined) {
+    statement = `INSERT INTO events (stream, seq, message, ends_stream) VALUES ${[...ends].map((end) => `(?, ?, ?, ${end})`).join(', ')}`;
+    insertStatements.set(ends, statement);
+  }
+  return statement;
+};
+
+const CREATE_EVENT_PARTS = `CREATE TABLE IF NOT EXISTS event_parts (
+                              stream  INTEGER NOT NULL,
+                              seq     INTEGER NOT NULL,
+                              part    INTEGER NOT NULL,
+                              chunk   TEXT    NOT NULL,
+                              PRIMARY KEY (stream, seq, part)
+                            ) WITHOUT ROWID`;
 
 export interface EventLogOptions {
   /** UTF-16 units per stored part (tests use small ones); PART_UNITS by default. */
@@ -90,6 +121,8 @@ export interface EventLogOptions {
 export class EventLog {
   /** The last stream number handed out: read once, then kept here (one writer per object). */
   #lastStream: number | undefined;
+  /** Whether event_parts exists: read once, then kept here. */
+  #hasParts: boolean | undefined;
   readonly #partUnits: number;
   readonly #sql: SqlStorage;
   readonly #storage: DurableObjectStorage;
@@ -102,17 +135,29 @@ export class EventLog {
   }
 
   /**
-   * Numbers the stream itself, from AUTOINCREMENT's counter: a plain INSERT is cheaper than
-   * one with RETURNING on every call (bench/harness/pair.mjs: echo p50 from 1.17× to 1.14×
-   * the durable floor's), and SQLite still moves its counter past an explicit number, so no
-   * number is handed out twice. A number lost to a rolled-back insert is skipped, never reused.
+   * Numbers the stream itself: the highest number stored, plus one. Stream rows are never
+   * deleted before the whole session is, so no number is handed out twice; a number lost to a
+   * rolled-back insert was never told to anyone, and is handed out again.
    */
-  openStream(kind: StreamKind, epoch: number): StreamRecord {
-    this.#lastStream ??= this.#sql.exec<{ seq: number }>(`SELECT seq FROM sqlite_sequence WHERE name = 'streams'`).toArray()[0]?.seq ?? 0;
+  openStream(kind: StreamKind, epoch: number, requestKeys: readonly string[], now: number): StreamRecord {
+    this.#lastStream ??= this.#sql.exec<{ stream: number | null }>(`SELECT max(stream) AS stream FROM streams`).one().stream ?? 0;
     const stream = this.#lastStream + 1;
-    this.#sql.exec(`INSERT INTO streams (stream, epoch, kind, state) VALUES (?, ?, ?, 'open')`, stream, epoch, kind);
+    this.#sql.exec(
+      `INSERT INTO streams (stream, epoch, kind, state, opened_at, request_keys) VALUES (?, ?, ?, 'open', ?, ?)`,
+      stream,
+      epoch,
+      kind,
+      now,
+      kind === 'request' ? JSON.stringify(requestKeys) : null,
+    );
     this.#lastStream = stream;
     return { stream, epoch, kind, state: 'open', lastSeq: 0, prunedThrough: 0 };
+  }
+
+  /** Forgets the numbering (its insert rolled back): read again from storage. */
+  forget(): void {
+    this.#lastStream = undefined;
+    this.#hasParts = undefined;
   }
 
   stream(stream: number): StreamRecord | undefined {
@@ -129,8 +174,10 @@ export class EventLog {
     if (events.length === 0) return;
     if (events.length > APPEND_BATCH) throw new RangeError(`appendMany takes at most ${APPEND_BATCH} rows, got ${events.length}`);
     const params: (number | string)[] = [];
+    let ends = '';
     let parts: [stream: number, seq: number, part: number, chunk: string][] | undefined;
-    for (const { stream, seq, message } of events) {
+    for (const { stream, seq, message, endsStream } of events) {
+      ends += endsStream === true ? '1' : '0';
       if (message.length <= this.#partUnits) {
         params.push(stream, seq, message);
         continue;
@@ -141,14 +188,22 @@ export class EventLog {
       for (const [i, chunk] of rest.entries()) parts.push([stream, seq, i + 1, chunk]);
     }
     if (parts === undefined) {
-      this.#sql.exec(insertRows(events.length), ...params);
+      this.#sql.exec(insertRows(ends), ...params);
       return;
     }
     // A message is stored whole or not at all: its row and its parts in one transaction.
     this.#storage.transactionSync(() => {
-      this.#sql.exec(insertRows(events.length), ...params);
+      if (!this.#parts()) this.#sql.exec(CREATE_EVENT_PARTS);
+      this.#sql.exec(insertRows(ends), ...params);
       for (const part of parts) this.#sql.exec(`INSERT INTO event_parts (stream, seq, part, chunk) VALUES (?, ?, ?, ?)`, ...part);
     });
+    this.#hasParts = true;
+  }
+
+  /** Whether any message was ever stored in parts (event_parts exists). */
+  #parts(): boolean {
+    this.#hasParts ??= tableExists(this.#sql, 'event_parts');
+    return this.#hasParts;
   }
 
   /**
@@ -162,20 +217,30 @@ export class EventLog {
    */
   eventsAfter(stream: number, afterSeq: number, budgetBytes: number, perEventBytes = 0): StoredEvent[] {
     let through = afterSeq + PAGE_ROWS;
-    const { bytes, partBytes } = this.#sql
-      .exec<{ bytes: number | null; partBytes: number | null }>(
-        `SELECT sum(octet_length(message) + ?) AS bytes,
-                (SELECT sum(octet_length(chunk)) FROM event_parts WHERE stream = ? AND seq > ? AND seq <= ?) AS partBytes
-           FROM events WHERE stream = ? AND seq > ? AND seq <= ?`,
-        perEventBytes,
-        stream,
-        afterSeq,
-        through,
-        stream,
-        afterSeq,
-        through,
-      )
-      .one();
+    const { bytes, partBytes } = this.#parts()
+      ? this.#sql
+          .exec<{ bytes: number | null; partBytes: number | null }>(
+            `SELECT sum(octet_length(message) + ?) AS bytes,
+                    (SELECT sum(octet_length(chunk)) FROM event_parts WHERE stream = ? AND seq > ? AND seq <= ?) AS partBytes
+               FROM events WHERE stream = ? AND seq > ? AND seq <= ?`,
+            perEventBytes,
+            stream,
+            afterSeq,
+            through,
+            stream,
+            afterSeq,
+            through,
+          )
+          .one()
+      : this.#sql
+          .exec<{ bytes: number | null; partBytes: null }>(
+            `SELECT sum(octet_length(message) + ?) AS bytes, NULL AS partBytes FROM events WHERE stream = ? AND seq > ? AND seq <= ?`,
+            perEventBytes,
+            stream,
+            afterSeq,
+            through,
+          )
+          .one();
     if (bytes === null) return [];
     if (bytes + (partBytes ?? 0) > budgetBytes) {
       const sizes = this.#sql
@@ -213,14 +278,21 @@ export class EventLog {
     return events;
   }
 
-  end(stream: number, state: Exclude<StreamState, 'open'>, now: number): void {
-    this.#sql.exec(`UPDATE streams SET state = ?, ended_at = ? WHERE stream = ? AND state = 'open'`, state, now, stream);
+  /** Ends an open stream by its row: superseded, abandoned, or finished by revival. */
+  end(stream: number, state: Exclude<StreamState, 'open'>): void {
+    this.#sql.exec(`UPDATE streams SET state = ? WHERE stream = ? AND state = 'open'`, state, stream);
   }
 
-  /** Request streams whose producer was alive when the last instance stopped. */
+  /**
+   * Request streams whose producer was alive when the last instance stopped: open, and not
+   * finished by their last event. Reads every stream row of the session (reads cost a
+   * thousandth of a write; an index of open streams would cost a write per call).
+   */
   openRequestStreams(): StreamRecord[] {
     return this.#sql
-      .exec<StreamRow>(`${SELECT_STREAM} WHERE s.kind = 'request' AND s.state = 'open' ORDER BY s.stream`)
+      .exec<StreamRow>(
+        `SELECT * FROM (${SELECT_STREAM} WHERE s.kind = 'request' AND s.state = 'open') WHERE state = 'open' ORDER BY stream`,
+      )
       .toArray()
       .map(toRecord);
   }
@@ -239,20 +311,30 @@ export class EventLog {
 
   /** Whether requests of `stream` other than `requestKey` still await an answer. */
   othersUnanswered(stream: number, requestKey: string): boolean {
-    return (
-      this.#sql.exec(`SELECT 1 FROM requests WHERE stream = ? AND answered = 0 AND request_key != ? LIMIT 1`, stream, requestKey).toArray()
-        .length > 0
-    );
+    return this.unansweredRequests(stream).some((key) => key !== requestKey);
+  }
+
+  /**
+   * The stream's requests that await an answer: those it answers (its row's request_keys) not
+   * marked answered. A request without a row (initialize's) counts as unanswered; its stream
+   * is answered in the turn it opens.
+   */
+  unansweredRequests(stream: number): string[] {
+    return this.#sql
+      .exec<{ request_key: string }>(
+        `SELECT k.value AS request_key
+           FROM streams s, json_each(s.request_keys) k
+          WHERE s.stream = ?
+            AND NOT EXISTS (SELECT 1 FROM requests r WHERE r.request_key = k.value AND r.answered = 1)`,
+        stream,
+      )
+      .toArray()
+      .map((row) => row.request_key);
   }
 
   /** Number and total size (UTF-8 bytes) of the stored events. */
   totals(): { readonly events: number; readonly bytes: number } {
-    return storedTotals(this.#sql);
-  }
-
-  /** Drops the events of streams that ended at or before `endedBy` (event-pruning.ts). */
-  pruneEnded(endedBy: number): { readonly events: number; readonly bytes: number } {
-    return pruneEnded(this.#sql, endedBy);
+    return storedTotals(this.#sql, this.#parts());
   }
 
   /** Drops the fewest events, oldest first, that cover `atLeast`, never `keep` (event-pruning.ts). */
@@ -260,18 +342,6 @@ export class EventLog {
     atLeast: { readonly events: number; readonly bytes: number },
     keep: { readonly stream: number; readonly seq: number },
   ): { readonly events: number; readonly bytes: number } {
-    return pruneOldest(this.#sql, atLeast, keep);
-  }
-
-  /** When the oldest unpruned ended stream ended, if any. */
-  oldestUnprunedEnd(): number | undefined {
-    return oldestUnprunedEnd(this.#sql);
-  }
-
-  unansweredRequests(stream: number): string[] {
-    return this.#sql
-      .exec<{ request_key: string }>(`SELECT request_key FROM requests WHERE stream = ? AND answered = 0`, stream)
-      .toArray()
-      .map((row) => row.request_key);
+    return pruneOldest(this.#sql, this.#parts(), atLeast, keep);
   }
 }

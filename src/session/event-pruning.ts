@@ -1,56 +1,24 @@
 /**
- * Removing events from the log: retention (a stream's events once it has ended long enough)
- * and the per-session bounds (the oldest events first). Stream rows always stay, so a cursor
- * into removed events is answered `events_pruned`, never `unknown_stream`. Synchronous SQL,
- * for the caller's transaction.
+ * Removing events from the log to keep a session within its bounds (the oldest events
+ * first). Nothing else removes events one by one: a delete is a row written, as dear as the
+ * insert, so ended streams keep theirs until the whole session is dropped (idle expiry,
+ * DELETE). Stream rows always stay, so a cursor into removed events is answered
+ * `events_pruned`, never `unknown_stream`. Synchronous SQL, for the caller's transaction.
+ * `parts` says whether event_parts exists (EventLog knows).
  */
-
-/** Streams that still have stored events. */
-const HAS_EVENTS = `EXISTS (SELECT 1 FROM events e WHERE e.stream = s.stream)`;
 
 /** Rows a prune reads first from a stream (then 4× more each time): enough for the usual case. */
 const MIN_PRUNE_PAGE = 32;
 
 /** Number and total size (UTF-8 bytes) of the stored events. */
-export function storedTotals(sql: SqlStorage): { readonly events: number; readonly bytes: number } {
+export function storedTotals(sql: SqlStorage, parts: boolean): { readonly events: number; readonly bytes: number } {
   return sql
     .exec<{ events: number; bytes: number }>(
       `SELECT count(*) AS events,
-              coalesce(sum(octet_length(message)), 0) + (SELECT coalesce(sum(octet_length(chunk)), 0) FROM event_parts) AS bytes
+              coalesce(sum(octet_length(message)), 0) ${parts ? '+ (SELECT coalesce(sum(octet_length(chunk)), 0) FROM event_parts)' : ''} AS bytes
          FROM events`,
     )
     .one();
-}
-
-/**
- * Drops the events of streams that ended at or before `endedBy`. The stream rows stay, so a
- * cursor into them is answered `events_pruned`, not `unknown_stream`.
- * Returns what was removed.
- */
-export function pruneEnded(sql: SqlStorage, endedBy: number): { readonly events: number; readonly bytes: number } {
-  const streams = sql
-    .exec<{ stream: number }>(`SELECT stream FROM streams s WHERE state != 'open' AND ended_at <= ? AND ${HAS_EVENTS}`, endedBy)
-    .toArray();
-  let events = 0;
-  let bytes = 0;
-  for (const { stream } of streams) {
-    const removed = sql
-      .exec<{ events: number; bytes: number }>(
-        `SELECT count(*) AS events,
-                coalesce(sum(octet_length(message)), 0) +
-                  (SELECT coalesce(sum(octet_length(chunk)), 0) FROM event_parts WHERE stream = ?) AS bytes
-           FROM events WHERE stream = ?`,
-        stream,
-        stream,
-      )
-      .one();
-    sql.exec(`UPDATE streams SET pruned_through = (SELECT max(seq) FROM events WHERE stream = ?) WHERE stream = ?`, stream, stream);
-    sql.exec(`DELETE FROM events WHERE stream = ?`, stream);
-    sql.exec(`DELETE FROM event_parts WHERE stream = ?`, stream);
-    events += removed.events;
-    bytes += removed.bytes;
-  }
-  return { events, bytes };
 }
 
 /**
@@ -66,6 +34,7 @@ export function pruneEnded(sql: SqlStorage, endedBy: number): { readonly events:
  */
 export function pruneOldest(
   sql: SqlStorage,
+  parts: boolean,
   atLeast: { readonly events: number; readonly bytes: number },
   keep: { readonly stream: number; readonly seq: number },
 ): { readonly events: number; readonly bytes: number } {
@@ -74,11 +43,13 @@ export function pruneOldest(
   const enough = () => events >= atLeast.events && bytes >= atLeast.bytes;
   const pruneFrom = (stream: number): void => {
     let through = 0;
+    // The event that finished the stream, if it goes: its row must then say so (EventLog).
+    let endsStream = false;
     for (let page = Math.max(MIN_PRUNE_PAGE, atLeast.events - events); !enough(); page *= 4) {
       const rows = [
         ...sql
           .exec(
-            `SELECT seq, octet_length(message) FROM events
+            `SELECT seq, octet_length(message), ends_stream FROM events
               WHERE stream = ? AND seq > ? AND NOT (stream = ? AND seq = ?)
               ORDER BY seq
               LIMIT ?`,
@@ -88,21 +59,28 @@ export function pruneOldest(
             keep.seq,
             page,
           )
-          .raw<[number, number]>(),
+          .raw<[number, number, number]>(),
       ];
-      const more = partBytes(sql, stream, through, rows.at(-1)?.[0] ?? through);
-      for (const [seq, size] of rows) {
+      const more = parts ? partBytes(sql, stream, through, rows.at(-1)?.[0] ?? through) : undefined;
+      for (const [seq, size, ends] of rows) {
         if (enough()) break;
         through = seq;
         events += 1;
-        bytes += size + (more.get(seq) ?? 0);
+        bytes += size + (more?.get(seq) ?? 0);
+        endsStream ||= ends === 1;
       }
       if (rows.length < page) break; // the rest of this stream, if any, is `keep`
     }
     if (through === 0) return;
     sql.exec(`DELETE FROM events WHERE stream = ? AND seq <= ?`, stream, through);
-    sql.exec(`DELETE FROM event_parts WHERE stream = ? AND seq <= ?`, stream, through);
-    sql.exec(`UPDATE streams SET pruned_through = max(pruned_through, ?) WHERE stream = ?`, through, stream);
+    if (parts) sql.exec(`DELETE FROM event_parts WHERE stream = ? AND seq <= ?`, stream, through);
+    sql.exec(
+      `UPDATE streams SET pruned_through = max(pruned_through, ?), state = CASE WHEN ? AND state = 'open' THEN 'finished' ELSE state END
+        WHERE stream = ?`,
+      through,
+      endsStream ? 1 : 0,
+      stream,
+    );
   };
   const open: number[] = [];
   for (let next = nextStreamWithEvents(sql, 0); next !== undefined && !enough(); next = nextStreamWithEvents(sql, next.stream)) {
@@ -116,26 +94,24 @@ export function pruneOldest(
   return { events, bytes };
 }
 
-/** The first stream numbered after `after` that has stored events, and whether it is open. */
+/**
+ * The first stream numbered after `after` that has stored events, and whether it is open: its
+ * row says so and its last event did not finish it.
+ */
 function nextStreamWithEvents(sql: SqlStorage, after: number): { stream: number; open: boolean } | undefined {
   // Read to the end (one row): a cursor left open keeps its statement busy.
   const [row] = [
     ...sql
       .exec(
-        `SELECT e.stream, s.state = 'open' FROM events e JOIN streams s ON s.stream = e.stream WHERE e.stream > ? ORDER BY e.stream LIMIT 1`,
+        `SELECT e.stream,
+                s.state = 'open' AND NOT coalesce((SELECT ends_stream FROM events l WHERE l.stream = e.stream ORDER BY l.seq DESC LIMIT 1), 0)
+           FROM events e JOIN streams s ON s.stream = e.stream
+          WHERE e.stream > ? ORDER BY e.stream LIMIT 1`,
         after,
       )
       .raw<[number, number]>(),
   ];
   return row === undefined ? undefined : { stream: row[0], open: row[1] === 1 };
-}
-
-/** When the oldest unpruned ended stream ended, if any. */
-export function oldestUnprunedEnd(sql: SqlStorage): number | undefined {
-  return (
-    sql.exec<{ at: number | null }>(`SELECT min(ended_at) AS at FROM streams s WHERE state != 'open' AND ${HAS_EVENTS}`).one().at ??
-    undefined
-  );
 }
 
 /**

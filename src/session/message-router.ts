@@ -137,28 +137,29 @@ export class MessageRouter {
    * recovers the original call from its first event.
    */
   register(live: LiveSession, requests: readonly JsonRpcRequest[], keys: readonly string[]): StreamRecord {
+    // initialize's id is the session record's, answered on stream 1 of epoch 1.
+    const initialize = live.record.initializeKey;
+    if (initialize !== null && keys.includes(initialize)) this.#refuseReused(requests.find((r) => idKey(r.id) === initialize)!, 1, 1);
     try {
       return this.#streams.openRequestStream(live.record.epoch, keys);
     } catch (error) {
       // Registering an id a second time violates the requests table's key, and the whole
       // registration rolls back; only then is it worth finding out which id it was.
-      this.#refuseReusedIds(live, requests);
+      for (const r of requests) {
+        const stream = this.#streams.streamOfRequest(idKey(r.id));
+        if (stream !== undefined) this.#refuseReused(r, this.#streams.log.stream(stream)?.epoch ?? live.record.epoch, stream);
+      }
       throw error;
     }
   }
 
-  #refuseReusedIds(live: LiveSession, requests: readonly JsonRpcRequest[]): void {
-    for (const r of requests) {
-      const stream = this.#streams.streamOfRequest(idKey(r.id));
-      if (stream === undefined) continue;
-      const epoch = this.#streams.log.stream(stream)?.epoch ?? live.record.epoch;
-      throw httpErrors.conflict(
-        'duplicate_request_id',
-        `request id ${JSON.stringify(r.id)} was already used in this session; resume its stream instead`,
-        { cursor: formatEventId({ epoch, stream, seq: 0 }) },
-        r.id,
-      );
-    }
+  #refuseReused(request: JsonRpcRequest, epoch: number, stream: number): never {
+    throw httpErrors.conflict(
+      'duplicate_request_id',
+      `request id ${JSON.stringify(request.id)} was already used in this session; resume its stream instead`,
+      { cursor: formatEventId({ epoch, stream, seq: 0 }) },
+      request.id,
+    );
   }
 
   /** Server→client requests sent on `stream` can no longer be answered: fail them back. */

@@ -1,7 +1,14 @@
 /**
- * The object's one alarm serves both of a session's clocks: idle expiry and event retention.
- * An idle session — no request for SESSION_TTL_MS, no client attached, no call running here —
- * is deleted whole, so it answers 404 from then on and is never re-created.
+ * The object's alarm is the session's idle expiry. An idle session — no request for
+ * SESSION_TTL_MS, no client attached, no call running here — is deleted whole, so it answers
+ * 404 from then on and is never re-created. It is the only cleanup: events are not removed one
+ * by one when their stream ends (each delete is a row written, dearer than months of storing
+ * the event), they go with the rest of the session's storage.
+ *
+ * Activity costs no write on a call: a request that opens a stream records its time in the
+ * stream's row (opened_at), which it writes anyway. Only a request that opens none (a resume,
+ * a notification) records it in the session row, at most once per hundredth of the TTL and
+ * per second.
  */
 import { log } from '../core/log.ts';
 import type { SessionStore } from './session-store.ts';
@@ -12,23 +19,14 @@ export interface AlarmState {
   /** A client attached, or a call running in this instance. */
   readonly busy: boolean;
   readonly sessionTtlMs: number;
-  readonly retentionMs: number;
 }
 
 /** Whether the session has been idle for its whole TTL, and so expires now. */
 export const isExpired = ({ now, lastActiveAt, busy, sessionTtlMs }: AlarmState): boolean => !busy && now >= lastActiveAt + sessionTtlMs;
 
-/**
- * When the alarm should fire next: the session's expiry (postponed by a whole TTL while it is
- * busy), or the end of the retention of the oldest ended stream that still holds events.
- */
-export function nextAlarm(
-  { now, lastActiveAt, busy, sessionTtlMs, retentionMs }: AlarmState,
-  oldestUnprunedEnd: number | undefined,
-): number {
-  const expiry = busy ? now + sessionTtlMs : lastActiveAt + sessionTtlMs;
-  return Math.min(expiry, oldestUnprunedEnd === undefined ? Infinity : oldestUnprunedEnd + retentionMs);
-}
+/** When the alarm should fire next: the session's expiry, postponed by a whole TTL while it is busy. */
+export const nextAlarm = ({ now, lastActiveAt, busy, sessionTtlMs }: AlarmState): number =>
+  busy ? now + sessionTtlMs : lastActiveAt + sessionTtlMs;
 
 export class SessionClock {
   /** When this instance last wrote the session's activity time. */
@@ -48,14 +46,20 @@ export class SessionClock {
   }
 
   /**
-   * Records activity for idle expiry, at most once per hundredth of the TTL (and per second):
-   * a staleness the expiry cannot notice, for one write less on nearly every request.
+   * Records the activity of a request that opened no stream, at most once per hundredth of the
+   * TTL (and per second): a staleness the expiry cannot notice, for one write less on nearly
+   * every such request.
    */
   touch(): void {
     const now = Date.now();
     if (now - this.#touchedAt < Math.min(1_000, this.#sessionTtlMs / 100)) return;
     this.#touchedAt = now;
     this.#sessions.touch(now);
+  }
+
+  /** The session was recorded active at `at` by a write of its own (created, a stream opened). */
+  recorded(at: number): void {
+    this.#touchedAt = Math.max(this.#touchedAt, at);
   }
 
   /**

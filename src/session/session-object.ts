@@ -40,7 +40,7 @@ import { MAX_VALUE_BYTES } from './event-log.ts';
 import { MessageRouter, type LiveSession } from './message-router.ts';
 import { PendingAnswers } from './pending-answers.ts';
 import { RelayEndpoint } from './relay-endpoint.ts';
-import { migrateSession, upgradeSession } from './schema.ts';
+import { createSessionSchema, upgradeSession } from './schema.ts';
 import { isExpired, nextAlarm, SessionClock } from './session-clock.ts';
 import { interruptOrphanedStreams, replayHandshake } from './session-revival.ts';
 import { SessionStore, type SessionRecord } from './session-store.ts';
@@ -73,7 +73,6 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
     this.#clock = new SessionClock(ctx.storage, this.#sessions, this.#config.sessionTtlMs);
     this.#streams = new SessionStreams(ctx.storage, this.#sessions, {
       ...this.#config,
-      onStreamEnded: (at) => this.#clock.arm(at + this.#config.retentionMs),
       keepResident: (until) => this.ctx.waitUntil(until),
     });
     this.#router = new MessageRouter(this.#streams, this.#sessions, this.#config.responseMode);
@@ -97,7 +96,6 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
       const live = await opened;
       if (this.#live !== opened) throw httpErrors.sessionNotFound(); // deleted while reviving
       this.#current = live;
-      this.#clock.touch();
       switch (request.method) {
         case 'POST':
           return await this.#post(live, posted!, request);
@@ -120,7 +118,7 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
 
   /** A new session: nothing is stored unless the SDK accepts the handshake. */
   async #create(sessionId: string, body: string, request: Request): Promise<Response> {
-    if (this.#sessions.load() !== undefined) throw httpErrors.internal(); // 256-bit ids do not collide
+    if (this.#sessions.exists()) throw httpErrors.internal(); // 256-bit ids do not collide
     const init = parseJsonRpcBody(body).messages[0] as JsonRpcRequest;
     // The handshake is stored for the session's life (a revived server replays it) as one value,
     // at most 2 MB in a Durable Object: refuse it whole, before anything runs.
@@ -148,13 +146,16 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
       const error = 'error' in response ? response.error : undefined;
       throw new McpHttpError(400, error?.code ?? JsonRpcCode.InvalidRequest, error?.message ?? 'initialize failed', undefined, init.id);
     }
+    const now = Date.now();
     const stream = this.ctx.storage.transactionSync(() => {
-      migrateSession(this.ctx.storage.sql);
-      live.record = this.#sessions.create(version, init.params ?? {}, Date.now());
-      return this.#streams.openRequestStream(live.record.epoch, [idKey(init.id)]);
+      createSessionSchema(this.ctx.storage.sql);
+      live.record = this.#sessions.create(version, init.params ?? {}, idKey(init.id), now);
+      // Stream 1. Its request id is the session record's (initializeKey), not a requests row.
+      return this.#streams.openRequestStream(live.record.epoch, [idKey(init.id)], { register: false });
     });
     this.#streams.emit(stream.stream, JSON.stringify(response), idKey(init.id));
-    this.#clock.arm(Date.now() + this.#config.sessionTtlMs);
+    this.#clock.recorded(now);
+    this.#clock.arm(now + this.#config.sessionTtlMs);
     const headers = { [HEADERS.sessionId]: sessionId };
     if (this.#config.responseMode === 'json') return Response.json(response, { headers: this.#streamHeaders(stream, false, headers) });
     return this.#sse(live, stream, 0, false, headers);
@@ -169,6 +170,9 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
     const keys = requests.map((r) => idKey(r.id));
     // Registered before anything is observed: a 2025-03-26 batch may cancel its own request.
     const stream = keys.length > 0 ? this.#router.register(live, requests, keys) : undefined;
+    // Activity: a stream's row records its opening; a POST that opens none is recorded here.
+    if (stream === undefined) this.#clock.touch();
+    else this.#clock.recorded(Date.now());
     for (const message of messages) this.#router.observe(message);
     const dispatch = () => {
       for (const message of messages) live.transport.receive(message as JSONRPCMessage, this.#router.handlerInfo(live, message, request));
@@ -197,6 +201,7 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
   #get(live: LiveSession, request: Request): Promise<Response> {
     const cursor = readCursor(request.headers);
     if (cursor === undefined) return this.#openStandalone(live);
+    this.#clock.touch();
     const stream = this.#streams.log.stream(cursor.stream);
     const verdict = decideResume(cursor, stream);
     switch (verdict.kind) {
@@ -214,6 +219,7 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
   #openStandalone(live: LiveSession): Promise<Response> {
     const previous = live.record.standaloneStream;
     const stream = this.#streams.openStandalone(live.record.epoch, previous);
+    this.#clock.recorded(Date.now());
     live.record = { ...live.record, standaloneStream: stream.stream };
     if (previous !== null) this.#router.failOutstanding(live, previous, 'the stream it was sent on was superseded');
     return this.#sse(live, stream, 0, false);
@@ -278,10 +284,9 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
   }
 
   async #revive(sessionId: string): Promise<LiveSession> {
-    const stored = this.#sessions.load();
+    const stored = this.#load();
     if (stored === undefined) throw httpErrors.sessionNotFound();
-    upgradeSession(this.ctx.storage);
-    // Streams it finishes schedule their own retention through onStreamEnded.
+    this.#clock.recorded(stored.lastActiveAt);
     const record = interruptOrphanedStreams(this.ctx.storage, this.#sessions, this.#streams, stored);
     const live = await this.#startServer(sessionId);
     live.record = record;
@@ -301,21 +306,30 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
     await this.ctx.storage.deleteAll();
   }
 
-  /** Idle expiry and retention (session-clock.ts). */
+  /**
+   * The stored session, brought to the current schema first if an older version stored it
+   * (the alarm can be the first thing a new deploy runs for a session); undefined, writing
+   * nothing, if there is none.
+   */
+  #load(): SessionRecord | undefined {
+    if (!this.#sessions.exists()) return undefined;
+    upgradeSession(this.ctx.storage);
+    return this.#sessions.load();
+  }
+
+  /**
+   * Idle expiry (session-clock.ts). Its work is bounded, whatever the session's length: the
+   * session row and its newest stream are read, and an expired session is dropped whole.
+   */
   override async alarm(): Promise<void> {
     this.#clock.fired();
-    const record = this.#sessions.load();
+    const record = this.#load();
     if (record === undefined) return;
-    // The alarm can be the first thing a new deploy runs for a session.
-    upgradeSession(this.ctx.storage);
-    const { sessionTtlMs, retentionMs } = this.#config;
-    const running = this.#live !== undefined && this.#streams.log.openRequestStreams().length > 0;
     const state = {
       now: Date.now(),
       lastActiveAt: record.lastActiveAt,
-      busy: running || this.#streams.hasConnections,
-      sessionTtlMs,
-      retentionMs,
+      busy: (this.#live !== undefined && this.#streams.running) || this.#streams.hasConnections,
+      sessionTtlMs: this.#config.sessionTtlMs,
     };
     if (isExpired(state)) {
       const live = await this.#live?.catch(() => undefined);
@@ -327,8 +341,7 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
         return;
       }
     }
-    this.#streams.pruneEnded(state.now - retentionMs);
-    this.#clock.arm(nextAlarm(state, this.#streams.log.oldestUnprunedEnd()));
+    this.#clock.arm(nextAlarm(state));
   }
 
   // ---- Messages ----------------------------------------------------------------------------

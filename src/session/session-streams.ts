@@ -35,8 +35,6 @@ export interface StreamOptions {
   readonly retryMs: number;
   readonly maxSessionEvents: number;
   readonly maxSessionBytes: number;
-  /** Told the time whenever a stream ends, so its events' retention can be scheduled. */
-  readonly onStreamEnded: (at: number) => void;
   /** The object's `ctx.waitUntil`: each request stream keeps the object resident until it ends (residency.ts). */
   readonly keepResident: (until: Promise<void>) => void;
 }
@@ -116,11 +114,15 @@ export class SessionStreams {
     }
   }
 
-  openRequestStream(epoch: number, requestKeys: readonly string[]): StreamRecord {
+  /**
+   * Opens the stream that answers `requestKeys`, registering them in the session's request ids
+   * — but for initialize's, which the session record keeps (`register: false`).
+   */
+  openRequestStream(epoch: number, requestKeys: readonly string[], { register = true }: { register?: boolean } = {}): StreamRecord {
     this.#storeHeld();
     const stream = this.#transaction(() => {
-      const opened = this.#log.openStream('request', epoch);
-      for (const key of requestKeys) this.#log.registerRequest(key, opened.stream);
+      const opened = this.#log.openStream('request', epoch, requestKeys, Date.now());
+      if (register) for (const key of requestKeys) this.#log.registerRequest(key, opened.stream);
       return opened;
     });
     this.#cache.opened(stream, requestKeys);
@@ -139,8 +141,9 @@ export class SessionStreams {
     return this.#cache.know(stream)?.open === true;
   }
 
-  #end(stream: number, state: 'finished' | 'superseded', now: number): void {
-    this.#log.end(stream, state, now);
+  /** Ends a stream by its row (not by a final answer, which ends it by itself: emit). */
+  #end(stream: number, state: 'finished' | 'superseded'): void {
+    this.#log.end(stream, state);
     this.#cache.ended(stream);
   }
 
@@ -148,22 +151,19 @@ export class SessionStreams {
   finish(stream: number): void {
     this.#storeHeld();
     if (!this.isOpen(stream)) return;
-    const now = Date.now();
-    this.#end(stream, 'finished', now);
-    this.#ended(stream, now);
+    this.#end(stream, 'finished');
+    this.#ended(stream);
   }
 
   /**
-   * After a stream ended in storage: its retention is scheduled, and its connection ends — a
-   * finished stream's once it delivered the last event, a superseded one's at once: the
-   * server→client requests sent on it are failed back, so it takes nothing more (what it had
-   * already queued still goes out).
+   * After a stream ended in storage: its connection ends — a finished stream's once it
+   * delivered the last event, a superseded one's at once: the server→client requests sent on
+   * it are failed back, so it takes nothing more (what it had already queued still goes out).
    */
-  #ended(stream: number, at: number, how: 'finished' | 'superseded' = 'finished'): void {
+  #ended(stream: number, how: 'finished' | 'superseded' = 'finished'): void {
     if (how === 'finished') this.#connections.finish(stream);
     else this.#connections.close(stream);
     this.#residency.release(stream);
-    this.#options.onStreamEnded(at);
   }
 
   /**
@@ -172,15 +172,14 @@ export class SessionStreams {
    */
   openStandalone(epoch: number, previous: number | null): StreamRecord {
     this.#storeHeld();
-    const now = Date.now();
     const stream = this.#transaction(() => {
-      if (previous !== null) this.#end(previous, 'superseded', now);
-      const opened = this.#log.openStream('standalone', epoch);
+      if (previous !== null) this.#end(previous, 'superseded');
+      const opened = this.#log.openStream('standalone', epoch, [], Date.now());
       this.#sessions.setStandaloneStream(opened.stream);
       return opened;
     });
     this.#cache.opened(stream);
-    if (previous !== null) this.#ended(previous, now, 'superseded');
+    if (previous !== null) this.#ended(previous, 'superseded');
     return stream;
   }
 
@@ -260,20 +259,20 @@ export class SessionStreams {
       return true;
     }
     // An answer, a server→client request, or an event that needs pruning: stored (and
-    // delivered) after everything held.
+    // delivered) after everything held. The answer that leaves no request of its stream
+    // unanswered is stored as the stream's end, so finishing it writes nothing more.
     this.#storeHeld();
     const seq = known.lastSeq + 1;
-    const now = Date.now();
     const finished = this.#transaction(() => {
-      this.#log.appendMany([{ stream, seq, message: data }]);
-      this.#bounds.account(totals, 1, size, { stream, seq });
       const done = answers !== undefined && !this.#cache.answer(answers, stream);
-      if (done) this.#end(stream, 'finished', now);
+      this.#log.appendMany([{ stream, seq, message: data, endsStream: done }]);
+      this.#bounds.account(totals, 1, size, { stream, seq });
+      if (done) this.#cache.ended(stream);
       return done;
     });
     known.lastSeq = seq;
     this.#connections.deliver(stream, { seq, id: formatEventId({ epoch: known.epoch, stream, seq }), data });
-    if (finished) this.#ended(stream, now);
+    if (finished) this.#ended(stream);
     return true;
   }
 
@@ -292,21 +291,17 @@ export class SessionStreams {
     this.#storeHeld();
     const stream = this.streamOfRequest(requestKey);
     if (stream === undefined || !this.isOpen(stream)) return;
-    const now = Date.now();
     const finished = this.#transaction(() => {
       const othersPending = this.#cache.answer(requestKey, stream);
-      if (!othersPending) this.#end(stream, 'finished', now);
+      if (!othersPending) this.#end(stream, 'finished');
       return !othersPending;
     });
-    if (finished) this.#ended(stream, now);
+    if (finished) this.#ended(stream);
   }
 
-  /** Drops the events of streams that ended at or before `endedBy` (retention). */
-  pruneEnded(endedBy: number): void {
-    this.#storeHeld();
-    const totals = this.#bounds.totals();
-    const removed = this.#transaction(() => this.#log.pruneEnded(endedBy));
-    this.#bounds.account(totals, -removed.events, -removed.bytes);
+  /** Whether a call is running in this instance (its stream is open here). */
+  get running(): boolean {
+    return this.#residency.size > 0;
   }
 
   /** Whether a client listens through any connection, so the session is in use. */
@@ -341,6 +336,7 @@ export class SessionStreams {
   forget(): void {
     this.#cache.forget();
     this.#bounds.forget();
+    this.#log.forget();
   }
 }
 const FRAME_BYTES = 'id: \ndata: \n\n'.length;

@@ -8,14 +8,16 @@
  */
 import type { Principal } from '../auth/principal.ts';
 import type { TaskError, TaskRecord, TaskStatus } from '../core/task.ts';
-import { migrate, schemaExists, type Migration } from '../storage/migrator.ts';
+import { createSchema, storedVersion, upgradeSchema, type Schema } from '../storage/migrator.ts';
 
-const TASK_MIGRATIONS: readonly Migration[] = [
-  {
-    id: 1,
-    statements: [
-      `CREATE TABLE task (
+/** One table: creating it is two rows written, the task's INSERT a third (storage/migrator.ts). */
+const TASK_SCHEMA: Schema = {
+  version: 2,
+  record: { table: 'task', column: 'schema_version' },
+  create: [
+    `CREATE TABLE task (
          singleton         INTEGER PRIMARY KEY CHECK (singleton = 1),
+         schema_version    INTEGER NOT NULL DEFAULT 2,
          task_id           TEXT    NOT NULL,
          status            TEXT    NOT NULL CHECK (status IN ('working', 'input_required', 'completed', 'failed', 'cancelled')),
          status_message    TEXT,
@@ -32,9 +34,12 @@ const TASK_MIGRATIONS: readonly Migration[] = [
          result            TEXT,
          error             TEXT
        )`,
-    ],
+  ],
+  upgrades: {
+    // Version 1 kept its version in a schema_migrations table.
+    1: [`ALTER TABLE task ADD COLUMN schema_version INTEGER NOT NULL DEFAULT 2`, `DROP TABLE schema_migrations`],
   },
-];
+};
 
 /**
  * The `tools/call` a task runs: the client's JSON-RPC request, the headers the tool may read
@@ -106,7 +111,9 @@ export class TaskStore {
 
   /** The store of an object that holds a task; undefined for one that never did (or was purged). */
   static open(storage: DurableObjectStorage): TaskStore | undefined {
-    if (!schemaExists(storage.sql)) return undefined;
+    const version = storedVersion(storage.sql, TASK_SCHEMA);
+    if (version === 0) return undefined;
+    if (version < TASK_SCHEMA.version) storage.transactionSync(() => upgradeSchema(storage.sql, TASK_SCHEMA));
     const store = new TaskStore(storage);
     return store.#row() === undefined ? undefined : store;
   }
@@ -114,7 +121,7 @@ export class TaskStore {
   /** Stores a new task, its schema first, in one transaction: nobody hears of the task before this returns. */
   static create(storage: DurableObjectStorage, task: TaskRecord, call: TaskCall): TaskStore {
     storage.transactionSync(() => {
-      migrate(storage.sql, TASK_MIGRATIONS);
+      createSchema(storage.sql, TASK_SCHEMA);
       storage.sql.exec(
         `INSERT INTO task (singleton, task_id, created_at, ttl_ms, poll_interval_ms, call, ${CHANGING.join(', ')})
          VALUES (1, ?, ?, ?, ?, ?, ${CHANGING.map(() => '?').join(', ')})`,

@@ -1,6 +1,6 @@
 /**
  * Bounded and expiring sessions, with the project's tight settings:
- * SESSION_TTL_MS=1000, RETENTION_MS=0 (ended streams are pruned at once), MAX_SESSION_EVENTS=50.
+ * SESSION_TTL_MS=1000, MAX_SESSION_EVENTS=50.
  * Alarms are run on demand with runDurableObjectAlarm.
  */
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
@@ -13,18 +13,20 @@ const stubOf = (session: Session) => env.MCP_SESSION.get(env.MCP_SESSION.idFromN
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const streamOf = (id: string) => id.split('-')[1];
 
-describe('retention', () => {
-  it('once a finished stream’s retention passes, a cursor into it is refused with 410 events_pruned', async () => {
+describe('ended streams', () => {
+  it('keep their events for the session’s life: after the alarm ran, a cursor into one still replays it', async () => {
     const session = await openSession();
     const events = await session.call('tools/call', toolCall('countdown', { from: 3, interval_ms: 0 }, { progressToken: 1 }));
     const stream = streamOf(events[0]!.id!);
 
-    await runDurableObjectAlarm(stubOf(session));
+    await runDurableObjectAlarm(stubOf(session)); // within the TTL: nothing expires, nothing is pruned
 
-    expect(await errorOf(await session.get(`1-${stream}-1`))).toMatchObject({ status: 410, code: -32000, reason: 'events_pruned' });
+    const replay = await new SseReader(await session.get(`1-${stream}-1`)).all();
+    expect(replay.map((e) => e.id)).toEqual([`1-${stream}-1`, `1-${stream}-2`, `1-${stream}-3`, `1-${stream}-4`]);
+    expect(messages(replay).at(-1)).toMatchObject({ result: { content: [{ text: 'liftoff after 3' }] } });
   });
 
-  it('the final event of a pruned stream is still a valid point: no replay, a new standalone stream', async () => {
+  it('the final event of a finished stream is a valid point: no replay, a new standalone stream', async () => {
     const session = await openSession();
     const events = await session.call('tools/call', toolCall('tally', { key: 'r' }));
     await runDurableObjectAlarm(stubOf(session));
@@ -34,7 +36,7 @@ describe('retention', () => {
     await response.body?.cancel();
   });
 
-  it('a superseded standalone stream is pruned too, and still answers stream_superseded', async () => {
+  it('a superseded standalone stream still answers stream_superseded', async () => {
     const session = await openSession();
     const first = await session.get();
     const [priming] = await new SseReader(first).take(1);

@@ -12,7 +12,6 @@ describe('readConfig defaults', () => {
       connectionBufferBytes: 1_048_576,
       maxConnectionAgeMs: 0,
       sessionTtlMs: 3_600_000,
-      retentionMs: 600_000,
       maxSessionEvents: 100_000,
       maxSessionBytes: 67_108_864,
       maxBodyBytes: 4_194_304,
@@ -27,7 +26,6 @@ describe('readConfig defaults', () => {
     { key: 'MAX_CONNECTION_AGE_MS', value: '30000', field: 'maxConnectionAgeMs', expected: 30_000 },
     { key: 'MAX_CONNECTION_AGE_MS', value: '0', field: 'maxConnectionAgeMs', expected: 0 },
     { key: 'SESSION_TTL_MS', value: '1000', field: 'sessionTtlMs', expected: 1_000 },
-    { key: 'RETENTION_MS', value: '0', field: 'retentionMs', expected: 0 },
     { key: 'MAX_SESSION_EVENTS', value: '50', field: 'maxSessionEvents', expected: 50 },
     { key: 'MAX_SESSION_BYTES', value: '1024', field: 'maxSessionBytes', expected: 1_024 },
     { key: 'CONNECTION_BUFFER_BYTES', value: '4096', field: 'connectionBufferBytes', expected: 4_096 },
@@ -46,6 +44,10 @@ describe('readConfig defaults', () => {
     'TASK_POLL_INTERVAL_MS',
   ] as const)('refuses %s = 0', (key) => {
     expect(() => readConfig({ [key]: '0' })).toThrow(`configuration: ${key} must be positive`);
+  });
+
+  it.each(['0', '600000', ''])('refuses RETENTION_MS=%j: it was removed, and a silent no-op would mislead', (value) => {
+    expect(() => readConfig({ RETENTION_MS: value })).toThrow('configuration: RETENTION_MS was removed');
   });
 
   it.each([

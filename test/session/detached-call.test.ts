@@ -7,6 +7,7 @@
 import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
+import { EventLog } from '../../src/session/event-log.ts';
 import { Residency } from '../../src/session/residency.ts';
 import { callTool, messages, openSession, type Session } from '../support/mcp-http.ts';
 import { SseReader } from '../support/sse-reader.ts';
@@ -45,13 +46,13 @@ describe('a call whose only client disconnected mid-call', () => {
     await sleep(2_000); // no request to the session for longer than the whole call (1.2 s)
 
     // Finished and stored before anyone came back: not produced by the resume.
-    const stored = await runInDurableObject(stubOf(session), (_instance, state) =>
-      state.storage.sql
-        .exec(
-          `SELECT state, (SELECT count(*) FROM events e WHERE e.stream = s.stream) AS events FROM streams s WHERE kind = 'request' ORDER BY stream DESC LIMIT 1`,
-        )
-        .one(),
-    );
+    const stored = await runInDurableObject(stubOf(session), (_instance, state) => {
+      const { stream } = state.storage.sql
+        .exec<{ stream: number }>(`SELECT max(stream) AS stream FROM streams WHERE kind = 'request'`)
+        .one();
+      const events = state.storage.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM events WHERE stream = ?`, stream).one().n;
+      return { state: new EventLog(state.storage).stream(stream)?.state, events };
+    });
     expect(stored).toEqual({ state: 'finished', events: 4 }); // three progress events and the result
 
     const resumed = await session.get(first!.id);

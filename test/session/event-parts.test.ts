@@ -15,8 +15,8 @@ const MESSAGES = ['tiny', 'a😀b😀c😀d', 'é€é€é€é€é', '{"jsonr
 function inLog<T>(body: (log: EventLog, sql: SqlStorage) => T, partUnits = 4): Promise<T> {
   return inNewObject((storage) => {
     const log = new EventLog(storage, { partUnits });
-    log.openStream('request', 1);
-    log.openStream('request', 1);
+    log.openStream('request', 1, ['"1"'], 0);
+    log.openStream('request', 1, ['"1"'], 0);
     return body(log, storage.sql);
   });
 }
@@ -46,6 +46,7 @@ describe('a message stored in parts', () => {
 
   it('is stored whole or not at all: a part that cannot be written takes the batch with it', async () => {
     const result = await inLog((log, sql) => {
+      log.appendMany([{ stream: 2, seq: 1, message: MESSAGES[1]! }]); // event_parts exists from here
       // A stray part where seq 2's would go: writing seq 2's parts violates the key.
       sql.exec(`INSERT INTO event_parts (stream, seq, part, chunk) VALUES (1, 2, 1, 'x')`);
       let failed = false;
@@ -54,9 +55,44 @@ describe('a message stored in parts', () => {
       } catch {
         failed = true;
       }
-      return { failed, events: sql.exec(`SELECT count(*) AS n FROM events`).one().n, parts: partsOf(sql, 1) };
+      return { failed, events: sql.exec(`SELECT count(*) AS n FROM events WHERE stream = 1`).one().n, parts: partsOf(sql, 1) };
     });
     expect(result).toEqual({ failed: true, events: 0, parts: 1 });
+  });
+
+  it('has its table created with the first message stored in parts, not with the session', async () => {
+    const hasTable = (sql: SqlStorage) => sql.exec(`SELECT 1 FROM sqlite_master WHERE name = 'event_parts'`).toArray().length === 1;
+    const result = await inLog((log, sql) => {
+      const atStart = hasTable(sql);
+      log.appendMany([{ stream: 1, seq: 1, message: 'tiny' }]);
+      const afterShort = hasTable(sql);
+      // A long message whose insert fails (seq 1 is taken): its table goes with it...
+      let failed = false;
+      try {
+        log.appendMany([{ stream: 1, seq: 1, message: MESSAGES[1]! }]);
+      } catch {
+        failed = true;
+      }
+      const afterFailure = hasTable(sql);
+      // ...and the next long one creates it again.
+      log.appendMany([{ stream: 1, seq: 2, message: MESSAGES[1]! }]);
+      return {
+        atStart,
+        afterShort,
+        failed,
+        afterFailure,
+        after: hasTable(sql),
+        page: log.eventsAfter(1, 0, 1 << 20).map((e) => e.message),
+      };
+    });
+    expect(result).toEqual({
+      atStart: false,
+      afterShort: false,
+      failed: true,
+      afterFailure: false,
+      after: true,
+      page: ['tiny', MESSAGES[1]],
+    });
   });
 
   it('counts whole in the totals, and is pruned with all its parts', async () => {
@@ -65,21 +101,19 @@ describe('a message stored in parts', () => {
       log.appendMany(MESSAGES.map((message, i) => ({ stream: 1, seq: i + 1, message })));
       log.appendMany(MESSAGES.map((message, i) => ({ stream: 2, seq: i + 1, message })));
       const totals = log.totals();
-      // All of stream 2 once it ended, then the two oldest events of stream 1.
-      log.end(2, 'finished', 1);
-      const ended = log.pruneEnded(1);
-      const oldest = log.pruneOldest({ events: 2, bytes: 0 }, { stream: 1, seq: MESSAGES.length });
+      // All of stream 2 first once it ended, then the two oldest events of stream 1.
+      log.end(2, 'finished');
+      const pruned = log.pruneOldest({ events: 7, bytes: 0 }, { stream: 1, seq: MESSAGES.length });
       const left = log.eventsAfter(1, 0, 1 << 20).map((e) => e.message);
-      return { totals, oldest, left, ended, parts1: partsOf(sql, 1), parts2: partsOf(sql, 2), after: log.totals() };
+      return { totals, pruned, left, parts1: partsOf(sql, 1), parts2: partsOf(sql, 2), after: log.totals() };
     });
     expect(result.totals).toEqual({ events: 10, bytes: 2 * bytes });
-    expect(result.oldest).toEqual({ events: 2, bytes: utf8Length(MESSAGES[0]!) + utf8Length(MESSAGES[1]!) });
+    expect(result.pruned).toEqual({ events: 7, bytes: bytes + utf8Length(MESSAGES[0]!) + utf8Length(MESSAGES[1]!) });
     expect(result.left).toEqual(MESSAGES.slice(2));
-    expect(result.ended).toEqual({ events: 5, bytes });
     expect(result.parts2).toBe(0);
     // What is left of stream 1 still has its parts, and the totals agree with what is left.
     expect(result.parts1).toBeGreaterThan(0);
-    expect(result.after).toEqual({ events: 3, bytes: bytes - result.oldest.bytes });
+    expect(result.after).toEqual({ events: 3, bytes: bytes - utf8Length(MESSAGES[0]!) - utf8Length(MESSAGES[1]!) });
   });
 
   it('is split at PART_UNITS by default, where the real 2 MB value limit is', async () => {

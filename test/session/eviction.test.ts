@@ -3,12 +3,10 @@
  * a fresh McpServer serves it as the client negotiated it, and calls that were running are
  * finished with an explicit error instead of being silently continued or lost.
  */
-import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
+import { abortAllDurableObjects, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FixtureSession } from '../fixture-server/index.ts';
-import { PART_UNITS } from '../../src/session/event-log.ts';
-import { SESSION_MIGRATIONS as MIGRATIONS } from '../../src/session/schema.ts';
 import { SessionStreams } from '../../src/session/session-streams.ts';
 import { messages, openSession, callTool, toolCall } from '../support/mcp-http.ts';
 import { SseReader } from '../support/sse-reader.ts';
@@ -164,43 +162,5 @@ describe('after the object is aborted', () => {
     expect(resumed.headers.get('Mcp-Stream-Resumed')).toBe('true');
     expect(resumed.headers.get('Mcp-Stream-Id')).toBe(response.headers.get('Mcp-Stream-Id'));
     await resumed.body?.cancel();
-  });
-});
-
-describe('a session stored by an older version', () => {
-  it('is brought to the current schema when an instance revives it', async () => {
-    const session = await openSession();
-    // A stub does not outlive abortAllDurableObjects(): one per use.
-    const stub = () => env.MCP_SESSION.get(env.MCP_SESSION.idFromName(session.id));
-    const appliedMigration = (sql: SqlStorage) => sql.exec<{ id: number }>(`SELECT max(id) AS id FROM schema_migrations`).one().id;
-    // As the version before messages could be stored in parts left it.
-    await runInDurableObject(stub(), (_instance, state) => {
-      state.storage.sql.exec(`DROP TABLE event_parts`);
-      state.storage.sql.exec(`DELETE FROM schema_migrations WHERE id = 2`);
-    });
-    await abortAllDurableObjects();
-    // An answer that needs the new table: longer than one stored part.
-    const text = 'x'.repeat(PART_UNITS + 1);
-    const [answer] = messages(await session.call('tools/call', toolCall('echo', { text })));
-    expect(answer).toMatchObject({ result: { content: [{ type: 'text', text }] } });
-    expect(await runInDurableObject(stub(), (_instance, state) => appliedMigration(state.storage.sql))).toBe(MIGRATIONS.length);
-  });
-
-  it('is brought to the current schema when its alarm is the first thing a new instance runs', async () => {
-    const session = await openSession();
-    await session.call('tools/call', toolCall('echo', { text: 'done' })); // a finished stream: retention is due
-    const stub = () => env.MCP_SESSION.get(env.MCP_SESSION.idFromName(session.id));
-    await runInDurableObject(stub(), (_instance, state) => {
-      state.storage.sql.exec(`DROP TABLE event_parts`);
-      state.storage.sql.exec(`DELETE FROM schema_migrations WHERE id = 2`);
-    });
-    await abortAllDurableObjects();
-    expect(await runDurableObjectAlarm(stub())).toBe(true);
-    const after = await runInDurableObject(stub(), async (_instance, state) => ({
-      migration: state.storage.sql.exec<{ id: number }>(`SELECT max(id) AS id FROM schema_migrations`).one().id,
-      alarm: await state.storage.getAlarm(),
-    }));
-    expect(after.migration).toBe(MIGRATIONS.length);
-    expect(after.alarm).not.toBeNull(); // the alarm ran to the end and armed the next one
   });
 });

@@ -4,7 +4,8 @@
 import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { errorOf, initializeRequest, messages, openSession, postRaw } from '../support/mcp-http.ts';
+import { EventLog } from '../../src/session/event-log.ts';
+import { errorOf, initializeRequest, messages, openSession, postRaw, toolCall } from '../support/mcp-http.ts';
 import { ENDED, SseReader } from '../support/sse-reader.ts';
 
 const tablesOf = (sessionId: string) =>
@@ -57,14 +58,17 @@ describe('session lifecycle', () => {
     expect(streams).toEqual(['2', '3', '4']);
   });
 
-  it('a new session schedules its alarm at the earliest deadline (the initialize stream’s retention)', async () => {
+  it('a new session schedules its alarm at its idle expiry, and a call moves nothing', async () => {
     const before = Date.now();
     const session = await openSession();
-    const alarm = await runInDurableObject(env.MCP_SESSION.get(env.MCP_SESSION.idFromName(session.id)), (_i, state) =>
-      state.storage.getAlarm(),
-    );
-    expect(alarm).toBeGreaterThanOrEqual(before + 10 * 60_000);
-    expect(alarm).toBeLessThan(before + 10 * 60_000 + 30_000);
+    const alarmOf = () =>
+      runInDurableObject(env.MCP_SESSION.get(env.MCP_SESSION.idFromName(session.id)), (_i, state) => state.storage.getAlarm());
+    const alarm = await alarmOf();
+    expect(alarm).toBeGreaterThanOrEqual(before + 60 * 60_000);
+    expect(alarm).toBeLessThan(before + 60 * 60_000 + 30_000);
+    // Nothing is due when a stream ends: its events go with the session.
+    await session.call('tools/call', toolCall('tally', { key: 'alarm' }));
+    expect(await alarmOf()).toBe(alarm);
   });
 
   it('a 2025-03-26 batch holding a request and its own cancellation leaves no stream open', async () => {
@@ -76,7 +80,7 @@ describe('session lifecycle', () => {
     expect(response.status).toBe(200);
     expect(messages(await new SseReader(response).all(3_000))).toEqual([]);
     const open = await runInDurableObject(env.MCP_SESSION.get(env.MCP_SESSION.idFromName(session.id)), (_i, state) =>
-      state.storage.sql.exec(`SELECT stream FROM streams WHERE state = 'open'`).toArray(),
+      new EventLog(state.storage).openRequestStreams(),
     );
     expect(open).toEqual([]);
   });

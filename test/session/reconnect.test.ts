@@ -174,6 +174,21 @@ describe('request ids', () => {
     expect(next).toMatchObject({ result: { content: [{ text: '2' }] } });
   });
 
+  it('initialize’s id counts as used: refused with the cursor of stream 1, which recovers the handshake’s answer', async () => {
+    const session = await openSession(); // its initialize had id 0
+    const refused = await errorOf(await session.post(callTool(0, 'tally', { key: 'init-id' })));
+    expect(refused).toMatchObject({ status: 409, reason: 'duplicate_request_id', body: { id: 0, error: { data: { cursor: '1-1-0' } } } });
+    const [answer] = messages(await new SseReader(await session.get('1-1-0')).all());
+    expect(answer).toMatchObject({ id: 0, result: { protocolVersion: '2025-11-25' } });
+    // In a batch too (2025-03-26), and nothing of the batch runs.
+    const batched = await openSession('2025-03-26');
+    expect(
+      await errorOf(await batched.post([callTool('b', 'tally', { key: 'init-id-batch' }), callTool(0, 'tally', { key: 'init-id-batch' })])),
+    ).toMatchObject({ status: 409, reason: 'duplicate_request_id', body: { id: 0 } });
+    const [first] = messages(await batched.call('tools/call', toolCall('tally', { key: 'init-id-batch' }), 'b'));
+    expect(first).toMatchObject({ result: { content: [{ text: '1' }] } });
+  });
+
   it('a 2025-03-26 batch reusing an earlier id is refused as a whole: none of its requests runs', async () => {
     const session = await openSession('2025-03-26');
     await session.call('tools/call', toolCall('tally', { key: 'batch' }), 'used');

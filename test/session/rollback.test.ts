@@ -37,12 +37,12 @@ function inNewObject<T>(body: (streams: SessionStreams, store: FailingStore, sql
   });
 }
 
-const stateOf = (sql: SqlStorage, stream: number) =>
-  sql.exec<{ state: string }>(`SELECT state FROM streams WHERE stream = ?`, stream).one().state;
+/** The stream's state as storage has it: its row, and its last event (EventLog.stream reads SQL). */
+const stateOf = (streams: SessionStreams, stream: number) => streams.log.stream(stream)!.state;
 
 describe('a transaction that rolls back', () => {
   it('opening a standalone stream: the one it would have superseded is still open, and takes events', async () => {
-    const result = await inNewObject((streams, store, sql) => {
+    const result = await inNewObject((streams, store) => {
       const { stream: first } = streams.openStandalone(1, null);
       store.failNext = true;
       let threw = false;
@@ -53,7 +53,7 @@ describe('a transaction that rolls back', () => {
       }
       return {
         threw,
-        stored: stateOf(sql, first),
+        stored: stateOf(streams, first),
         open: streams.isOpen(first),
         emitted: streams.emit(first, '{"jsonrpc":"2.0","method":"n"}'),
       };
@@ -62,7 +62,7 @@ describe('a transaction that rolls back', () => {
   });
 
   it('storing an answer of a batch: the stream waits for that request still, and its other answer does not finish it', async () => {
-    const result = await inNewObject((streams, _store, sql) => {
+    const result = await inNewObject((streams) => {
       const { stream } = streams.openRequestStream(1, ['"x"', '"y"']);
       EventLog.prototype.setAnswered = () => {
         EventLog.prototype.setAnswered = originalSetAnswered;
@@ -75,13 +75,13 @@ describe('a transaction that rolls back', () => {
         threw = true;
       }
       streams.emit(stream, '{"jsonrpc":"2.0","id":"y","result":{}}', '"y"');
-      const afterY = { stored: stateOf(sql, stream), open: streams.isOpen(stream) };
+      const afterY = { stored: stateOf(streams, stream), open: streams.isOpen(stream) };
       const retried = streams.emit(stream, '{"jsonrpc":"2.0","id":"x","result":{}}', '"x"');
       return {
         threw,
         afterY,
         retried,
-        end: stateOf(sql, stream),
+        end: stateOf(streams, stream),
         events: streams.log.eventsAfter(stream, 0, 1 << 20).map((e) => JSON.parse(e.message).id),
       };
     });

@@ -20,7 +20,7 @@ import { expect, it } from 'vitest';
 import { formatEventId, parseEventId } from '../../src/core/event-id.ts';
 import { idKey } from '../../src/core/jsonrpc.ts';
 import { decideResume } from '../../src/core/resume.ts';
-import { migrateSession as migrate } from '../../src/session/schema.ts';
+import { createSessionSchema } from '../../src/session/schema.ts';
 import { interruptOrphanedStreams } from '../../src/session/session-revival.ts';
 import { SessionStore } from '../../src/session/session-store.ts';
 import { SessionStreams } from '../../src/session/session-streams.ts';
@@ -357,8 +357,8 @@ it('every client sees exactly one stream, gap-free; fenced connections get nothi
       fc.asyncProperty(fc.commands(commands, { maxCommands: 50, size: 'max' }), bufferBytes(), async (cmds, buffer) => {
         await state.storage.deleteAll();
         state.storage.transactionSync(() => {
-          migrate(state.storage.sql);
-          new SessionStore(state.storage.sql).create('2025-11-25', {}, Date.now());
+          createSessionSchema(state.storage.sql);
+          new SessionStore(state.storage.sql).create('2025-11-25', {}, '"initialize"', Date.now());
         });
         const world = new World(state.storage, buffer);
         try {

@@ -4,7 +4,7 @@
  */
 import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
-import { migrateSession as migrate } from '../../src/session/schema.ts';
+import { createSessionSchema } from '../../src/session/schema.ts';
 import { SessionStore } from '../../src/session/session-store.ts';
 import type { StreamOptions } from '../../src/session/session-streams.ts';
 
@@ -13,8 +13,8 @@ export function inNewObject<T>(body: (storage: DurableObjectStorage) => T | Prom
   const stub = env.MCP_SESSION.get(env.MCP_SESSION.idFromName(`fixture-${crypto.randomUUID()}`));
   return runInDurableObject(stub, (_instance, state) => {
     state.storage.transactionSync(() => {
-      migrate(state.storage.sql);
-      new SessionStore(state.storage.sql).create('2025-11-25', {}, Date.now());
+      createSessionSchema(state.storage.sql);
+      new SessionStore(state.storage.sql).create('2025-11-25', {}, '"initialize"', Date.now());
     });
     return body(state.storage);
   });
@@ -27,7 +27,6 @@ export function streamOptions(overrides: Partial<StreamOptions> = {}): StreamOpt
     retryMs: 1000,
     maxSessionEvents: 1_000_000,
     maxSessionBytes: 1 << 30,
-    onStreamEnded: () => undefined,
     keepResident: () => undefined,
     ...overrides,
   };
