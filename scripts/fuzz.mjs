@@ -142,7 +142,7 @@ await withDevServer(Number(values.port), async (url) => {
   const world = new FuzzWorld({ fetch: httpFetch, origin, idleMs: 100 });
   // Witnesses, one per sessionful revision: the fuzz uses them but never deletes them, and
   // they are checked every CHECK_EVERY requests (each check leaves a fresh stream to replay
-  // next time: a finished stream's events are kept for RETENTION_MS, 10 minutes).
+  // next time, so a check never depends on how long the run has been).
   let witnesses = [];
   for (const version of LEGACY_VERSIONS) {
     const witness = await openWitness(httpFetch, origin, version);

@@ -91,8 +91,8 @@ export async function walkResumeTable(url) {
   const duplicate = await answer(await s.start('tally', { key: 'walk' }, 1));
   row('POST reusing a request id', 'id 1', duplicate, { status: 409, reason: 'duplicate_request_id' }, `cursor ${duplicate.cursor}`);
 
-  // events_pruned: push the session past MAX_SESSION_EVENTS (or wait out RETENTION_MS), which
-  // prunes the oldest finished stream first.
+  // events_pruned: push the session past MAX_SESSION_EVENTS, which prunes the oldest finished
+  // stream first.
   let pruned;
   for (let calls = 0; calls < 12; calls++) {
     pruned = await answer(await s.get(`1-${S}-1`));

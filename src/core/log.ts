@@ -23,7 +23,7 @@ export type LogEvent =
   | { readonly msg: 'mcp.session.error'; readonly error: string }
   /** Something the SDK could hand to no one (say, a response it failed to send). */
   | { readonly msg: 'mcp.session.sdk_error'; readonly error: string }
-  /** Setting the object's alarm failed: expiry or retention may be late. */
+  /** Setting the object's alarm failed: idle expiry may be late. */
   | { readonly msg: 'mcp.session.alarm_error'; readonly error: string }
   /** A batch of held notifications failed to store; none of it was delivered. */
   | { readonly msg: 'mcp.session.store_error'; readonly error: string }

@@ -214,7 +214,7 @@ export class RelayConnection implements Connection {
       const { events, lastSeq } = page;
       const next = events[0]?.seq ?? lastSeq + 1;
       if (next !== this.#position + 1 && lastSeq > this.#position) {
-        // What the client is owed was pruned meanwhile (the session's bounds, retention):
+        // What the client is owed was pruned meanwhile (the session's bounds):
         // end here, so its resume from the last event it received gets the typed refusal.
         this.close();
         return;

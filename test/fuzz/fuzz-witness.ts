@@ -74,7 +74,7 @@ const echoCall = (text: string) => ({
 /**
  * What is wrong with the witness now (an empty list if it still works as it did), and the
  * witness to check next time: the same session, with the echo just made as its stream (a
- * finished stream's events are kept for RETENTION_MS, 10 minutes, so a long run checks often).
+ * check never depends on how long the run has been).
  */
 export async function checkWitness(fetcher: Fetcher, origin: string, witness: Witness): Promise<{ problems: string[]; next: Witness }> {
   const problems: string[] = [];
