@@ -3,7 +3,8 @@
  * every client request id with the stream that answers it.
  *
  * Storage layout (schema.ts):
- * - `streams(stream, epoch, kind, state, pruned_through, opened_at, request_keys)` — one row
+ * - `streams(stream, epoch, kind, state, pruned_through, opened_at, request_keys, open_floor,
+ *   stored_events, stored_bytes)` — one row
  *   per stream, written when it opens; its last seq and, for a request stream answered in
  *   full, its end are derived from its last event, so neither an event nor the answer that
  *   finishes a call updates it. `state` changes only when a standalone stream is superseded, a
@@ -137,18 +138,31 @@ export class EventLog {
   /**
    * Numbers the stream itself: the highest number stored, plus one. Stream rows are never
    * deleted before the whole session is, so no number is handed out twice; a number lost to a
-   * rolled-back insert was never told to anyone, and is handed out again.
+   * rolled-back insert was never told to anyone, and is handed out again. `lowestOpen`: the
+   * lowest-numbered request stream still open in this instance, if any; `stored`: at least the
+   * session's stored events and bytes (SessionStreams knows both).
    */
-  openStream(kind: StreamKind, epoch: number, requestKeys: readonly string[], now: number): StreamRecord {
+  openStream(
+    kind: StreamKind,
+    epoch: number,
+    requestKeys: readonly string[],
+    now: number,
+    lowestOpen?: number,
+    stored?: { readonly events: number; readonly bytes: number },
+  ): StreamRecord {
     this.#lastStream ??= this.#sql.exec<{ stream: number | null }>(`SELECT max(stream) AS stream FROM streams`).one().stream ?? 0;
     const stream = this.#lastStream + 1;
     this.#sql.exec(
-      `INSERT INTO streams (stream, epoch, kind, state, opened_at, request_keys) VALUES (?, ?, ?, 'open', ?, ?)`,
+      `INSERT INTO streams (stream, epoch, kind, state, opened_at, request_keys, open_floor, stored_events, stored_bytes)
+       VALUES (?, ?, ?, 'open', ?, ?, ?, ?, ?)`,
       stream,
       epoch,
       kind,
       now,
       kind === 'request' ? JSON.stringify(requestKeys) : null,
+      Math.min(lowestOpen ?? stream, stream),
+      stored?.events ?? null,
+      stored?.bytes ?? null,
     );
     this.#lastStream = stream;
     return { stream, epoch, kind, state: 'open', lastSeq: 0, prunedThrough: 0 };
@@ -285,13 +299,19 @@ export class EventLog {
 
   /**
    * Request streams whose producer was alive when the last instance stopped: open, and not
-   * finished by their last event. Reads every stream row of the session (reads cost a
-   * thousandth of a write; an index of open streams would cost a write per call).
+   * finished by their last event. Only streams from the newest row's open_floor on can be:
+   * an instance serves every open stream of its session (a revival finishes the previous
+   * instance's first), so one below the floor had ended when the newest opened. So a revival
+   * reads the streams opened since the oldest call then running, not the session's whole
+   * history — and an index of open streams, a write per call, is not needed.
    */
   openRequestStreams(): StreamRecord[] {
     return this.#sql
       .exec<StreamRow>(
-        `SELECT * FROM (${SELECT_STREAM} WHERE s.kind = 'request' AND s.state = 'open') WHERE state = 'open' ORDER BY stream`,
+        `SELECT * FROM (${SELECT_STREAM}
+                         WHERE s.kind = 'request' AND s.state = 'open'
+                           AND s.stream >= coalesce((SELECT open_floor FROM streams ORDER BY stream DESC LIMIT 1), 0))
+          WHERE state = 'open' ORDER BY stream`,
       )
       .toArray()
       .map(toRecord);
@@ -332,9 +352,34 @@ export class EventLog {
       .map((row) => row.request_key);
   }
 
-  /** Number and total size (UTF-8 bytes) of the stored events. */
+  /** Number and total size (UTF-8 bytes) of the stored events: exact, read from every event. */
   totals(): { readonly events: number; readonly bytes: number } {
     return storedTotals(this.#sql, this.#parts());
+  }
+
+  /**
+   * At least the number and size of the stored events, without reading them all: the newest
+   * stream's stored_* (at least the totals when it opened), plus every event of the streams
+   * events can have been added to since — those from its open_floor on, and the standalone
+   * stream current then (pruning only removes). Counts events of streams open then twice,
+   * which only makes it larger. Undefined where the newest row does not say (an upgraded
+   * session).
+   */
+  totalsBound(): { readonly events: number; readonly bytes: number } | undefined {
+    const newest = this.#sql
+      .exec<{ floor: number; events: number | null; bytes: number | null; standalone: number | null }>(
+        `SELECT open_floor AS floor, stored_events AS events, stored_bytes AS bytes, (SELECT standalone_stream FROM session) AS standalone
+           FROM streams ORDER BY stream DESC LIMIT 1`,
+      )
+      .toArray()[0];
+    if (newest === undefined) return { events: 0, bytes: 0 };
+    if (newest.events === null || newest.bytes === null) return undefined;
+    const since = storedTotals(this.#sql, this.#parts(), newest.floor);
+    const standalone =
+      newest.standalone !== null && newest.standalone < newest.floor
+        ? storedTotals(this.#sql, this.#parts(), newest.standalone, newest.standalone)
+        : { events: 0, bytes: 0 };
+    return { events: newest.events + since.events + standalone.events, bytes: newest.bytes + since.bytes + standalone.bytes };
   }
 
   /** Drops the fewest events, oldest first, that cover `atLeast`, never `keep` (event-pruning.ts). */

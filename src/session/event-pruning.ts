@@ -10,13 +10,20 @@
 /** Rows a prune reads first from a stream (then 4× more each time): enough for the usual case. */
 const MIN_PRUNE_PAGE = 32;
 
-/** Number and total size (UTF-8 bytes) of the stored events. */
-export function storedTotals(sql: SqlStorage, parts: boolean): { readonly events: number; readonly bytes: number } {
+/** Number and total size (UTF-8 bytes) of the stored events, of the streams numbered `from` to `to`. */
+export function storedTotals(
+  sql: SqlStorage,
+  parts: boolean,
+  from = 0,
+  to = Number.MAX_SAFE_INTEGER,
+): { readonly events: number; readonly bytes: number } {
   return sql
     .exec<{ events: number; bytes: number }>(
       `SELECT count(*) AS events,
-              coalesce(sum(octet_length(message)), 0) ${parts ? '+ (SELECT coalesce(sum(octet_length(chunk)), 0) FROM event_parts)' : ''} AS bytes
-         FROM events`,
+              coalesce(sum(octet_length(message)), 0)
+                ${parts ? '+ (SELECT coalesce(sum(octet_length(chunk)), 0) FROM event_parts WHERE stream BETWEEN ? AND ?)' : ''} AS bytes
+         FROM events WHERE stream BETWEEN ? AND ?`,
+      ...(parts ? [from, to, from, to] : [from, to]),
     )
     .one();
 }

@@ -39,6 +39,13 @@ export class Residency {
     this.#held.clear();
   }
 
+  /** The lowest-numbered stream that holds the object resident, if any: the oldest call running here. */
+  get lowest(): number | undefined {
+    let lowest: number | undefined;
+    for (const stream of this.#held.keys()) if (lowest === undefined || stream < lowest) lowest = stream;
+    return lowest;
+  }
+
   /** How many streams hold the object resident. */
   get size(): number {
     return this.#held.size;

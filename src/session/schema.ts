@@ -48,7 +48,15 @@ export const SESSION_SCHEMA: Schema = {
        pruned_through  INTEGER NOT NULL DEFAULT 0,
        opened_at       INTEGER NOT NULL,
        -- JSON array of the request id keys the stream answers (request streams).
-       request_keys    TEXT
+       request_keys    TEXT,
+       -- The lowest request stream that was still open when this one opened (itself if none):
+       -- every stream below the newest row's is finished, so a revival looks no further back.
+       open_floor      INTEGER NOT NULL,
+       -- At least the session's stored events and their bytes when this stream opened
+       -- (SessionBounds): with the newest row's, a new instance learns its totals by reading
+       -- the streams from open_floor on, not every event. NULL where unknown (upgraded rows).
+       stored_events   INTEGER,
+       stored_bytes    INTEGER
      )`,
     `CREATE TABLE events (
        stream       INTEGER NOT NULL,
@@ -82,11 +90,16 @@ export const SESSION_SCHEMA: Schema = {
          state           TEXT    NOT NULL CHECK (state IN ('open', 'finished', 'superseded')),
          pruned_through  INTEGER NOT NULL DEFAULT 0,
          opened_at       INTEGER NOT NULL,
-         request_keys    TEXT
+         request_keys    TEXT,
+         open_floor      INTEGER NOT NULL,
+         stored_events   INTEGER,
+         stored_bytes    INTEGER
        )`,
-      `INSERT INTO streams_v3 (stream, epoch, kind, state, pruned_through, opened_at, request_keys)
+      // open_floor 0: a revival of the upgraded session reads every stream once, as version 2 did.
+      `INSERT INTO streams_v3 (stream, epoch, kind, state, pruned_through, opened_at, request_keys, open_floor)
          SELECT s.stream, s.epoch, s.kind, s.state, s.pruned_through, 0,
-                CASE s.kind WHEN 'request' THEN (SELECT json_group_array(r.request_key) FROM requests r WHERE r.stream = s.stream) END
+                CASE s.kind WHEN 'request' THEN (SELECT json_group_array(r.request_key) FROM requests r WHERE r.stream = s.stream) END,
+                0
            FROM streams s`,
       `DROP TABLE streams`,
       `ALTER TABLE streams_v3 RENAME TO streams`,

@@ -1,7 +1,14 @@
 /**
- * The per-session bounds on stored events (`MAX_SESSION_EVENTS`, `MAX_SESSION_BYTES`). The
- * stored totals are read from storage before an instance's first write, then kept in step
- * with every write; what a rolled-back transaction changed is forgotten with `forget`.
+ * The per-session bounds on stored events (`MAX_SESSION_EVENTS`, `MAX_SESSION_BYTES`). An
+ * instance learns the stored totals before its first write, then keeps them in step with
+ * every write; what a rolled-back transaction changed is forgotten with `forget`.
+ *
+ * Counting every event at each wake would read the whole log: a session of 10,000 events
+ * woken once a minute would read more, at a thousandth of a write a row, than its calls
+ * write. So an instance starts from a bound (EventLog.totalsBound: the newest stream's record
+ * and the events of the streams opened since the oldest call then running), at least the
+ * totals, and counts exactly only once the bound says a limit is reached — so what is pruned
+ * is exactly what the bounds demand. Each new stream records what the instance holds.
  */
 import type { EventLog } from './event-log.ts';
 
@@ -11,8 +18,9 @@ export interface Limits {
 }
 
 export class SessionBounds {
-  /** Stored events and their size in UTF-8 bytes; undefined until read. */
+  /** Stored events and their size in UTF-8 bytes, or at least them (until #exact); undefined until read. */
   #stored: { events: number; bytes: number } | undefined;
+  #exact = false;
 
   readonly #log: EventLog;
   readonly #limits: Limits;
@@ -34,21 +42,37 @@ export class SessionBounds {
     totals.bytes += bytes;
     if (newest === undefined) return; // nothing was added
     const { maxSessionEvents, maxSessionBytes } = this.#limits;
-    const excess = { events: Math.max(0, totals.events - maxSessionEvents), bytes: Math.max(0, totals.bytes - maxSessionBytes) };
+    const excessOf = () => ({ events: Math.max(0, totals.events - maxSessionEvents), bytes: Math.max(0, totals.bytes - maxSessionBytes) });
+    let excess = excessOf();
     if (excess.events === 0 && excess.bytes === 0) return;
+    if (!this.#exact) {
+      // Past a limit by the bound: count, then prune only what the real totals demand.
+      Object.assign(totals, this.#log.totals());
+      this.#exact = true;
+      excess = excessOf();
+      if (excess.events === 0 && excess.bytes === 0) return;
+    }
     const removed = this.#log.pruneOldest(excess, newest);
     totals.events -= removed.events;
     totals.bytes -= removed.bytes;
   }
 
-  /** Stored totals, read from storage before this instance's first write. */
+  /**
+   * The stored totals, or at least them, read from storage before this instance's first write
+   * (the object is the caller's to keep in step, through `account`).
+   */
   totals(): { events: number; bytes: number } {
-    this.#stored ??= { ...this.#log.totals() };
+    if (this.#stored === undefined) {
+      const bound = this.#log.totalsBound();
+      this.#exact = bound === undefined;
+      this.#stored = { ...(bound ?? this.#log.totals()) };
+    }
     return this.#stored;
   }
 
   /** Read the totals from storage again: what this instance counted may have rolled back. */
   forget(): void {
     this.#stored = undefined;
+    this.#exact = false;
   }
 }

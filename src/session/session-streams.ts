@@ -121,7 +121,7 @@ export class SessionStreams {
   openRequestStream(epoch: number, requestKeys: readonly string[], { register = true }: { register?: boolean } = {}): StreamRecord {
     this.#storeHeld();
     const stream = this.#transaction(() => {
-      const opened = this.#log.openStream('request', epoch, requestKeys, Date.now());
+      const opened = this.#log.openStream('request', epoch, requestKeys, Date.now(), this.#residency.lowest, this.#bounds.totals());
       if (register) for (const key of requestKeys) this.#log.registerRequest(key, opened.stream);
       return opened;
     });
@@ -174,7 +174,7 @@ export class SessionStreams {
     this.#storeHeld();
     const stream = this.#transaction(() => {
       if (previous !== null) this.#end(previous, 'superseded');
-      const opened = this.#log.openStream('standalone', epoch, [], Date.now());
+      const opened = this.#log.openStream('standalone', epoch, [], Date.now(), this.#residency.lowest, this.#bounds.totals());
       this.#sessions.setStandaloneStream(opened.stream);
       return opened;
     });

@@ -145,6 +145,40 @@ describe('per-session bounds', () => {
     expect(count).toBe(5);
   });
 
+  it('a new instance starts from a bound that may count twice, and prunes only what the real totals demand', async () => {
+    const result = await inNewObject((storage) => {
+      const first = fresh(storage, { events: 10 });
+      const a = first.openRequestStream(1, ['"a"']).stream;
+      for (let i = 0; i < 4; i++) first.emit(a, `{"a":${i}}`);
+      const b = first.openRequestStream(1, ['"b"']).stream; // records 4 stored, a still open
+      for (let i = 0; i < 3; i++) first.emit(b, `{"b":${i}}`);
+      void first.log; // the turn ends: what it held is stored
+      // A new instance's bound: 4 + every event of a and b = 11, past the limit; the real total is 7.
+      const second = fresh(storage, { events: 10 });
+      second.emit(a, '{"a":4}');
+      void second.log;
+      const earliest = storage.sql.exec<{ seq: number }>(`SELECT min(seq) AS seq FROM events WHERE stream = ?`, a).one().seq;
+      return { events: stored(storage.sql).events, earliest };
+    });
+    expect(result).toEqual({ events: 8, earliest: 1 }); // nothing pruned
+  });
+
+  it('a new instance’s bound includes the standalone stream’s events, however old the stream', async () => {
+    const count = await inNewObject((storage) => {
+      const first = fresh(storage, { events: 5 });
+      const standalone = first.openStandalone(1, null).stream;
+      const call = first.openRequestStream(1, ['"c"']).stream; // records 0 stored
+      first.emit(call, '{"jsonrpc":"2.0","id":"c","result":{}}', '"c"');
+      for (let i = 0; i < 4; i++) first.emit(standalone, `{"s":${i}}`);
+      void first.log; // the turn ends: what it held is stored
+      const second = fresh(storage, { events: 5 }); // 5 stored: at the limit
+      second.emit(standalone, '{"s":4}');
+      void second.log;
+      return stored(storage.sql).events;
+    });
+    expect(count).toBe(5);
+  });
+
   it('measure bytes as SQLite does, so multi-byte text is neither over- nor under-pruned', async () => {
     const result = await inNewObject((storage) => {
       const message = JSON.stringify({ text: '🙂é'.repeat(50) }); // 4 + 2 bytes per pair
