@@ -53,3 +53,23 @@ describe('a finished task', () => {
     expect((await getTask(taskId)).result).toEqual(done);
   });
 });
+
+describe('a task stored by schema version 1 (its version in a schema_migrations table)', () => {
+  it('is upgraded by the next instance that reads it, and reads as it did', async () => {
+    const taskId = await createTask('slow_compute', { seconds: 0, label: 'old' });
+    const done = await waitForStatus(taskId, 'completed');
+    // As version 1 stored it: no schema_version column, a schema_migrations row.
+    await runInDurableObject(taskObject(taskId), (_instance, state) => {
+      state.storage.sql.exec(`ALTER TABLE task DROP COLUMN schema_version`);
+      state.storage.sql.exec(`CREATE TABLE schema_migrations (id INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`);
+      state.storage.sql.exec(`INSERT INTO schema_migrations (id, applied_at) VALUES (1, ?)`, Date.now());
+    });
+    await abortAllDurableObjects();
+    expect((await getTask(taskId)).result).toEqual(done);
+    const tables = await runInDurableObject(taskObject(taskId), (_instance, state) => ({
+      version: state.storage.sql.exec<{ v: number }>(`SELECT schema_version AS v FROM task`).one().v,
+      migrations: state.storage.sql.exec(`SELECT 1 FROM sqlite_master WHERE name = 'schema_migrations'`).toArray().length,
+    }));
+    expect(tables).toEqual({ version: 2, migrations: 0 });
+  });
+});
