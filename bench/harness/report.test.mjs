@@ -1,7 +1,8 @@
 // node --test bench/harness/*.test.mjs  — the summary committed as bench/results/latest.json.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { toJson, toSummary } from './report.mjs';
+import { formatTable, ratios, summarize, toJson, toSummary } from './report.mjs';
+import { WORKLOADS } from './workloads.mjs';
 
 const W1 = { id: 'W1', title: 'echo', metrics: [{ key: 'p50_ms', label: 'W1 echo p50 ms', better: 'lower' }], first_round_only: false };
 const W4b = {
@@ -16,6 +17,14 @@ const W6 = {
   metrics: [{ key: 'kb_per_session', label: 'W6 KB per session', better: 'lower' }],
   first_round_only: true,
 };
+
+/** W0 and B1 as run.mjs records them (their real metric lists). */
+const [W0, B1] = ['W0', 'B1'].map((id) => {
+  const { title, metrics, firstRoundOnly } = WORKLOADS.find((w) => w.id === id);
+  return { id, title, metrics, first_round_only: Boolean(firstRoundOnly) };
+});
+/** A B1 sample: every metric null but those given. */
+const b1Metrics = (values) => ({ ...Object.fromEntries(B1.metrics.map(({ key }) => [key, null])), ...values });
 
 /** A raw result as run.mjs builds it, with only what each case varies. */
 function rawResult({ workloads, samples, unavailable = {} }) {
@@ -96,6 +105,57 @@ const cases = [
     notes: {
       W1: { ours: ['W1 across peers: no end within 300000 ms'], floor: ['skipped: run deadline passed'] },
       W4b: { floor: ['cannot resume: HTTP 405'] },
+    },
+  },
+  {
+    name: 'W0 and B1: B1 runs in round 1 only; a peer without counters, or an operation it lacks, stays null',
+    result: rawResult({
+      workloads: [W0, B1],
+      samples: {
+        W0: {
+          ours: [
+            { round: 1, metrics: { echo_p50_ms: 2.5, echo_p99_ms: 6, sequence_p50_ms: 7.25, sequence_p99_ms: 12 } },
+            { round: 2, metrics: { echo_p50_ms: 2.25, echo_p99_ms: 5, sequence_p50_ms: 7, sequence_p99_ms: 11 } },
+          ],
+          floor: [
+            { round: 1, metrics: { echo_p50_ms: 1, echo_p99_ms: 2, sequence_p50_ms: 3, sequence_p99_ms: 4 } },
+            { round: 2, error: 'W0 echo: no result (HTTP 500)' },
+          ],
+        },
+        B1: {
+          ours: [
+            {
+              round: 1,
+              metrics: b1Metrics({ echo_written: 3, echo_read: 2, echo_requests: 1, echo_usd_per_m: 3.152, delete_delete_all: 1 }),
+              status: 'expiry, purge: 1 of 5 BenchSession objects ran deleteAll within 30000 ms',
+              raw: { operations: { echo: { count: 10 } } },
+            },
+          ],
+          floor: [{ round: 1, metrics: b1Metrics({}), status: 'no billing counters (GET /bench/billing: ours, durable-floor, mcpagent)' }],
+        },
+      },
+    }),
+    perRound: {
+      ...Object.fromEntries(
+        B1.metrics.map(({ key }) => [
+          `B1.${key}`,
+          {
+            ours: [{ echo_written: 3, echo_read: 2, echo_requests: 1, echo_usd_per_m: 3.152, delete_delete_all: 1 }[key] ?? null],
+            floor: [null],
+          },
+        ]),
+      ),
+      'W0.echo_p50_ms': { ours: [2.5, 2.25], floor: [1, null] },
+      'W0.echo_p99_ms': { ours: [6, 5], floor: [2, null] },
+      'W0.sequence_p50_ms': { ours: [7.25, 7], floor: [3, null] },
+      'W0.sequence_p99_ms': { ours: [12, 11], floor: [4, null] },
+    },
+    notes: {
+      W0: { floor: ['W0 echo: no result (HTTP 500)'] },
+      B1: {
+        ours: ['expiry, purge: 1 of 5 BenchSession objects ran deleteAll within 30000 ms'],
+        floor: ['no billing counters (GET /bench/billing: ours, durable-floor, mcpagent)'],
+      },
     },
   },
   {
@@ -183,4 +243,31 @@ test('toJson keeps number arrays and small flat objects on one line', () => {
   );
   const nine = Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`k${i}`, i]));
   assert.equal(toJson(nine).split('\n').length, 11, 'more than 8 keys: one per line');
+});
+
+test('B1 in the table: one row per operation and column; n/a for a peer without counters, where no operation was measured', () => {
+  const samples = {
+    B1: {
+      ours: [{ round: 1, metrics: b1Metrics({ echo_written: 3, echo_usd_per_m: 3.152 }), status: 'tasks: none' }],
+      floor: [{ round: 1, metrics: b1Metrics({}), status: 'no billing counters' }],
+    },
+  };
+  const rows = summarize([{ id: 'B1', metrics: B1.metrics }], ['ours', 'floor'], samples);
+  assert.equal(rows.length, B1.metrics.length);
+  const table = formatTable(rows, ['ours', 'floor'], ratios(rows, ['ours', 'floor']));
+  const line = (label) => table.split('\n').find((l) => l.startsWith(label));
+  assert.match(line('B1 echo call: rows written'), /\s3\s+n\/a\s+-$/);
+  assert.match(line('B1 echo call: USD per million'), /\s3\.15\s+n\/a\s+-$/);
+  assert.match(line('B1 session DELETE, with what it causes later: deleteAll calls'), /\sn\/a\s+n\/a\s+-$/);
+  for (const [workload, label] of [
+    ['W0', 'W0 first echo of a new session p50 ms'],
+    ['B1', 'B1 new session (initialize + initialized): setAlarm calls'],
+    ['B1', 'B1 idle session-minute, GET stream held: alarm invocations'],
+    ['B1', 'B1 session expiry (ours-ttl: TTL 2 s): deleteAll calls'],
+  ]) {
+    assert.ok(
+      WORKLOADS.find((w) => w.id === workload).metrics.some((m) => m.label === label),
+      label,
+    );
+  }
 });

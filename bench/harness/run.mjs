@@ -5,10 +5,10 @@
 // Starts each available peer once on its own loopback port, runs every workload against every
 // peer round by round (in round r each workload runs for every peer before the next workload —
 // W1 for all peers at once, call by call; the peer order rotates by one each round; W6, memory,
-// runs in round 1 only, on fresh peers), prints medians per peer and the ratios of `ours`
-// against each other peer, and writes two JSON files: every raw sample to raw/<date>.json beside
-// the output (ignored by git), and the summary (report.mjs `toSummary`: metadata, medians,
-// ratios, each round's value of each metric, notes, the table) to the output itself —
+// runs in round 1 only, on fresh peers, and so do B1 and W7), prints medians per peer and the
+// ratios of `ours` against each other peer, and writes two JSON files: every raw sample to
+// raw/<date>.json beside the output (ignored by git), and the summary (report.mjs `toSummary`:
+// metadata, medians, ratios, each round's value of each metric, notes, the table) to the output itself —
 // bench/results/latest.json for a complete full run, partial.json otherwise. Peers are stopped
 // at the end, on error and on SIGINT/SIGTERM.
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -27,7 +27,8 @@ const START_TIMEOUT_MS = 180_000;
 const STOP_TIMEOUT_MS = 15_000;
 const STAGGER_MS = 1_500;
 const WORKLOAD_TIMEOUT_MS = 300_000;
-const RUN_DEADLINE_MS = { quick: 5 * 60_000, full: 90 * 60_000 };
+// Quick: B1's and W7's idle minutes alone take three of them.
+const RUN_DEADLINE_MS = { quick: 8 * 60_000, full: 90 * 60_000 };
 const ROUNDS = { quick: 1, full: 5 };
 
 const { values: args } = parseArgs({
@@ -148,8 +149,11 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
   });
 }
 
-/** A workload that takes every peer in one pass (W1: call by call); one sample per peer. */
-async function runAcross(workload, order, round, samples, deadline) {
+/**
+ * A workload that takes every peer in one pass (W1: call by call); one sample per peer. It may
+ * start a helper instance by name (`startHelper`, B1's `ours-ttl`), stopped with the peers.
+ */
+async function runAcross(workload, order, round, samples, deadline, startHelper) {
   const buckets = order.map((peer) => ((samples[workload.id] ??= {})[peer.name] ??= []));
   if (performance.now() > deadline) {
     for (const bucket of buckets) bucket.push({ round, error: 'skipped: run deadline passed' });
@@ -158,7 +162,11 @@ async function runAcross(workload, order, round, samples, deadline) {
   const startedAt = performance.now();
   let results;
   try {
-    results = await within(WORKLOAD_TIMEOUT_MS, `${workload.id} across peers`, workload.runAcross({ peers: order, sizes }));
+    results = await within(
+      workload.timeoutMs ?? WORKLOAD_TIMEOUT_MS,
+      `${workload.id} across peers`,
+      workload.runAcross({ peers: order, sizes, startHelper }),
+    );
   } catch (error) {
     results = Object.fromEntries(order.map((peer) => [peer.name, { error }]));
   }
@@ -202,6 +210,11 @@ async function main() {
   }
 
   const peerNames = peers.map((p) => p.name);
+  const startHelper = async (name) => {
+    const helper = await startOne(peersApi, name);
+    log(`started helper ${name} at ${helper.url} (pid ${helper.pid})`);
+    return helper;
+  };
   const state = Object.fromEntries(peerNames.map((name) => [name, {}]));
   const samples = {};
   const deadline = performance.now() + RUN_DEADLINE_MS[mode];
@@ -211,7 +224,8 @@ async function main() {
     for (const workload of WORKLOADS) {
       if (workload.runAcross !== undefined) {
         if (interrupted) return;
-        await runAcross(workload, order, round, samples, deadline);
+        if (workload.firstRoundOnly && round > 1) continue;
+        await runAcross(workload, order, round, samples, deadline, startHelper);
         continue;
       }
       for (const peer of order) {
@@ -225,7 +239,7 @@ async function main() {
         const startedAt = performance.now();
         try {
           const sample = await within(
-            WORKLOAD_TIMEOUT_MS,
+            workload.timeoutMs ?? WORKLOAD_TIMEOUT_MS,
             `${workload.id} ${peer.name}`,
             workload.run({ peer, sizes, state: state[peer.name], memoryRss: peersApi.memoryRss }),
           );

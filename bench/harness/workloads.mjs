@@ -2,11 +2,14 @@
 // A workload returns one sample: { metrics: { key: number | null }, status?, raw }. A metric is
 // null when it does not apply (a peer that cannot resume has no "lost" count) and `status` says why.
 import { setTimeout as sleep } from 'node:timers/promises';
+import { perOperation, perUnit } from './billing.mjs';
 import { initialize, modernListen, modernRequest, now, responseTo } from './client.mjs';
 import { median, percentile } from './stats.mjs';
 
 export const SIZES = {
   full: {
+    w0Sessions: 200,
+    w0Warmup: 10,
     w1Calls: 300,
     w1Warmup: 10,
     w2Sessions: 16,
@@ -39,10 +42,18 @@ export const SIZES = {
     t1Warmup: 10,
     t2Gets: 300,
     t2Warmup: 10,
+    b1Sessions: 20,
+    b1Calls: 50,
+    b1ProgressN: 1_000,
+    b1ProgressCalls: 5,
+    b1Tasks: 20,
+    b1IdleMs: 60_000,
     /** How long a resumed stream may take to bring the result (W4, W4b, W5). */
     resumeTimeoutMs: 10_000,
   },
   quick: {
+    w0Sessions: 30,
+    w0Warmup: 3,
     w1Calls: 50,
     w1Warmup: 3,
     w2Sessions: 6,
@@ -75,6 +86,12 @@ export const SIZES = {
     t1Warmup: 3,
     t2Gets: 50,
     t2Warmup: 3,
+    b1Sessions: 5,
+    b1Calls: 10,
+    b1ProgressN: 1_000,
+    b1ProgressCalls: 2,
+    b1Tasks: 5,
+    b1IdleMs: 60_000,
     resumeTimeoutMs: 1_500,
   },
 };
@@ -112,6 +129,76 @@ async function inBatches(count, width, task) {
   }
   return results;
 }
+
+/**
+ * Runs `step(peer, i)` for i in [-warmup, count) on every peer, call by call: step i goes to
+ * every peer (the first one changing with each i) before step i + 1 goes to any. A peer whose
+ * step throws is left out from then on (its error is returned in `failed`).
+ */
+async function interleaved(peers, warmup, count, step) {
+  const failed = new Map();
+  for (let i = -warmup; i < count; i++) {
+    for (let k = 0; k < peers.length; k++) {
+      const peer = peers[(((k + i) % peers.length) + peers.length) % peers.length];
+      if (failed.has(peer.name)) continue;
+      try {
+        await step(peer, i);
+      } catch (error) {
+        failed.set(peer.name, error);
+      }
+    }
+  }
+  return failed;
+}
+
+const w0 = {
+  id: 'W0',
+  title: 'a new session each time: initialize, notifications/initialized, the first echo call',
+  metrics: [
+    { key: 'echo_p50_ms', label: 'W0 first echo of a new session p50 ms', better: 'lower' },
+    { key: 'echo_p99_ms', label: 'W0 first echo of a new session p99 ms', better: 'lower' },
+    { key: 'sequence_p50_ms', label: 'W0 initialize → first echo answered p50 ms', better: 'lower' },
+    { key: 'sequence_p99_ms', label: 'W0 initialize → first echo answered p99 ms', better: 'lower' },
+  ],
+  /**
+   * What a client that connects, calls once and leaves waits for, peers interleaved sequence by
+   * sequence as W1 interleaves calls. The session is ended (DELETE, not timed) before the next.
+   */
+  async runAcross({ peers, sizes }) {
+    const samples = new Map(peers.map((peer) => [peer.name, { echo: [], sequence: [] }]));
+    const failed = await interleaved(peers, sizes.w0Warmup, sizes.w0Sessions, async (peer, i) => {
+      const t0 = now();
+      const session = await initialize(peer.url);
+      try {
+        const call = expectResult(await session.callTool('echo', { text: `first ${i}` }, { timeoutMs: CALL_TIMEOUT_MS }), 'W0 echo');
+        if (i < 0) return;
+        samples.get(peer.name).echo.push(call.tResponse - call.tSent);
+        samples.get(peer.name).sequence.push(call.tResponse - t0);
+      } finally {
+        await session.close();
+      }
+    });
+    return Object.fromEntries(
+      peers.map((peer) => {
+        const error = failed.get(peer.name);
+        if (error !== undefined) return [peer.name, { error }];
+        const { echo, sequence } = samples.get(peer.name);
+        return [
+          peer.name,
+          {
+            metrics: {
+              echo_p50_ms: percentile(echo, 50),
+              echo_p99_ms: percentile(echo, 99),
+              sequence_p50_ms: percentile(sequence, 50),
+              sequence_p99_ms: percentile(sequence, 99),
+            },
+            raw: { echo_ms: echo, sequence_ms: sequence },
+          },
+        ];
+      }),
+    );
+  },
+};
 
 const w1 = {
   id: 'W1',
@@ -816,23 +903,6 @@ async function probeTasks(peer) {
 }
 
 /**
- * What the peer's task objects have done so far (`ours`, `durable-floor`: GET /bench/tasks):
- * `{ rowsWritten, statements, objectRequests, constructed, … }`, or undefined.
- */
-async function taskCountsOf(peer) {
-  try {
-    const response = await fetch(new URL('/bench/tasks', peer.url), { signal: AbortSignal.timeout(5_000) });
-    return response.ok ? await response.json() : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** (after − before) ÷ count for one counter, or null when the peer has no counts. */
-const perEach = (before, after, key, count) =>
-  Number.isFinite(before?.[key]) && Number.isFinite(after?.[key]) && count > 0 ? (after[key] - before[key]) / count : null;
-
-/**
  * Runs `step(peer, entry, measured)` for every peer serving tasks, `warmup + count` times, all
  * peers interleaved step by step (who goes first moves on with every step), as W1 does. Peers
  * that do not serve tasks get `none`, peers that fail get { error }; the rest, `finish(entry)`.
@@ -844,12 +914,11 @@ async function acrossTaskPeers(peers, { warmup, count, prepare, step, finish, no
     try {
       const taskId = await probeTasks(peer);
       if (taskId === undefined) results[peer.name] = none;
-      else open.push({ peer, taskId, latencies: [], countsBefore: undefined, ...prepare?.() });
+      else open.push({ peer, taskId, latencies: [], ...prepare?.() });
     } catch (error) {
       results[peer.name] = { error };
     }
   }
-  for (const entry of open) entry.countsBefore = await taskCountsOf(entry.peer);
   const failed = new Map();
   for (let i = -warmup; i < count; i++) {
     for (let k = 0; k < open.length; k++) {
@@ -864,7 +933,7 @@ async function acrossTaskPeers(peers, { warmup, count, prepare, step, finish, no
   }
   for (const entry of open) {
     const error = failed.get(entry.peer.name);
-    results[entry.peer.name] = error !== undefined ? { error } : finish(entry, await taskCountsOf(entry.peer), warmup + count);
+    results[entry.peer.name] = error !== undefined ? { error } : finish(entry);
   }
   return results;
 }
@@ -877,12 +946,11 @@ const t1 = {
     { key: 'p99_ms', label: 'T1 task create → completed p99 ms', better: 'lower' },
     { key: 'create_p50_ms', label: 'T1 tools/call → CreateTaskResult p50 ms', better: 'lower' },
     { key: 'gets_p50', label: 'T1 tasks/get per task, p50', better: 'lower' },
-    { key: 'rows_written_per_task', label: 'T1 SQLite rows written per task', better: 'lower' },
   ],
   /**
    * Task by task, peers interleaved: `tools/call work` (declared) → task id, then `tasks/get`
    * back to back until `completed`; the latency runs from sending the call to receiving the
-   * completed answer.
+   * completed answer. What a task writes and reads is B1's (counting is off here).
    */
   async runAcross({ peers, sizes }) {
     return acrossTaskPeers(peers, {
@@ -899,28 +967,17 @@ const t1 = {
         entry.creates.push(created);
         entry.gets.push(polls);
       },
-      finish: ({ latencies, creates, gets, countsBefore }, countsAfter, tasks) => ({
+      finish: ({ latencies, creates, gets }) => ({
         metrics: {
           p50_ms: percentile(latencies, 50),
           p99_ms: percentile(latencies, 99),
           create_p50_ms: percentile(creates, 50),
           gets_p50: percentile(gets, 50),
-          rows_written_per_task: perEach(countsBefore, countsAfter, 'rowsWritten', tasks),
         },
-        raw: {
-          latencies_ms: latencies,
-          create_ms: creates,
-          gets_per_task: gets,
-          tasks,
-          statements_per_task: perEach(countsBefore, countsAfter, 'statements', tasks),
-          object_requests_per_task: perEach(countsBefore, countsAfter, 'objectRequests', tasks),
-          objects_constructed_per_task: perEach(countsBefore, countsAfter, 'constructed', tasks),
-          counts_before: countsBefore ?? null,
-          counts_after: countsAfter ?? null,
-        },
+        raw: { latencies_ms: latencies, create_ms: creates, gets_per_task: gets, tasks: latencies.length },
       }),
       none: {
-        metrics: { p50_ms: null, p99_ms: null, create_p50_ms: null, gets_p50: null, rows_written_per_task: null },
+        metrics: { p50_ms: null, p99_ms: null, create_p50_ms: null, gets_p50: null },
         status: NO_TASKS,
         raw: {},
       },
@@ -934,10 +991,11 @@ const t2 = {
   metrics: [
     { key: 'p50_ms', label: 'T2 tasks/get p50 ms', better: 'lower' },
     { key: 'p99_ms', label: 'T2 tasks/get p99 ms', better: 'lower' },
-    { key: 'rows_written_per_get', label: 'T2 SQLite rows written per tasks/get', better: 'lower' },
-    { key: 'object_requests_per_get', label: 'T2 task-object requests per tasks/get', better: 'lower' },
   ],
-  /** One task per peer, created and awaited until completed (the probe), then `tasks/get` on it, peers interleaved get by get. */
+  /**
+   * One task per peer, created and awaited until completed (the probe), then `tasks/get` on it,
+   * peers interleaved get by get. What a get writes, reads and requests is B1's.
+   */
   async runAcross({ peers, sizes }) {
     return acrossTaskPeers(peers, {
       warmup: sizes.t2Warmup,
@@ -947,24 +1005,12 @@ const t2 = {
         if ((await getTask(peer, entry.taskId)).status !== 'completed') throw new Error('T2: a completed task read as not completed');
         if (measured) entry.latencies.push(now() - t0);
       },
-      finish: ({ latencies, countsBefore }, countsAfter, gets) => ({
-        metrics: {
-          p50_ms: percentile(latencies, 50),
-          p99_ms: percentile(latencies, 99),
-          rows_written_per_get: perEach(countsBefore, countsAfter, 'rowsWritten', gets),
-          object_requests_per_get: perEach(countsBefore, countsAfter, 'objectRequests', gets),
-        },
-        raw: {
-          latencies_ms: latencies,
-          gets,
-          statements_per_get: perEach(countsBefore, countsAfter, 'statements', gets),
-          objects_constructed: perEach(countsBefore, countsAfter, 'constructed', 1),
-          counts_before: countsBefore ?? null,
-          counts_after: countsAfter ?? null,
-        },
+      finish: ({ latencies }) => ({
+        metrics: { p50_ms: percentile(latencies, 50), p99_ms: percentile(latencies, 99) },
+        raw: { latencies_ms: latencies, gets: latencies.length },
       }),
       none: {
-        metrics: { p50_ms: null, p99_ms: null, rows_written_per_get: null, object_requests_per_get: null },
+        metrics: { p50_ms: null, p99_ms: null },
         status: NO_TASKS,
         raw: {},
       },
@@ -972,6 +1018,301 @@ const t2 = {
   },
 };
 
-// W6 first: in round 1 it meets a fresh peer (see firstRoundOnly). W7 last: its idle minute
-// should follow the load of the others, as a quiet hour follows a busy one.
-export const WORKLOADS = [w6, w1, w2, w3, w4, w4b, w5, m1, m2, m3, t1, t2, w7];
+/** The peer's billing counters by object class (GET /bench/billing), or undefined where it has none. */
+async function billingOf(peer) {
+  try {
+    const response = await fetch(new URL('/bench/billing', peer.url), { signal: AbortSignal.timeout(5_000) });
+    const body = response.ok ? await response.json() : undefined;
+    return body?.classes !== null && typeof body?.classes === 'object' ? body.classes : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Turns the peer's counting on or off (off by default: the latency workloads never pay for it). */
+async function setBilling(peer, enabled) {
+  const response = await fetch(new URL(`/bench/billing?enabled=${enabled ? 1 : 0}`, peer.url), {
+    method: 'POST',
+    signal: AbortSignal.timeout(5_000),
+  });
+  if (!response.ok) throw new Error(`POST /bench/billing: HTTP ${response.status}`);
+}
+
+/** How long after an operation its own deferred work may still run (writes after the answer). */
+const B1_SETTLE_MS = 300;
+/** After a DELETE: McpAgent tears a session down in an alarm 1 s later (agents' DESTROY_ALARM_DELAY_MS). */
+const B1_CLEANUP_SETTLE_MS = 2_500;
+/** How long the TTL instance's sessions and tasks may take to be removed (their TTL is 2 s). */
+const B1_EXPIRY_DEADLINE_MS = 30_000;
+
+/** The counts of `count` operations run by `run`: the counters before, and `settleMs` after it returned. */
+async function measure(peer, count, run, settleMs = B1_SETTLE_MS) {
+  const before = await billingOf(peer);
+  await run();
+  await sleep(settleMs);
+  return perOperation(before, await billingOf(peer), count);
+}
+
+/** Resolves once `className`'s objects ran `count` more deleteAll than when called; throws at the deadline. */
+async function untilDeleted(peer, className, count) {
+  const deleted = async () => (await billingOf(peer))?.[className]?.deleteAll ?? 0;
+  const start = await deleted();
+  const deadline = now() + B1_EXPIRY_DEADLINE_MS;
+  for (;;) {
+    await sleep(250);
+    const done = (await deleted()) - start;
+    if (done >= count) return;
+    if (now() > deadline) throw new Error(`${done} of ${count} ${className} objects ran deleteAll within ${B1_EXPIRY_DEADLINE_MS} ms`);
+  }
+}
+
+/** What B1 reports of each operation (columns) and for which operations the lifecycle columns. */
+const B1_COLUMNS = {
+  written: { label: 'rows written', of: (op) => op.billed.rowsWritten },
+  read: { label: 'rows read', of: (op) => op.billed.rowsRead },
+  requests: { label: 'DO requests', of: (op) => op.billed.requests },
+  alarms_set: { label: 'setAlarm calls', of: (op) => op.alarms_set },
+  alarm_runs: { label: 'alarm invocations', of: (op) => op.alarm_runs },
+  delete_all: { label: 'deleteAll calls', of: (op) => op.delete_all },
+  usd_per_m: { label: 'USD per million', of: (op) => op.usd_per_million },
+};
+const LIFECYCLE = ['alarms_set', 'alarm_runs', 'delete_all'];
+const B1_OPERATIONS = [
+  { key: 'session', label: 'new session (initialize + initialized)', extra: ['alarms_set'] },
+  { key: 'echo', label: 'echo call' },
+  { key: 'event', label: 'progress event (the call less a call of none)' },
+  { key: 'task', label: 'task created → completed', extra: ['alarms_set'] },
+  { key: 'task_get', label: 'tasks/get' },
+  { key: 'delete', label: 'session DELETE, with what it causes later', extra: LIFECYCLE },
+  { key: 'idle', label: 'idle session-minute, no stream', extra: ['alarm_runs'] },
+  { key: 'idle_get', label: 'idle session-minute, GET stream held', extra: ['alarm_runs'] },
+  { key: 'expiry', label: 'session expiry (ours-ttl: TTL 2 s)', extra: LIFECYCLE },
+  { key: 'purge', label: 'task purge (ours-ttl: TTL 2 s)', extra: LIFECYCLE },
+];
+const columnsOf = (op) => ['written', 'read', 'requests', ...(op.extra ?? []), 'usd_per_m'];
+
+/** The sample of one peer: a metric per operation and column, null where the operation was not measured. */
+function b1Sample({ ops, notes, raw }) {
+  const metrics = {};
+  for (const op of B1_OPERATIONS) {
+    for (const column of columnsOf(op)) metrics[`${op.key}_${column}`] = ops[op.key] ? B1_COLUMNS[column].of(ops[op.key]) : null;
+  }
+  return { metrics, status: notes.join('; ') || undefined, raw: { operations: ops, ...raw } };
+}
+
+/** New sessions, echo calls, progress events, tasks and DELETEs, one peer, each in its own window. */
+async function billedOperations(peer, sizes, { ops, notes, raw }) {
+  const sessions = [];
+  const others = [];
+  try {
+    ops.session = await measure(peer, sizes.b1Sessions, async () => {
+      for (let i = 0; i < sizes.b1Sessions; i++) sessions.push(await initialize(peer.url));
+    });
+
+    // A session's first call may set up what later ones reuse: the echo window starts after one.
+    const echoing = await initialize(peer.url);
+    others.push(echoing);
+    expectResult(await echoing.callTool('echo', { text: 'first' }, { timeoutMs: CALL_TIMEOUT_MS }), 'B1 echo');
+    await sleep(B1_SETTLE_MS);
+    ops.echo = await measure(peer, sizes.b1Calls, async () => {
+      for (let i = 0; i < sizes.b1Calls; i++) {
+        expectResult(await echoing.callTool('echo', { text: `b1 ${i}` }, { timeoutMs: CALL_TIMEOUT_MS }), 'B1 echo');
+      }
+    });
+
+    const progressing = await initialize(peer.url);
+    others.push(progressing);
+    const progressCalls = (n) => async () => {
+      for (let i = 0; i < sizes.b1ProgressCalls; i++) {
+        const call = expectResult(await progressing.callTool('progress', { n }, { timeoutMs: LONG_CALL_TIMEOUT_MS }), 'B1 progress');
+        const events = call.events.filter((event) => isProgress(event, tokenOf(call))).length;
+        if (events !== n) throw new Error(`B1: ${events} of ${n} progress events arrived`);
+      }
+    };
+    await progressCalls(0)();
+    await sleep(B1_SETTLE_MS);
+    const call = await measure(peer, sizes.b1ProgressCalls, progressCalls(0));
+    const withEvents = await measure(peer, sizes.b1ProgressCalls, progressCalls(sizes.b1ProgressN));
+    ops.event = perUnit(withEvents, call, sizes.b1ProgressN);
+    raw.progress_call_of_none = call;
+    raw.progress_call_of_n = { n: sizes.b1ProgressN, ...withEvents };
+
+    if ((await probeTasks(peer)) === undefined) notes.push('tasks: not served');
+    else {
+      const taskIds = [];
+      ops.task = await measure(peer, sizes.b1Tasks, async () => {
+        for (let i = 0; i < sizes.b1Tasks; i++) taskIds.push((await createWorkTask(peer)).taskId);
+      });
+      let working = 0;
+      ops.task_get = await measure(peer, taskIds.length, async () => {
+        for (const taskId of taskIds) if ((await getTask(peer, taskId)).status !== 'completed') working++;
+      });
+      if (working > 0) notes.push(`task: ${working} of ${taskIds.length} not completed at their first tasks/get`);
+    }
+
+    // The sessions of the first window, which did nothing else; McpAgent removes them in an alarm.
+    const statuses = [];
+    ops.delete = await measure(
+      peer,
+      sessions.length,
+      async () => {
+        while (sessions.length > 0) statuses.push(await sessions.pop().close());
+      },
+      B1_CLEANUP_SETTLE_MS,
+    );
+    const refused = statuses.filter((status) => status < 200 || status >= 300).length;
+    if (refused > 0) notes.push(`delete: ${refused} of ${statuses.length} DELETEs not answered 2xx`);
+  } finally {
+    await Promise.allSettled([...sessions, ...others].map((session) => session.close()));
+  }
+}
+
+/**
+ * One session that does nothing for b1IdleMs, with or without its GET stream held: what that
+ * minute costs. Sessions ended before it (their deferred cleanup included) are given
+ * B1_CLEANUP_SETTLE_MS to finish first.
+ */
+async function idleMinute(peer, sizes, withStream) {
+  const session = await initialize(peer.url);
+  let stream;
+  try {
+    if (withStream) {
+      stream = await session.openStream();
+      if (!stream.ok) throw new Error(`GET stream: HTTP ${stream.status}`);
+    }
+    await sleep(B1_CLEANUP_SETTLE_MS);
+    return await measure(peer, 1, () => sleep(sizes.b1IdleMs), 0);
+  } finally {
+    stream?.close();
+    await session.close();
+  }
+}
+
+/**
+ * Expiry, for real, on `ours-ttl` (SESSION_TTL_MS = TASK_TTL_MS = 2000): sessions (initialize and
+ * one echo call) and tasks (completed) left alone until their objects have removed themselves
+ * (deleteAll), counted from the moment they were left alone.
+ */
+async function expiryOperations(helper, sizes) {
+  await setBilling(helper, true);
+  const sessions = [];
+  try {
+    for (let i = 0; i < sizes.b1Sessions; i++) {
+      const session = await initialize(helper.url);
+      sessions.push(session);
+      expectResult(await session.callTool('echo', { text: 'expiring' }, { timeoutMs: CALL_TIMEOUT_MS }), 'B1 expiry echo');
+    }
+    const expiry = await measure(helper, sessions.length, () => untilDeleted(helper, 'BenchSession', sessions.length));
+    // After the window: an expired session is unknown.
+    const after = await sessions[0].callTool('echo', { text: 'after expiry' }, { timeoutMs: CALL_TIMEOUT_MS });
+    const taskIds = [];
+    for (let i = 0; i < sizes.b1Tasks; i++) {
+      const { taskId } = await createWorkTask(helper);
+      await untilCompleted(helper, taskId);
+      taskIds.push(taskId);
+    }
+    const purge = await measure(helper, taskIds.length, () => untilDeleted(helper, 'BenchTasks', taskIds.length));
+    const gone = await modernRequest(helper.url, 'tasks/get', { taskId: taskIds[0] }, { capabilities: TASKS });
+    return {
+      expiry,
+      purge,
+      after_expiry_http_status: after.status,
+      after_purge: gone.message?.error ?? gone.message?.result?.status ?? null,
+    };
+  } finally {
+    await setBilling(helper, false).catch(() => undefined);
+  }
+}
+
+const b1 = {
+  id: 'B1',
+  title: 'what Cloudflare bills each operation: rows written and read, Durable Object requests, alarms, deleteAll',
+  // Counts, not timings: one round is the figure (and the idle minutes take two of them).
+  firstRoundOnly: true,
+  timeoutMs: 600_000,
+  metrics: B1_OPERATIONS.flatMap((op) =>
+    columnsOf(op).map((column) => ({ key: `${op.key}_${column}`, label: `B1 ${op.label}: ${B1_COLUMNS[column].label}`, better: 'lower' })),
+  ),
+  /**
+   * The peers with counters (GET /bench/billing: ours, durable-floor, mcpagent), counting on for
+   * the workload only: each operation in a window of its own, one peer after another (counts do
+   * not depend on timing), then the two idle minutes for all peers at once, while `ours-ttl`
+   * (started through `startHelper` when `ours` runs) counts expiry and purge.
+   */
+  async runAcross({ peers, sizes, startHelper }) {
+    const results = {};
+    const entries = new Map();
+    for (const peer of peers) {
+      if ((await billingOf(peer)) === undefined) {
+        results[peer.name] = {
+          metrics: Object.fromEntries(b1.metrics.map(({ key }) => [key, null])),
+          status: 'no billing counters (GET /bench/billing: ours, durable-floor, mcpagent)',
+          raw: {},
+        };
+      } else entries.set(peer.name, { peer, ops: {}, notes: [], raw: {} });
+    }
+    // Bundling and starting the TTL instance takes seconds: it starts while the others are measured.
+    const helper =
+      entries.has('ours') && startHelper !== undefined
+        ? startHelper('ours-ttl').then(
+            (peer) => ({ peer }),
+            (error) => ({ error }),
+          )
+        : undefined;
+    try {
+      for (const entry of entries.values()) {
+        try {
+          await setBilling(entry.peer, true);
+          await billedOperations(entry.peer, sizes, entry);
+        } catch (error) {
+          entry.error = error;
+        }
+      }
+      const live = [...entries.values()].filter((entry) => entry.error === undefined);
+      const expiry = helper?.then(({ peer, error }) => (peer ? expiryOperations(peer, sizes) : Promise.reject(error)));
+      expiry?.catch(() => undefined); // awaited below; not an unhandled rejection meanwhile
+      for (const [key, withStream] of [
+        ['idle', false],
+        ['idle_get', true],
+      ]) {
+        await Promise.all(
+          live.map(async (entry) => {
+            try {
+              entry.ops[key] = await idleMinute(entry.peer, sizes, withStream);
+            } catch (error) {
+              entry.notes.push(`${key}: ${error.message ?? error}`);
+            }
+          }),
+        );
+      }
+      for (const entry of live) {
+        if (entry.peer.name !== 'ours') entry.notes.push('expiry, purge: measured for ours only (ours-ttl)');
+      }
+      const ours = entries.get('ours');
+      if (ours !== undefined && ours.error === undefined) {
+        if (expiry === undefined) ours.notes.push('expiry, purge: no helper peer to start');
+        else {
+          try {
+            const { expiry: expired, purge, ...checks } = await expiry;
+            Object.assign(ours.ops, { expiry: expired, purge });
+            ours.raw.ttl_instance = checks;
+            if (checks.after_expiry_http_status !== 404)
+              ours.notes.push(`expiry: an expired session answered HTTP ${checks.after_expiry_http_status}, not 404`);
+          } catch (error) {
+            ours.notes.push(`expiry, purge: ${error.message ?? error}`);
+          }
+        }
+      }
+    } finally {
+      for (const entry of entries.values()) await setBilling(entry.peer, false).catch(() => undefined);
+      const started = await helper;
+      await started?.peer?.stop();
+    }
+    for (const [name, entry] of entries) results[name] = entry.error !== undefined ? { error: entry.error } : b1Sample(entry);
+    return results;
+  },
+};
+
+// W6 first: in round 1 it meets a fresh peer (see firstRoundOnly). B1 and W7 last: their idle
+// minutes should follow the load of the others, as a quiet hour follows a busy one.
+export const WORKLOADS = [w6, w0, w1, w2, w3, w4, w4b, w5, m1, m2, m3, t1, t2, b1, w7];

@@ -26,7 +26,12 @@ const STATE_ROOT = join(ROOT, '.cache/bench-state');
 const READY_TIMEOUT_MS = 90_000;
 const STOP_TIMEOUT_MS = 10_000;
 
-/** name → how it runs: a wrangler config (workerd) or a Node script. */
+/**
+ * name → how it runs: a wrangler config (workerd) or a Node script; `vars` over the config's
+ * [vars]. A `helper` is not a peer of its own (not in PEERS): a workload starts it when it
+ * needs it (B1: `ours-ttl`, ours with sessions and tasks expiring after 2 s, to count what expiry
+ * costs within the run).
+ */
 const SPECS = {
   ours: { kind: 'wrangler', config: 'bench/peers/ours/wrangler.toml' },
   floor: { kind: 'wrangler', config: 'bench/peers/floor/wrangler.toml' },
@@ -34,6 +39,12 @@ const SPECS = {
   sdk: { kind: 'node', script: 'bench/peers/sdk/server.mjs' },
   'sdk-modern': { kind: 'node', script: 'bench/peers/sdk-modern/server.mjs' },
   mcpagent: { kind: 'wrangler', config: 'bench/peers/mcpagent/wrangler.toml' },
+  'ours-ttl': {
+    kind: 'wrangler',
+    config: 'bench/peers/ours/wrangler.toml',
+    vars: { SESSION_TTL_MS: '2000', TASK_TTL_MS: '2000' },
+    helper: true,
+  },
 };
 
 /**
@@ -49,7 +60,10 @@ function checkoutSpec(name) {
 }
 
 /** The peers that can be started by name (and `ours@<dir>`, see checkoutSpec). */
-export const PEERS = Object.freeze(Object.keys(SPECS));
+export const PEERS = Object.freeze(Object.keys(SPECS).filter((name) => !SPECS[name].helper));
+
+/** Instances a workload starts for itself (startPeer takes them by name too; see SPECS). */
+export const HELPER_PEERS = Object.freeze(Object.keys(SPECS).filter((name) => SPECS[name].helper));
 
 /** Peers whose event ids accept GET + Last-Event-ID after the call finished. */
 export const RESUMABLE_PEERS = Object.freeze(['ours', 'durable-floor', 'sdk']);
@@ -197,11 +211,12 @@ export async function startPeer(name, port, { stateDir = join(STATE_ROOT, name),
     CLOUDFLARE_CF_FETCH_ENABLED: 'false',
     WRANGLER_HIDE_BANNER: 'true',
     XDG_CONFIG_HOME: join(ROOT, '.cache/xdg'),
+    ...(spec.vars && { BENCH_PEER_VARS: JSON.stringify(spec.vars) }),
   };
   let command;
   let args;
   if (spec.kind === 'wrangler') {
-    if (name === 'ours') checkOursVersions();
+    if (name.startsWith('ours')) checkOursVersions();
     if (via === 'wrangler-dev') {
       command = WRANGLER;
       args = [
@@ -215,6 +230,7 @@ export async function startPeer(name, port, { stateDir = join(STATE_ROOT, name),
         '--persist-to',
         stateDir,
         '--show-interactive-dev-session=false',
+        ...Object.entries(spec.vars ?? {}).flatMap(([key, value]) => ['--var', `${key}:${value}`]),
       ];
     } else {
       command = process.execPath;

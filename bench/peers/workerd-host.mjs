@@ -11,7 +11,8 @@
  * (the same workerd and the same bindings wrangler derives from the config) on 127.0.0.1.
  *
  * Prints "ready <url>" once serving; stops on SIGTERM or SIGINT. Durable Object storage
- * goes to <stateDir>/do, the bundle to <stateDir>/bundle.
+ * goes to <stateDir>/do, the bundle to <stateDir>/bundle. BENCH_PEER_VARS (JSON, optional) sets
+ * [vars] over the config's, for a second instance of one peer (index.mjs: `ours-ttl`).
  */
 import { execFileSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
@@ -40,6 +41,7 @@ execFileSync(
 // Module rules are for sources, and wrangler has bundled them: one ES module (Miniflare 5 also
 // refuses to convert rules it cannot carry over exactly).
 const { modulesRules: _sourceRules, ...workerOptions } = unstable_getMiniflareWorkerOptions(resolve(ROOT, config)).workerOptions;
+if (process.env.BENCH_PEER_VARS) workerOptions.bindings = { ...workerOptions.bindings, ...JSON.parse(process.env.BENCH_PEER_VARS) };
 
 // wrangler derives Miniflare 4's option shape; Miniflare 5 takes its own, converted.
 const mf = new Miniflare(

@@ -17,8 +17,12 @@
  * tool has nothing to do). `tasks/get` reads the row. Nothing else of 2026-07-28 is served
  * (every other request goes the 2025 way, as before): no SDK, no TTL alarm, no stored call, no
  * principal in the address, no check that `Mcp-Name` matches the id.
+ *
+ * Both object classes count what Cloudflare bills them for (B1) through ../shared/billing.ts,
+ * served at GET /bench/billing and off unless B1 turns it on.
  */
 import { DurableObject } from 'cloudflare:workers';
+import { countRequest, instrument, serveBilling } from '../shared/billing.ts';
 import { initializeResult, jsonError, type Message, parseMessage, run, SseWriter, sseHeaders } from '../shared/mini-mcp.ts';
 
 interface Env {
@@ -38,11 +42,12 @@ export class FloorSession extends DurableObject<Env> {
   #priming: boolean | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
-    super(ctx, env);
+    super(instrument(ctx, 'FloorSession'), env);
     this.#sql = ctx.storage.sql;
   }
 
   override async fetch(request: Request): Promise<Response> {
+    countRequest('FloorSession', 'fetch');
     switch (request.method) {
       case 'POST':
         return this.#post(request);
@@ -166,52 +171,32 @@ const POLL_INTERVAL_MS = 1_000;
 /** 128 bits as base64url: 21 full characters, then one whose low 4 bits are zero. */
 const TASK_ID = /^[A-Za-z0-9_-]{21}[AQgw]$/;
 
-/** What the FloorTask objects did, summed (read at /bench/tasks, as in peer `ours`). */
-const taskCounts = {
-  rowsWritten: 0,
-  statements: 0,
-  byStatement: {} as Record<string, { statements: number; rowsWritten: number }>,
-  objectRequests: 0,
-  constructed: 0,
-};
-
 /** One task: one row in its own object's SQLite. */
 export class FloorTask extends DurableObject<Env> {
   readonly #sql: SqlStorage;
 
   constructor(ctx: DurableObjectState, env: Env) {
-    super(ctx, env);
+    super(instrument(ctx, 'FloorTask'), env);
     this.#sql = ctx.storage.sql;
-    taskCounts.constructed++;
-  }
-
-  #exec(query: string, ...bindings: unknown[]): SqlStorageCursor<Record<string, SqlStorageValue>> {
-    const cursor = this.#sql.exec(query, ...bindings);
-    taskCounts.statements++;
-    taskCounts.rowsWritten += cursor.rowsWritten;
-    const kind = (taskCounts.byStatement[query.split(' ', 3).join(' ')] ??= { statements: 0, rowsWritten: 0 });
-    kind.statements++;
-    kind.rowsWritten += cursor.rowsWritten;
-    return cursor;
   }
 
   override async fetch(request: Request): Promise<Response> {
-    taskCounts.objectRequests++;
+    countRequest('FloorTask', 'fetch');
     const { id, taskId } = (await request.json()) as { id: Message['id']; taskId: string };
     return new URL(request.url).pathname === '/create' ? this.#create(id, taskId) : this.#get(id);
   }
 
   #create(id: Message['id'], taskId: string): Response {
     const now = Date.now();
-    this.#exec(
+    this.#sql.exec(
       'CREATE TABLE task (task_id TEXT NOT NULL, status TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, result TEXT)',
     );
-    this.#exec("INSERT INTO task VALUES (?, 'working', ?, ?, NULL)", taskId, now, now);
+    this.#sql.exec("INSERT INTO task VALUES (?, 'working', ?, ?, NULL)", taskId, now, now);
     // The tool: nothing to do. The answer is held by the output gate until the CREATE and the
     // INSERT commit (one implicit transaction, this turn); the outcome is stored in a later
     // turn, its own write, as a tool's outcome would be.
     setTimeout(() => {
-      this.#exec(
+      this.#sql.exec(
         "UPDATE task SET status = 'completed', updated_at = ?, result = ?",
         Date.now(),
         JSON.stringify({ content: [{ type: 'text', text: 'done' }] }),
@@ -223,7 +208,7 @@ export class FloorTask extends DurableObject<Env> {
   #get(id: Message['id']): Response {
     let row: TaskRow | undefined;
     try {
-      row = this.#exec('SELECT * FROM task').toArray()[0] as TaskRow | undefined;
+      row = this.#sql.exec('SELECT * FROM task').toArray()[0] as TaskRow | undefined;
     } catch {
       // No table: no task was ever created here.
     }
@@ -276,7 +261,8 @@ async function serveTask(request: Request, env: Env): Promise<Response | undefin
 export default {
   async fetch(request: Request, env: Env): Promise<Response> {
     const { pathname } = new URL(request.url);
-    if (pathname === '/bench/tasks') return Response.json(taskCounts);
+    const billing = serveBilling(request);
+    if (billing !== undefined) return billing;
     if (pathname !== '/mcp') return jsonError(404, -32000, 'Not Found');
     // Only a 2026-07-28 request can be a task: the 2025 path pays one header read, no await.
     if (request.headers.get('MCP-Protocol-Version') === MODERN) {

@@ -4,6 +4,8 @@
  * build an SDK v2 McpServer with sessionServerOptions(), hand the binding to createMcpWorker.
  * 2026-07-28 requests get `modernServer`, whose `work` tool is a task (T1, T2) for a client
  * that declares the Tasks extension, run by a BenchTasks object (McpTaskObject) per task.
+ * Every object class counts what Cloudflare bills it for (B1) through ../shared/billing.ts,
+ * served at GET /bench/billing and off unless B1 turns it on.
  */
 import { McpServer } from '@modelcontextprotocol/server';
 import * as z from 'zod';
@@ -18,6 +20,7 @@ import {
   type ModernContext,
   type SessionContext,
 } from '../../../src/lib.ts';
+import { countRequest, instrument, serveBilling } from '../shared/billing.ts';
 
 interface BenchEnv extends ConfigVars {
   readonly BENCH_SESSION: DurableObjectNamespace;
@@ -58,8 +61,23 @@ const INSTANCES_PATH = '/bench/instances';
 
 export class BenchSession extends McpSessionObject<BenchEnv> {
   constructor(ctx: DurableObjectState, env: BenchEnv) {
-    super(ctx, env);
+    super(instrument(ctx, 'BenchSession'), env);
     constructed++;
+  }
+
+  override fetch(request: Request): Promise<Response> {
+    countRequest('BenchSession', 'fetch');
+    return super.fetch(request);
+  }
+
+  override alarm(): Promise<void> {
+    countRequest('BenchSession', 'alarm');
+    return super.alarm();
+  }
+
+  override webSocketMessage(socket: WebSocket, message: string | ArrayBuffer): void {
+    countRequest('BenchSession', 'webSocketMessage');
+    super.webSocketMessage(socket, message);
   }
 
   protected override createServer(_session: SessionContext): McpServer {
@@ -100,54 +118,35 @@ export class BenchSession extends McpSessionObject<BenchEnv> {
 /** The event bus object, counted like the sessions (W7: does an idle listener keep it awake?). */
 export class BenchBus extends McpEventBus {
   constructor(ctx: DurableObjectState, env: BenchEnv) {
-    super(ctx, env);
+    super(instrument(ctx, 'BenchBus'), env);
     busConstructed++;
   }
-}
 
-/**
- * What the BenchTasks objects did, summed over all of them and readable at TASKS_PATH like the
- * instance counts (T1, T2: rows per task and per tasks/get, object requests per tasks/get):
- * SQLite rows written — each statement's `rowsWritten`, the figure Cloudflare bills, read from
- * its cursor as `exec` returns (a write statement has run to completion by then; alarms are not
- * SQL rows and are not counted) — in all and by statement (its first three words), statements
- * run, requests the objects received, and instances constructed.
- */
-const taskCounts = {
-  rowsWritten: 0,
-  statements: 0,
-  byStatement: {} as Record<string, { statements: number; rowsWritten: number }>,
-  objectRequests: 0,
-  constructed: 0,
-};
-const TASKS_PATH = '/bench/tasks';
+  override fetch(request: Request): Promise<Response> {
+    countRequest('BenchBus', 'fetch');
+    return super.fetch(request);
+  }
 
-/** Counts the rows every SQL statement of the object writes; applied before McpTaskObject's constructor reads its storage. */
-function countingRows(ctx: DurableObjectState): DurableObjectState {
-  const { sql } = ctx.storage;
-  const exec = sql.exec.bind(sql);
-  sql.exec = ((query: string, ...bindings: unknown[]) => {
-    const cursor = exec(query, ...bindings);
-    taskCounts.statements++;
-    taskCounts.rowsWritten += cursor.rowsWritten;
-    const kind = (taskCounts.byStatement[query.trim().split(/\s+/, 3).join(' ')] ??= { statements: 0, rowsWritten: 0 });
-    kind.statements++;
-    kind.rowsWritten += cursor.rowsWritten;
-    return cursor;
-  }) as SqlStorage['exec'];
-  return ctx;
+  override webSocketMessage(): void {
+    countRequest('BenchBus', 'webSocketMessage');
+    super.webSocketMessage();
+  }
 }
 
 /** One object per task: the same tools as a 2026-07-28 request's server. */
 export class BenchTasks extends McpTaskObject<BenchEnv> {
   constructor(ctx: DurableObjectState, env: BenchEnv) {
-    super(countingRows(ctx), env);
-    taskCounts.constructed++;
+    super(instrument(ctx, 'BenchTasks'), env);
   }
 
   override fetch(request: Request): Promise<Response> {
-    taskCounts.objectRequests++;
+    countRequest('BenchTasks', 'fetch');
     return super.fetch(request);
+  }
+
+  override alarm(): Promise<void> {
+    countRequest('BenchTasks', 'alarm');
+    return super.alarm();
   }
 
   protected override createServer(context: ModernContext): McpServer {
@@ -165,7 +164,6 @@ const app = createMcpWorker<BenchEnv>({
 export default {
   fetch: (request, env, ctx) => {
     if (request.url.endsWith(INSTANCES_PATH)) return Response.json({ constructed, busConstructed });
-    if (request.url.endsWith(TASKS_PATH)) return Response.json(taskCounts);
-    return app.fetch(request, env, ctx);
+    return serveBilling(request) ?? app.fetch(request, env, ctx);
   },
 } satisfies ExportedHandler<BenchEnv>;
