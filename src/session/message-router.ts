@@ -10,7 +10,7 @@
  */
 import type { JSONRPCMessage, McpServer, MessageExtraInfo, RequestId } from '@modelcontextprotocol/server';
 import type { ResponseMode } from '../config.ts';
-import { httpErrors, McpHttpError } from '../core/errors.ts';
+import { httpErrors } from '../core/errors.ts';
 import { formatEventId } from '../core/event-id.ts';
 import {
   answeredId,
@@ -23,13 +23,11 @@ import {
   type JsonRpcResponse,
 } from '../core/jsonrpc.ts';
 import { log } from '../core/log.ts';
-import { utf8Length } from '../core/utf8.ts';
 import type { StreamRecord } from '../core/resume.ts';
 import { JsonRpcCode } from '../core/wire.ts';
 import type { DurableTransport } from './durable-transport.ts';
 import type { SessionRecord, SessionStore } from './session-store.ts';
-import { MAX_VALUE_BYTES } from './event-log.ts';
-import { MessageTooLargeError, tooLargeToStore } from './message-size.ts';
+import { MessageTooLargeError, refuseUnstorable } from './message-size.ts';
 import type { SessionStreams } from './session-streams.ts';
 
 /** The session as served by this instance. */
@@ -139,18 +137,9 @@ export class MessageRouter {
    * recovers the original call from its first event.
    */
   register(live: LiveSession, requests: readonly JsonRpcRequest[], keys: readonly string[]): StreamRecord {
-    // The ids are stored in one value (the stream's request_keys), at most 2 MB in a Durable
-    // Object: refuse them whole, before anything runs, rather than fail mid-registration.
-    const tooLarge = tooLargeToStore(utf8Length(JSON.stringify(keys)), MAX_VALUE_BYTES);
-    if (tooLarge !== undefined) {
-      throw new McpHttpError(
-        400,
-        JsonRpcCode.InvalidRequest,
-        `Invalid Request: the request ids are too large to store: ${tooLarge.bytes} bytes, at most ${tooLarge.limit}`,
-        tooLarge.data,
-        requests.length === 1 ? requests[0]!.id : null,
-      );
-    }
+    // The ids are stored in one value (the stream's request_keys): refused whole rather than
+    // failing mid-registration.
+    refuseUnstorable('the request ids are', keys, requests.length === 1 ? requests[0]!.id : null);
     // initialize's id is the session record's, answered on stream 1 of epoch 1.
     const initialize = live.record.initializeKey;
     if (initialize !== null && keys.includes(initialize)) this.#refuseReused(requests.find((r) => idKey(r.id) === initialize)!, 1, 1);

@@ -33,10 +33,8 @@ import { log } from '../core/log.ts';
 import { acceptsBatches, isSupportedProtocolVersion, sendsPrimingEvent } from '../core/protocol-version.ts';
 import { readBoundedText, readCursor } from '../core/request-checks.ts';
 import { decideResume, type StreamRecord } from '../core/resume.ts';
-import { utf8Length } from '../core/utf8.ts';
 import { HEADERS, JsonRpcCode, OBJECT_ROUTES, SSE_RESPONSE_HEADERS, ALLOWED_METHODS } from '../core/wire.ts';
 import { DurableTransport } from './durable-transport.ts';
-import { MAX_VALUE_BYTES } from './event-log.ts';
 import { MessageRouter, type LiveSession } from './message-router.ts';
 import { PendingAnswers } from './pending-answers.ts';
 import { RelayEndpoint } from './relay-endpoint.ts';
@@ -46,7 +44,7 @@ import { interruptOrphanedStreams, replayHandshake } from './session-revival.ts'
 import { SessionStore, type SessionRecord } from './session-store.ts';
 import type { SessionContext } from './session-context.ts';
 import { ANONYMOUS, principalOf, type Principal } from '../auth/principal.ts';
-import { tooLargeToStore } from './message-size.ts';
+import { refuseUnstorable } from './message-size.ts';
 import { SessionStreams } from './session-streams.ts';
 
 export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> extends DurableObject<Env> {
@@ -120,18 +118,8 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
   async #create(sessionId: string, body: string, request: Request): Promise<Response> {
     if (this.#sessions.exists()) throw httpErrors.internal(); // 256-bit ids do not collide
     const init = parseJsonRpcBody(body).messages[0] as JsonRpcRequest;
-    // The handshake is stored for the session's life (a revived server replays it) as one value,
-    // at most 2 MB in a Durable Object: refuse it whole, before anything runs.
-    const tooLarge = tooLargeToStore(utf8Length(JSON.stringify(init.params ?? {})), MAX_VALUE_BYTES);
-    if (tooLarge !== undefined) {
-      throw new McpHttpError(
-        400,
-        JsonRpcCode.InvalidRequest,
-        `Invalid Request: the initialize params are too large to store: ${tooLarge.bytes} bytes, at most ${tooLarge.limit}`,
-        tooLarge.data,
-        init.id,
-      );
-    }
+    // The handshake is stored for the session's life (a revived server replays it) as one value.
+    refuseUnstorable('the initialize params are', init.params ?? {}, init.id);
     const live = await this.#startServer(sessionId);
     this.#live = Promise.resolve(live);
     this.#current = live;
