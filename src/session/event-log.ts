@@ -25,7 +25,7 @@
 import type { StreamKind, StreamRecord, StreamState } from '../core/resume.ts';
 import { splitText } from '../core/utf8.ts';
 import { tableExists } from '../storage/migrator.ts';
-import { partBytes as partBytesOf, pruneOldest, storedTotals } from './event-pruning.ts';
+import { partBytes as partBytesOf, pruneOldest, storedTotals, storedTotalsBound } from './event-pruning.ts';
 
 type StreamRow = {
   stream: number;
@@ -231,30 +231,19 @@ export class EventLog {
    */
   eventsAfter(stream: number, afterSeq: number, budgetBytes: number, perEventBytes = 0): StoredEvent[] {
     let through = afterSeq + PAGE_ROWS;
-    const { bytes, partBytes } = this.#parts()
-      ? this.#sql
-          .exec<{ bytes: number | null; partBytes: number | null }>(
-            `SELECT sum(octet_length(message) + ?) AS bytes,
-                    (SELECT sum(octet_length(chunk)) FROM event_parts WHERE stream = ? AND seq > ? AND seq <= ?) AS partBytes
-               FROM events WHERE stream = ? AND seq > ? AND seq <= ?`,
-            perEventBytes,
-            stream,
-            afterSeq,
-            through,
-            stream,
-            afterSeq,
-            through,
-          )
-          .one()
-      : this.#sql
-          .exec<{ bytes: number | null; partBytes: null }>(
-            `SELECT sum(octet_length(message) + ?) AS bytes, NULL AS partBytes FROM events WHERE stream = ? AND seq > ? AND seq <= ?`,
-            perEventBytes,
-            stream,
-            afterSeq,
-            through,
-          )
-          .one();
+    const parts = this.#parts();
+    const { bytes, partBytes } = this.#sql
+      .exec<{ bytes: number | null; partBytes: number | null }>(
+        `SELECT sum(octet_length(message) + ?) AS bytes,
+                ${parts ? '(SELECT sum(octet_length(chunk)) FROM event_parts WHERE stream = ? AND seq > ? AND seq <= ?)' : 'NULL'} AS partBytes
+           FROM events WHERE stream = ? AND seq > ? AND seq <= ?`,
+        perEventBytes,
+        ...(parts ? [stream, afterSeq, through] : []),
+        stream,
+        afterSeq,
+        through,
+      )
+      .one();
     if (bytes === null) return [];
     if (bytes + (partBytes ?? 0) > budgetBytes) {
       const sizes = this.#sql
@@ -357,29 +346,9 @@ export class EventLog {
     return storedTotals(this.#sql, this.#parts());
   }
 
-  /**
-   * At least the number and size of the stored events, without reading them all: the newest
-   * stream's stored_* (at least the totals when it opened), plus every event of the streams
-   * events can have been added to since — those from its open_floor on, and the standalone
-   * stream current then (pruning only removes). Counts events of streams open then twice,
-   * which only makes it larger. Undefined where the newest row does not say (an upgraded
-   * session).
-   */
+  /** At least the number and size of the stored events, without reading them all (event-pruning.ts). */
   totalsBound(): { readonly events: number; readonly bytes: number } | undefined {
-    const newest = this.#sql
-      .exec<{ floor: number; events: number | null; bytes: number | null; standalone: number | null }>(
-        `SELECT open_floor AS floor, stored_events AS events, stored_bytes AS bytes, (SELECT standalone_stream FROM session) AS standalone
-           FROM streams ORDER BY stream DESC LIMIT 1`,
-      )
-      .toArray()[0];
-    if (newest === undefined) return { events: 0, bytes: 0 };
-    if (newest.events === null || newest.bytes === null) return undefined;
-    const since = storedTotals(this.#sql, this.#parts(), newest.floor);
-    const standalone =
-      newest.standalone !== null && newest.standalone < newest.floor
-        ? storedTotals(this.#sql, this.#parts(), newest.standalone, newest.standalone)
-        : { events: 0, bytes: 0 };
-    return { events: newest.events + since.events + standalone.events, bytes: newest.bytes + since.bytes + standalone.bytes };
+    return storedTotalsBound(this.#sql, this.#parts());
   }
 
   /** Drops the fewest events, oldest first, that cover `atLeast`, never `keep` (event-pruning.ts). */

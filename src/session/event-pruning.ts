@@ -1,6 +1,6 @@
 /**
- * Removing events from the log to keep a session within its bounds (the oldest events
- * first). Nothing else removes events one by one: a delete is a row written, as dear as the
+ * The session's bounds in SQL: counting the stored events (exactly, or at least them without
+ * reading them all), and removing the oldest to keep the session within its bounds. Nothing else removes events one by one: a delete is a row written, as dear as the
  * insert, so ended streams keep theirs until the whole session is dropped (idle expiry,
  * DELETE). Stream rows always stay, so a cursor into removed events is answered
  * `events_pruned`, never `unknown_stream`. Synchronous SQL, for the caller's transaction.
@@ -26,6 +26,31 @@ export function storedTotals(
       ...(parts ? [from, to, from, to] : [from, to]),
     )
     .one();
+}
+
+/**
+ * At least the number and size of the stored events, without reading them all: the newest
+ * stream's stored_* (at least the totals when it opened), plus every event of the streams
+ * events can have been added to since — those from its open_floor on, and the standalone
+ * stream current then (pruning only removes). Counts events of streams open then twice,
+ * which only makes it larger. Undefined where the newest row does not say (an upgraded
+ * session).
+ */
+export function storedTotalsBound(sql: SqlStorage, parts: boolean): { readonly events: number; readonly bytes: number } | undefined {
+  const newest = sql
+    .exec<{ floor: number; events: number | null; bytes: number | null; standalone: number | null }>(
+      `SELECT open_floor AS floor, stored_events AS events, stored_bytes AS bytes, (SELECT standalone_stream FROM session) AS standalone
+         FROM streams ORDER BY stream DESC LIMIT 1`,
+    )
+    .toArray()[0];
+  if (newest === undefined) return { events: 0, bytes: 0 };
+  if (newest.events === null || newest.bytes === null) return undefined;
+  const since = storedTotals(sql, parts, newest.floor);
+  const standalone =
+    newest.standalone !== null && newest.standalone < newest.floor
+      ? storedTotals(sql, parts, newest.standalone, newest.standalone)
+      : { events: 0, bytes: 0 };
+  return { events: newest.events + since.events + standalone.events, bytes: newest.bytes + since.bytes + standalone.bytes };
 }
 
 /**

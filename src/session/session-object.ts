@@ -38,7 +38,8 @@ import { DurableTransport } from './durable-transport.ts';
 import { MessageRouter, type LiveSession } from './message-router.ts';
 import { PendingAnswers } from './pending-answers.ts';
 import { RelayEndpoint } from './relay-endpoint.ts';
-import { createSessionSchema, upgradeSession } from './schema.ts';
+import { createSessionSchema, SESSION_SCHEMA, upgradeSession } from './schema.ts';
+import { storedVersion } from '../storage/migrator.ts';
 import { isExpired, nextAlarm, SessionClock } from './session-clock.ts';
 import { interruptOrphanedStreams, replayHandshake } from './session-revival.ts';
 import { SessionStore, type SessionRecord } from './session-store.ts';
@@ -300,8 +301,9 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
    * nothing, if there is none.
    */
   #load(): SessionRecord | undefined {
-    if (!this.#sessions.exists()) return undefined;
-    upgradeSession(this.ctx.storage);
+    const version = storedVersion(this.ctx.storage.sql, SESSION_SCHEMA);
+    if (version === 0) return undefined;
+    if (version < SESSION_SCHEMA.version) upgradeSession(this.ctx.storage);
     return this.#sessions.load();
   }
 
