@@ -16,8 +16,11 @@ export interface Authenticated {
   readonly authInfo?: AuthInfo;
 }
 
-/** `props`: what the embedded authorization server (AUTH=oauth) found the token to stand for. */
-export type Authenticator = (request: Request, props: unknown) => Promise<Authenticated | Response>;
+/**
+ * `props`: what the embedded authorization server (AUTH=oauth) found the token to stand for,
+ * read only by the mode that has one (reading the execution context's props is not free).
+ */
+export type Authenticator = (request: Request, props: () => unknown) => Promise<Authenticated | Response>;
 
 /** What `AUTH=oauth` keeps with a grant (`completeAuthorization`'s `props`). */
 export interface GrantProps {
@@ -52,7 +55,7 @@ export function authenticator(config: AuthConfig, path: string): Authenticator {
       // Worker runs; what is left is the principal, and the scopes this endpoint requires.
       return async (request, props) => {
         const resource = resourceUrl(request, path, config.resource);
-        const grant = props as GrantProps | undefined;
+        const grant = props() as GrantProps | undefined;
         if (typeof grant?.userId !== 'string')
           return challenge(new OAuthError(OAuthErrorCode.InvalidToken, 'Missing or invalid access token'), resource, config.requiredScopes);
         const scopes = [...(grant.scopes ?? [])];

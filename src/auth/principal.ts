@@ -30,13 +30,23 @@ export function objectName(principal: Principal, id: string): string {
   return principal.id === ANONYMOUS.id ? id : JSON.stringify([principal.id, id]);
 }
 
-/** The principal as the Worker hands it to an object: base64url of its JSON (claims may be any Unicode). */
+/**
+ * The principal as the Worker hands it to an object: base64url of its JSON (claims may be any
+ * Unicode; a header value may not). The format stays as it is: during a deploy a Worker of one
+ * version may address an object of the other. The anonymous principal's is computed once.
+ */
 export function encodePrincipal(principal: Principal): string {
-  const bytes = new TextEncoder().encode(JSON.stringify(principal));
+  return principal === ANONYMOUS ? ANONYMOUS_ENCODED : base64url(JSON.stringify(principal));
+}
+
+function base64url(text: string): string {
+  const bytes = new TextEncoder().encode(text);
   let binary = '';
   for (const byte of bytes) binary += String.fromCharCode(byte);
   return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 }
+
+const ANONYMOUS_ENCODED = base64url(JSON.stringify(ANONYMOUS));
 
 /**
  * The principal an object's request was sent for. The Worker removes every internal header a
@@ -49,10 +59,15 @@ export function principalOf(headers: Headers): Principal {
   return JSON.parse(new TextDecoder().decode(Uint8Array.from(binary, (char) => char.charCodeAt(0)))) as Principal;
 }
 
-/** Headers for an object: the client's, minus anything claiming to be internal, plus the principal. */
+/**
+ * Headers for an object: the client's, minus anything claiming to be internal (any name with
+ * the prefix, so a Worker strips even a name a newer object may read during a deploy), plus the
+ * principal. Copied natively in one step, then only the names are scanned (a `set` per header
+ * from script took half as long again).
+ */
 export function headersForObject(client: Headers, principal: Principal): Headers {
-  const headers = new Headers();
-  for (const [name, value] of client) if (!name.startsWith(INTERNAL_PREFIX)) headers.set(name, value);
+  const headers = new Headers(client);
+  for (const name of client.keys()) if (name.startsWith(INTERNAL_PREFIX)) headers.delete(name);
   headers.set(INTERNAL_HEADERS.principal, encodePrincipal(principal));
   return headers;
 }

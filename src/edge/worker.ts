@@ -138,7 +138,7 @@ export function createMcpWorker<E extends ConfigVars>({
 
   // Then who is asking, on every request but a preflight: a challenge answers for everything else.
   app.use(path, async (c, next) => {
-    const authenticated = await c.get('edge').authenticate(c.req.raw, propsOf(c));
+    const authenticated = await c.get('edge').authenticate(c.req.raw, () => propsOf(c));
     if (authenticated instanceof Response) return authenticated;
     const { principal } = authenticated;
     const limiter = rateLimit?.(c.env);

@@ -57,6 +57,16 @@ export class SessionClock {
     this.#sessions.touch(now);
   }
 
+  /**
+   * The session was just created, in an object that held nothing. Any alarm such an object may
+   * still hold (the session's end removes its alarm first, so at most one left by a crash)
+   * belongs to no session: the first `arm` replaces it without reading it.
+   */
+  created(at: number): void {
+    this.recorded(at);
+    this.#alarmAt = null;
+  }
+
   /** The session was recorded active at `at` by a write of its own (created, a stream opened). */
   recorded(at: number): void {
     this.#touchedAt = Math.max(this.#touchedAt, at);

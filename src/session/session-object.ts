@@ -143,7 +143,7 @@ export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> exte
       return this.#streams.openRequestStream(live.record.epoch, [idKey(init.id)], { register: false });
     });
     this.#streams.emit(stream.stream, JSON.stringify(response), idKey(init.id));
-    this.#clock.recorded(now);
+    this.#clock.created(now);
     this.#clock.arm(now + this.#config.sessionTtlMs);
     const headers = { [HEADERS.sessionId]: sessionId };
     if (this.#config.responseMode === 'json') return Response.json(response, { headers: this.#streamHeaders(stream, false, headers) });

@@ -12,6 +12,8 @@ import { answerOf, modernRequest } from '../support/modern-http.ts';
 import { SseReader, message } from '../support/sse-reader.ts';
 import { createTask, TASK_CLIENT, taskMethod, waitForStatus } from '../support/task-http.ts';
 import { bearer, TEST_ISSUER } from '../support/tokens.ts';
+import { encodePrincipal } from '../../src/auth/principal.ts';
+import { INTERNAL_HEADERS } from '../../src/core/wire.ts';
 
 const UNKNOWN_SESSION = 'A'.repeat(43);
 const UNKNOWN_TASK = 'AAAAAAAAAAAAAAAAAAAAAA';
@@ -68,6 +70,25 @@ describe("another principal's session", () => {
         .map(message)
         .at(-1) as { result: { content: { text: string }[] } };
       expect(JSON.parse(answer.result.content[0]!.text)).toEqual({ id: principalId('alice'), scopes: ['mcp', 'reports:read'] });
+    } finally {
+      await reader.cancel();
+    }
+  });
+});
+
+describe('a forged principal header', () => {
+  it("never stands for another principal: the Worker's own takes its place", async () => {
+    const alice = await bearer('alice');
+    const forged = encodePrincipal({ id: principalId('mallory'), subject: 'mallory', clientId: null, scopes: ['admin'], claims: {} });
+    const session = await openSession('2025-11-25', {}, alice);
+    const reply = await session.post(callTool(3, 'whoami', {}), { ...alice, [INTERNAL_HEADERS.principal]: forged });
+    const reader = new SseReader(reply);
+    try {
+      const answer = (await reader.all())
+        .filter((event) => event.data !== '')
+        .map(message)
+        .at(-1) as { result: { content: { text: string }[] } };
+      expect(JSON.parse(answer.result.content[0]!.text)).toEqual({ id: principalId('alice'), scopes: ['mcp'] });
     } finally {
       await reader.cancel();
     }
