@@ -49,6 +49,8 @@ export default defineConfig({
           worker({
             SESSION_TTL_MS: '1000',
             MAX_SESSION_EVENTS: '50',
+            MAX_SESSION_REQUESTS: '20',
+            MAX_RUNNING_CALLS: '3',
             TASK_TTL_MS: '1000',
           }),
         ],

@@ -4,6 +4,7 @@
  */
 import { readAuthConfig, type AuthConfig, type AuthVars } from './auth/auth-config.ts';
 import { parseHostAllowlist, parseOriginAllowlist, type Allowlist } from './core/allowlist.ts';
+import { MAX_STREAM } from './session/event-key.ts';
 
 export type ResponseMode = 'sse' | 'json';
 
@@ -30,6 +31,14 @@ export interface TransportConfig {
   /** Per-session bounds on stored events; the oldest events are pruned beyond them. */
   readonly maxSessionEvents: number;
   readonly maxSessionBytes: number;
+  /**
+   * Requests with an id (and GET streams) one session may make in its life. Each is kept for
+   * the session's life (a request id is never reused, and a re-sent one is recognised), so
+   * past this the session refuses more (409 `session_full`): the client starts a new one.
+   */
+  readonly maxSessionRequests: number;
+  /** Calls (request streams) one session may have running at once; more are refused with 429. */
+  readonly maxRunningCalls: number;
   readonly maxBodyBytes: number;
   /** Whether the Worker writes one `mcp.request` log line per request. */
   readonly requestLog: boolean;
@@ -58,6 +67,8 @@ export interface ConfigVars extends AuthVars {
   readonly RETENTION_MS?: string;
   readonly MAX_SESSION_EVENTS?: string;
   readonly MAX_SESSION_BYTES?: string;
+  readonly MAX_SESSION_REQUESTS?: string;
+  readonly MAX_RUNNING_CALLS?: string;
   readonly REQUEST_LOG?: string;
   readonly TASK_TTL_MS?: string;
   readonly TASK_POLL_INTERVAL_MS?: string;
@@ -82,6 +93,11 @@ function nonNegativeInteger(name: string, text: string | undefined, fallback: nu
 function positiveInteger(name: string, text: string | undefined, fallback: number): number {
   const value = nonNegativeInteger(name, text, fallback);
   if (value === 0) throw new Error(`configuration: ${name} must be positive`);
+  return value;
+}
+
+function atMost(name: string, value: number, limit: number): number {
+  if (value > limit) throw new Error(`configuration: ${name} must be at most ${limit}, got ${value}`);
   return value;
 }
 
@@ -111,6 +127,13 @@ export function readConfig(vars: ConfigVars): TransportConfig {
     sessionTtlMs: positiveInteger('SESSION_TTL_MS', vars.SESSION_TTL_MS, 60 * 60_000),
     maxSessionEvents: positiveInteger('MAX_SESSION_EVENTS', vars.MAX_SESSION_EVENTS, 100_000),
     maxSessionBytes: positiveInteger('MAX_SESSION_BYTES', vars.MAX_SESSION_BYTES, 64 * 1024 * 1024),
+    // Each of a session's streams is at least one of its requests: at most MAX_STREAM of them.
+    maxSessionRequests: atMost(
+      'MAX_SESSION_REQUESTS',
+      positiveInteger('MAX_SESSION_REQUESTS', vars.MAX_SESSION_REQUESTS, 100_000),
+      MAX_STREAM,
+    ),
+    maxRunningCalls: positiveInteger('MAX_RUNNING_CALLS', vars.MAX_RUNNING_CALLS, 100),
     maxBodyBytes: MAX_BODY_BYTES,
     // A console line costs about a millisecond per request under local workerd, where it is
     // piped through Miniflare; in production it feeds `wrangler tail` and Workers Logs.

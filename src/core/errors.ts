@@ -14,7 +14,9 @@ export type RefusalReason =
   | 'events_pruned'
   | 'duplicate_request_id'
   | 'message_too_large'
-  | 'rate_limited';
+  | 'rate_limited'
+  | 'session_full'
+  | 'too_many_running_calls';
 
 export interface ErrorData {
   readonly reason?: RefusalReason;
@@ -59,6 +61,24 @@ export const httpErrors = {
   gone: (reason: RefusalReason, message: string) => new McpHttpError(410, JsonRpcCode.ServerError, message, { reason }),
   payloadTooLarge: (limit: number) => new McpHttpError(413, JsonRpcCode.ServerError, `Payload Too Large: the body exceeds ${limit} bytes`),
   unsupportedMediaType: (message: string) => new McpHttpError(415, JsonRpcCode.ServerError, `Unsupported Media Type: ${message}`),
+  /** The session made all the requests it may (MAX_SESSION_REQUESTS): a new session makes more. */
+  sessionFull: (limit: number, id: JsonRpcId | null = null) =>
+    new McpHttpError(
+      409,
+      JsonRpcCode.ServerError,
+      `the session has made the ${limit} requests a session may make; start a new session (initialize)`,
+      { reason: 'session_full', limit },
+      id,
+    ),
+  /** The session runs as many calls as it may at once (MAX_RUNNING_CALLS): retry when one ends. */
+  tooManyRunningCalls: (limit: number, id: JsonRpcId | null = null) =>
+    new McpHttpError(
+      429,
+      JsonRpcCode.ServerError,
+      `the session is running the ${limit} calls it may run at once; retry when one has ended`,
+      { reason: 'too_many_running_calls', limit },
+      id,
+    ),
   internal: () => new McpHttpError(500, JsonRpcCode.InternalError, 'Internal error'),
   tooManyRequests: (retryAfterSeconds: number) =>
     new McpHttpError(429, JsonRpcCode.ServerError, 'Too Many Requests', { reason: 'rate_limited' }, null, {

@@ -3,6 +3,7 @@
  * body text goes in, typed messages or a typed error come out.
  */
 import { httpErrors, type JsonRpcId } from './errors.ts';
+import { utf8Length } from './utf8.ts';
 
 export interface JsonRpcRequest {
   readonly jsonrpc: '2.0';
@@ -49,11 +50,18 @@ export const isResponse = (m: JsonRpcMessage): m is JsonRpcResponse => !('method
 export const answeredId = (m: JsonRpcMessage): JsonRpcId | undefined => (isResponse(m) ? (m.id ?? undefined) : undefined);
 
 /**
- * The longest string request id accepted. Every id is stored for the session's life (reuse is
- * refused), and a Durable Object cannot store a value over 2 MB; JSON-RPC sets no bound, and
+ * The longest string request id accepted, in UTF-8 bytes. Every id is stored for the session's
+ * life (reuse is refused), twice (the requests table and its stream's row), and a stored key
+ * over ~1,000 bytes spills into a 4 KB overflow page of its own; JSON-RPC sets no bound, and
  * real clients use counters and UUIDs.
  */
-export const MAX_REQUEST_ID_LENGTH = 1_024;
+export const MAX_REQUEST_ID_BYTES = 256;
+
+/**
+ * The most messages one JSON-RPC batch (2025-03-26) may hold: each request of it runs at once
+ * and is kept for the session's life, and no client needs more in one POST.
+ */
+export const MAX_BATCH_MESSAGES = 100;
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
@@ -102,8 +110,8 @@ function problemWith(value: unknown): string | undefined {
     if ('params' in value && !isObject(value.params)) return 'params must be an object';
     // MCP: "Unlike base JSON-RPC, the ID MUST NOT be null"; its schema's RequestId is a string or an integer.
     if ('id' in value && !isId(value.id)) return 'a request id must be a string or an integer';
-    if (typeof value.id === 'string' && value.id.length > MAX_REQUEST_ID_LENGTH) {
-      return `a request id may be at most ${MAX_REQUEST_ID_LENGTH} characters`;
+    if (typeof value.id === 'string' && utf8Length(value.id) > MAX_REQUEST_ID_BYTES) {
+      return `a request id may be at most ${MAX_REQUEST_ID_BYTES} UTF-8 bytes`;
     }
     if ('result' in value || 'error' in value) return 'a message cannot be both a request and a response';
     return (
@@ -140,6 +148,7 @@ export function parseJsonRpcBody(text: string): ParsedBody {
   const batch = Array.isArray(json);
   const items: unknown[] = batch ? (json as unknown[]) : [json];
   if (items.length === 0) throw httpErrors.invalidRequest('an empty batch');
+  if (items.length > MAX_BATCH_MESSAGES) throw httpErrors.invalidRequest(`a batch may hold at most ${MAX_BATCH_MESSAGES} messages`);
   for (const item of items) {
     const problem = problemWith(item);
     if (problem !== undefined) {

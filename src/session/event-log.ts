@@ -4,13 +4,14 @@
  *
  * Storage layout (schema.ts):
  * - `streams(stream, epoch, kind, state, pruned_through, opened_at, request_keys, open_floor,
- *   stored_events, stored_bytes)` — one row
+ *   stored_events, stored_bytes, session_requests)` — one row
  *   per stream, written when it opens; its last seq and, for a request stream answered in
  *   full, its end are derived from its last event, so neither an event nor the answer that
  *   finishes a call updates it. `state` changes only when a standalone stream is superseded, a
  *   request stream is abandoned (cancelled) or finished by revival, or pruning removes a final
  *   event;
- * - `events(stream, seq, message, ends_stream)` — the serialized JSON-RPC message, keyed for
+ * - `events(event, message, ends_stream)` — the serialized JSON-RPC message, keyed by one
+ *   integer of stream and seq (event-key.ts; `stream` and `seq` are virtual columns), for
  *   range scans; `ends_stream` marks the answer that leaves none of its stream's requests
  *   unanswered;
  * - `event_parts(stream, seq, part, chunk)` — the rest of a message too long for one SQLite
@@ -25,6 +26,7 @@
 import type { StreamKind, StreamRecord, StreamState } from '../core/resume.ts';
 import { splitText } from '../core/utf8.ts';
 import { tableExists } from '../storage/migrator.ts';
+import { EVENT_KEY, lastOf, MAX_SEQ, MAX_STREAM, startOf } from './event-key.ts';
 import { partBytes as partBytesOf, pruneOldest, storedTotals, storedTotalsBound } from './event-pruning.ts';
 
 type StreamRow = {
@@ -44,8 +46,8 @@ const SELECT_STREAM = `SELECT s.stream, s.epoch, s.kind, s.pruned_through,
                                 CASE WHEN s.state = 'open' AND coalesce(last.ends_stream, 0) = 1 THEN 'finished' ELSE s.state END AS state,
                                 max(s.pruned_through, coalesce(last.seq, 0)) AS last_seq
                            FROM streams s
-                           LEFT JOIN events last ON last.stream = s.stream
-                                                AND last.seq = (SELECT max(seq) FROM events e WHERE e.stream = s.stream)`;
+                           LEFT JOIN events last
+                                  ON last.event = (SELECT max(e.event) FROM events e WHERE e.event >= ${startOf('s.stream')} AND e.event <= ${lastOf('s.stream')})`;
 
 const toRecord = (row: StreamRow): StreamRecord => ({
   stream: row.stream,
@@ -100,7 +102,7 @@ const insertStatements = new Map<string, string>();
 const insertRows = (ends: string): string => {
   let statement = insertStatements.get(ends);
   if (statement === undefined) {
-    statement = `INSERT INTO events (stream, seq, message, ends_stream) VALUES ${[...ends].map((end) => `(?, ?, ?, ${end})`).join(', ')}`;
+    statement = `INSERT INTO events (event, message, ends_stream) VALUES ${[...ends].map((end) => `(${EVENT_KEY}, ?, ${end})`).join(', ')}`;
     insertStatements.set(ends, statement);
   }
   return statement;
@@ -114,14 +116,23 @@ const CREATE_EVENT_PARTS = `CREATE TABLE IF NOT EXISTS event_parts (
                               PRIMARY KEY (stream, seq, part)
                             ) WITHOUT ROWID`;
 
+/** The newest stream's number, and the session's requests with an id and GET streams through it. */
+interface StreamCounts {
+  readonly stream: number;
+  readonly requests: number;
+}
+
+/** What opening a stream adds to the session's requests: its request ids, or one GET stream. */
+const requestsOpening = (kind: StreamKind, requestKeys: readonly string[]): number => (kind === 'request' ? requestKeys.length : 1);
+
 export interface EventLogOptions {
   /** UTF-16 units per stored part (tests use small ones); PART_UNITS by default. */
   readonly partUnits?: number;
 }
 
 export class EventLog {
-  /** The last stream number handed out: read once, then kept here (one writer per object). */
-  #lastStream: number | undefined;
+  /** The newest stream and the session's requests through it: read once, then kept here (one writer per object). */
+  #counts: StreamCounts | undefined;
   /** Whether event_parts exists: read once, then kept here. */
   #hasParts: boolean | undefined;
   readonly #partUnits: number;
@@ -150,11 +161,14 @@ export class EventLog {
     lowestOpen?: number,
     stored?: { readonly events: number; readonly bytes: number },
   ): StreamRecord {
-    this.#lastStream ??= this.#sql.exec<{ stream: number | null }>(`SELECT max(stream) AS stream FROM streams`).one().stream ?? 0;
-    const stream = this.#lastStream + 1;
+    const newest = this.#newest();
+    const stream = newest.stream + 1;
+    // Unreachable within MAX_SESSION_REQUESTS (config.ts): every stream is at least one request.
+    if (stream > MAX_STREAM) throw new RangeError(`a session has at most ${MAX_STREAM} streams`);
+    const requests = newest.requests + requestsOpening(kind, requestKeys);
     this.#sql.exec(
-      `INSERT INTO streams (stream, epoch, kind, state, opened_at, request_keys, open_floor, stored_events, stored_bytes)
-       VALUES (?, ?, ?, 'open', ?, ?, ?, ?, ?)`,
+      `INSERT INTO streams (stream, epoch, kind, state, opened_at, request_keys, open_floor, stored_events, stored_bytes, session_requests)
+       VALUES (?, ?, ?, 'open', ?, ?, ?, ?, ?, ?)`,
       stream,
       epoch,
       kind,
@@ -163,14 +177,44 @@ export class EventLog {
       Math.min(lowestOpen ?? stream, stream),
       stored?.events ?? null,
       stored?.bytes ?? null,
+      requests,
     );
-    this.#lastStream = stream;
+    this.#counts = { stream, requests };
     return { stream, epoch, kind, state: 'open', lastSeq: 0, prunedThrough: 0 };
+  }
+
+  /**
+   * The session's requests with an id and GET streams so far (MAX_SESSION_REQUESTS): what the
+   * newest stream row recorded, counted once from every row where it does not say (a session
+   * stored by schema version 3).
+   */
+  requestsMade(): number {
+    return this.#newest().requests;
+  }
+
+  #newest(): StreamCounts {
+    if (this.#counts !== undefined) return this.#counts;
+    const row = this.#sql
+      .exec<{ stream: number; requests: number | null }>(
+        `SELECT stream, session_requests AS requests FROM streams ORDER BY stream DESC LIMIT 1`,
+      )
+      .toArray()[0];
+    const requests =
+      row === undefined
+        ? 0
+        : (row.requests ??
+          this.#sql
+            .exec<{ requests: number }>(
+              `SELECT coalesce(sum(CASE kind WHEN 'request' THEN json_array_length(request_keys) ELSE 1 END), 0) AS requests FROM streams`,
+            )
+            .one().requests);
+    this.#counts = { stream: row?.stream ?? 0, requests };
+    return this.#counts;
   }
 
   /** Forgets the numbering (its insert rolled back): read again from storage. */
   forget(): void {
-    this.#lastStream = undefined;
+    this.#counts = undefined;
     this.#hasParts = undefined;
   }
 
@@ -191,6 +235,7 @@ export class EventLog {
     let ends = '';
     let parts: [stream: number, seq: number, part: number, chunk: string][] | undefined;
     for (const { stream, seq, message, endsStream } of events) {
+      if (seq > MAX_SEQ) throw new RangeError(`a stream holds at most ${MAX_SEQ} events`);
       ends += endsStream === true ? '1' : '0';
       if (message.length <= this.#partUnits) {
         params.push(stream, seq, message);
@@ -230,17 +275,18 @@ export class EventLog {
    * common case) takes that sum and one read. Messages stored in parts are returned whole.
    */
   eventsAfter(stream: number, afterSeq: number, budgetBytes: number, perEventBytes = 0): StoredEvent[] {
-    let through = afterSeq + PAGE_ROWS;
+    let through = Math.min(afterSeq + PAGE_ROWS, MAX_SEQ);
     const parts = this.#parts();
     const { bytes, partBytes } = this.#sql
       .exec<{ bytes: number | null; partBytes: number | null }>(
         `SELECT sum(octet_length(message) + ?) AS bytes,
                 ${parts ? '(SELECT sum(octet_length(chunk)) FROM event_parts WHERE stream = ? AND seq > ? AND seq <= ?)' : 'NULL'} AS partBytes
-           FROM events WHERE stream = ? AND seq > ? AND seq <= ?`,
+           FROM events WHERE event > ${EVENT_KEY} AND event <= ${EVENT_KEY}`,
         perEventBytes,
         ...(parts ? [stream, afterSeq, through] : []),
         stream,
         afterSeq,
+        stream,
         through,
       )
       .one();
@@ -248,10 +294,11 @@ export class EventLog {
     if (bytes + (partBytes ?? 0) > budgetBytes) {
       const sizes = this.#sql
         .exec(
-          `SELECT seq, octet_length(message) + ? FROM events WHERE stream = ? AND seq > ? AND seq <= ? ORDER BY seq`,
+          `SELECT seq, octet_length(message) + ? FROM events WHERE event > ${EVENT_KEY} AND event <= ${EVENT_KEY} ORDER BY event`,
           perEventBytes,
           stream,
           afterSeq,
+          stream,
           through,
         )
         .raw<[number, number]>();
@@ -268,7 +315,13 @@ export class EventLog {
     // 1.4–1.9 (toArray; warm loop in workerd).
     const events: { seq: number; message: string }[] = [];
     const rows = this.#sql
-      .exec(`SELECT seq, message FROM events WHERE stream = ? AND seq > ? AND seq <= ? ORDER BY seq`, stream, afterSeq, through)
+      .exec(
+        `SELECT seq, message FROM events WHERE event > ${EVENT_KEY} AND event <= ${EVENT_KEY} ORDER BY event`,
+        stream,
+        afterSeq,
+        stream,
+        through,
+      )
       .raw<[number, string]>();
     for (const [seq, message] of rows) events.push({ seq, message });
     if (partBytes !== null) {

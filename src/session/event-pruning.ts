@@ -4,8 +4,10 @@
  * insert, so ended streams keep theirs until the whole session is dropped (idle expiry,
  * DELETE). Stream rows always stay, so a cursor into removed events is answered
  * `events_pruned`, never `unknown_stream`. Synchronous SQL, for the caller's transaction.
- * `parts` says whether event_parts exists (EventLog knows).
+ * `parts` says whether event_parts exists (EventLog knows). Every range is one of the events
+ * table's key (event-key.ts).
  */
+import { EVENT_KEY, lastOf, MAX_STREAM, STREAM_LAST, STREAM_START, startOf } from './event-key.ts';
 
 /** Rows a prune reads first from a stream (then 4× more each time): enough for the usual case. */
 const MIN_PRUNE_PAGE = 32;
@@ -15,14 +17,14 @@ export function storedTotals(
   sql: SqlStorage,
   parts: boolean,
   from = 0,
-  to = Number.MAX_SAFE_INTEGER,
+  to = MAX_STREAM,
 ): { readonly events: number; readonly bytes: number } {
   return sql
     .exec<{ events: number; bytes: number }>(
       `SELECT count(*) AS events,
               coalesce(sum(octet_length(message)), 0)
                 ${parts ? '+ (SELECT coalesce(sum(octet_length(chunk)), 0) FROM event_parts WHERE stream BETWEEN ? AND ?)' : ''} AS bytes
-         FROM events WHERE stream BETWEEN ? AND ?`,
+         FROM events WHERE event >= ${STREAM_START} AND event <= ${STREAM_LAST}`,
       ...(parts ? [from, to, from, to] : [from, to]),
     )
     .one();
@@ -82,11 +84,12 @@ export function pruneOldest(
         ...sql
           .exec(
             `SELECT seq, octet_length(message), ends_stream FROM events
-              WHERE stream = ? AND seq > ? AND NOT (stream = ? AND seq = ?)
-              ORDER BY seq
+              WHERE event > ${EVENT_KEY} AND event <= ${STREAM_LAST} AND event <> ${EVENT_KEY}
+              ORDER BY event
               LIMIT ?`,
             stream,
             through,
+            stream,
             keep.stream,
             keep.seq,
             page,
@@ -104,7 +107,7 @@ export function pruneOldest(
       if (rows.length < page) break; // the rest of this stream, if any, is `keep`
     }
     if (through === 0) return;
-    sql.exec(`DELETE FROM events WHERE stream = ? AND seq <= ?`, stream, through);
+    sql.exec(`DELETE FROM events WHERE event >= ${STREAM_START} AND event <= ${EVENT_KEY}`, stream, stream, through);
     if (parts) sql.exec(`DELETE FROM event_parts WHERE stream = ? AND seq <= ?`, stream, through);
     sql.exec(
       `UPDATE streams SET pruned_through = max(pruned_through, ?), state = CASE WHEN ? AND state = 'open' THEN 'finished' ELSE state END
@@ -136,9 +139,10 @@ function nextStreamWithEvents(sql: SqlStorage, after: number): { stream: number;
     ...sql
       .exec(
         `SELECT e.stream,
-                s.state = 'open' AND NOT coalesce((SELECT ends_stream FROM events l WHERE l.stream = e.stream ORDER BY l.seq DESC LIMIT 1), 0)
-           FROM events e JOIN streams s ON s.stream = e.stream
-          WHERE e.stream > ? ORDER BY e.stream LIMIT 1`,
+                s.state = 'open' AND NOT coalesce((SELECT l.ends_stream FROM events l
+                                                    WHERE l.event >= ${startOf('e.stream')} AND l.event <= ${lastOf('e.stream')}
+                                                    ORDER BY l.event DESC LIMIT 1), 0)
+           FROM (SELECT stream FROM events WHERE event > ${STREAM_LAST} ORDER BY event LIMIT 1) e JOIN streams s ON s.stream = e.stream`,
         after,
       )
       .raw<[number, number]>(),

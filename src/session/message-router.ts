@@ -27,7 +27,7 @@ import type { StreamRecord } from '../core/resume.ts';
 import { JsonRpcCode } from '../core/wire.ts';
 import type { DurableTransport } from './durable-transport.ts';
 import type { SessionRecord, SessionStore } from './session-store.ts';
-import { MessageTooLargeError, refuseUnstorable } from './message-size.ts';
+import { MessageTooLargeError } from './message-size.ts';
 import type { SessionStreams } from './session-streams.ts';
 
 /** The session as served by this instance. */
@@ -137,17 +137,16 @@ export class MessageRouter {
    * recovers the original call from its first event.
    */
   register(live: LiveSession, requests: readonly JsonRpcRequest[], keys: readonly string[]): StreamRecord {
-    // The ids are stored in one value (the stream's request_keys): refused whole rather than
-    // failing mid-registration.
-    refuseUnstorable('the request ids are', keys, requests.length === 1 ? requests[0]!.id : null);
     // initialize's id is the session record's, answered on stream 1 of epoch 1.
     const initialize = live.record.initializeKey;
     if (initialize !== null && keys.includes(initialize)) this.#refuseReused(requests.find((r) => idKey(r.id) === initialize)!, 1, 1);
     try {
-      return this.#streams.openRequestStream(live.record.epoch, keys);
+      return this.#streams.openRequestStream(live.record.epoch, keys, { id: requests.length === 1 ? requests[0]!.id : null });
     } catch (error) {
       // Registering an id a second time violates the requests table's key, and the whole
-      // registration rolls back; only then is it worth finding out which id it was.
+      // registration rolls back; only then is it worth finding out which id it was. A re-sent
+      // request is told so (with the cursor that recovers it) even when the session's bounds
+      // refused the registration first.
       for (const r of requests) {
         const stream = this.#streams.streamOfRequest(idKey(r.id));
         if (stream !== undefined) this.#refuseReused(r, this.#streams.log.stream(stream)?.epoch ?? live.record.epoch, stream);

@@ -4,7 +4,8 @@
  * unknown session id, so an object addressed with one never writes anything (a session is
  * never minted lazily).
  *
- * Shaped by what a row written costs (bench/README.md, *What is billed*): four tables (a table
+ * Shaped by what a row written costs (bench/README.md, *What is billed*) and by what it takes
+ * on disk (the session's bounds are on what it stores): four tables (a table
  * created is two rows written), no AUTOINCREMENT (its `sqlite_sequence` is a row written per
  * stream) and no secondary index (an entry written per row). A call answered at once writes
  * three rows in all: its request id, its stream, its answer — and nothing later: a stream
@@ -12,14 +13,15 @@
  * when the session ends, not row by row.
  */
 import { createSchema, upgradeSchema, type Schema } from '../storage/migrator.ts';
+import { CREATE_EVENTS, startOf } from './event-key.ts';
 
 export const SESSION_SCHEMA: Schema = {
-  version: 3,
+  version: 4,
   record: { table: 'session', column: 'schema_version' },
   create: [
     `CREATE TABLE session (
        singleton          INTEGER PRIMARY KEY CHECK (singleton = 1),
-       schema_version     INTEGER NOT NULL DEFAULT 3,
+       schema_version     INTEGER NOT NULL DEFAULT 4,
        protocol_version   TEXT    NOT NULL,
        -- The client's initialize params, replayed into a fresh McpServer after eviction.
        initialize_params  TEXT    NOT NULL,
@@ -56,16 +58,13 @@ export const SESSION_SCHEMA: Schema = {
        -- (SessionBounds): with the newest row's, a new instance learns its totals by reading
        -- the streams from open_floor on, not every event. NULL where unknown (upgraded rows).
        stored_events   INTEGER,
-       stored_bytes    INTEGER
+       stored_bytes    INTEGER,
+       -- The session's requests with an id and GET streams so far, this stream's included
+       -- (MAX_SESSION_REQUESTS): the newest row's is the session's. NULL in upgraded rows.
+       session_requests INTEGER
      )`,
-    `CREATE TABLE events (
-       stream       INTEGER NOT NULL,
-       seq          INTEGER NOT NULL,
-       message      TEXT    NOT NULL,
-       -- 1 on the answer that leaves none of the stream's requests unanswered.
-       ends_stream  INTEGER NOT NULL DEFAULT 0,
-       PRIMARY KEY (stream, seq)
-     ) WITHOUT ROWID`,
+    // Keyed by one integer of stream and seq (event-key.ts): an event takes about its size on disk.
+    CREATE_EVENTS('events'),
     // Every client request id used in the session (but initialize's): the spec forbids reuse,
     // and this is how a re-sent request is recognised instead of executed twice. `answered`
     // is set only for an answer that leaves others of its stream unanswered (batches).
@@ -108,6 +107,15 @@ export const SESSION_SCHEMA: Schema = {
       `ALTER TABLE session ADD COLUMN schema_version INTEGER NOT NULL DEFAULT 3`,
       `ALTER TABLE session ADD COLUMN initialize_key TEXT`,
       `DROP TABLE schema_migrations`,
+    ],
+    // Version 3 did not count the session's requests (MAX_SESSION_REQUESTS), and kept events
+    // WITHOUT ROWID, where an event over ~1 KB took a 4 KB page more: rows copied once.
+    3: [
+      `ALTER TABLE streams ADD COLUMN session_requests INTEGER`,
+      CREATE_EVENTS('events_v4'),
+      `INSERT INTO events_v4 (event, message, ends_stream) SELECT ${startOf('stream')} | seq, message, ends_stream FROM events`,
+      `DROP TABLE events`,
+      `ALTER TABLE events_v4 RENAME TO events`,
     ],
   },
 };

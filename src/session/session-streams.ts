@@ -15,6 +15,7 @@
  * reader can tell: every method starts by storing them, and `log` stores them before it is
  * handed out.
  */
+import { httpErrors, type JsonRpcId } from '../core/errors.ts';
 import { formatEventId } from '../core/event-id.ts';
 import { log } from '../core/log.ts';
 import { utf8Length } from '../core/utf8.ts';
@@ -35,6 +36,10 @@ export interface StreamOptions {
   readonly retryMs: number;
   readonly maxSessionEvents: number;
   readonly maxSessionBytes: number;
+  /** Requests with an id and GET streams the session may make in its life (MAX_SESSION_REQUESTS). */
+  readonly maxSessionRequests: number;
+  /** Request streams the session may have open at once (MAX_RUNNING_CALLS). */
+  readonly maxRunningCalls: number;
   /** The object's `ctx.waitUntil`: each request stream keeps the object resident until it ends (residency.ts). */
   readonly keepResident: (until: Promise<void>) => void;
 }
@@ -118,8 +123,16 @@ export class SessionStreams {
    * Opens the stream that answers `requestKeys`, registering them in the session's request ids
    * — but for initialize's, which the session record keeps (`register: false`).
    */
-  openRequestStream(epoch: number, requestKeys: readonly string[], { register = true }: { register?: boolean } = {}): StreamRecord {
+  openRequestStream(
+    epoch: number,
+    requestKeys: readonly string[],
+    { register = true, id = null }: { register?: boolean; id?: JsonRpcId | null } = {},
+  ): StreamRecord {
     this.#storeHeld();
+    // Every call runs at once, and keeps the object resident until it ends: bounded per session.
+    const { maxRunningCalls } = this.#options;
+    if (this.#residency.size >= maxRunningCalls) throw httpErrors.tooManyRunningCalls(maxRunningCalls, id);
+    this.#admit(requestKeys.length, id);
     const stream = this.#transaction(() => {
       const opened = this.#log.openStream('request', epoch, requestKeys, Date.now(), this.#residency.lowest, this.#bounds.totals());
       if (register) for (const key of requestKeys) this.#log.registerRequest(key, opened.stream);
@@ -129,6 +142,16 @@ export class SessionStreams {
     // The call runs to its end here even if its client goes away: it is answered into the log.
     this.#residency.hold(stream.stream);
     return stream;
+  }
+
+  /**
+   * Refuses `requests` more if the session would pass MAX_SESSION_REQUESTS: every request id
+   * stays stored for the session's life (never reused; a re-sent request is recognised, not
+   * run again), so their number is the session's to bound — forgetting any would break that.
+   */
+  #admit(requests: number, id: JsonRpcId | null): void {
+    const { maxSessionRequests } = this.#options;
+    if (this.#log.requestsMade() + requests > maxSessionRequests) throw httpErrors.sessionFull(maxSessionRequests, id);
   }
 
   /** The stream that answers a request, if the request id was ever used in the session. */
@@ -172,6 +195,7 @@ export class SessionStreams {
    */
   openStandalone(epoch: number, previous: number | null): StreamRecord {
     this.#storeHeld();
+    this.#admit(1, null);
     const stream = this.#transaction(() => {
       if (previous !== null) this.#end(previous, 'superseded');
       const opened = this.#log.openStream('standalone', epoch, [], Date.now(), this.#residency.lowest, this.#bounds.totals());

@@ -1,9 +1,9 @@
 /**
  * Bounded and expiring sessions, with the project's tight settings:
- * SESSION_TTL_MS=1000, MAX_SESSION_EVENTS=50.
+ * SESSION_TTL_MS=1000, MAX_SESSION_EVENTS=50, MAX_SESSION_REQUESTS=20, MAX_RUNNING_CALLS=3.
  * Alarms are run on demand with runDurableObjectAlarm.
  */
-import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
+import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { errorOf, messages, openSession, callTool, toolCall, type Session } from '../support/mcp-http.ts';
@@ -70,6 +70,65 @@ describe('per-session bounds', () => {
       expect(messages(rest).at(-1)).toMatchObject({ id: 'big', result: { content: [{ text: 'liftoff after 120' }] } });
     } finally {
       await live.cancel();
+    }
+  });
+});
+
+describe('requests a session keeps', () => {
+  it('past MAX_SESSION_REQUESTS a request (or a GET stream) is refused 409 session_full; a re-sent id is still recognised', async () => {
+    const session = await openSession(); // initialize is the session's first request
+    for (let id = 2; id <= 20; id++) expect(messages(await session.call('ping', {}, id))).toEqual([{ jsonrpc: '2.0', id, result: {} }]);
+
+    expect(await errorOf(await session.post({ jsonrpc: '2.0', id: 21, method: 'ping' }))).toMatchObject({
+      status: 409,
+      reason: 'session_full',
+      body: { id: 21, error: { data: { limit: 20 } } },
+    });
+    expect(await errorOf(await session.get())).toMatchObject({ status: 409, reason: 'session_full' });
+    // What the session holds stays whole: a re-sent id gets its cursor, notifications still go through.
+    expect(await errorOf(await session.post({ jsonrpc: '2.0', id: 7, method: 'ping' }))).toMatchObject({
+      status: 409,
+      reason: 'duplicate_request_id',
+    });
+    expect((await session.post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 3 } })).status).toBe(202);
+    const stored = await runInDurableObject(stubOf(session), (_i, state) => ({
+      requests: state.storage.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM requests`).one().n,
+      counted: state.storage.sql.exec<{ n: number }>(`SELECT max(session_requests) AS n FROM streams`).one().n,
+    }));
+    expect(stored).toEqual({ requests: 19, counted: 20 });
+  });
+
+  it('a new instance counts on from what the newest stream recorded', async () => {
+    const session = await openSession();
+    for (let id = 2; id <= 19; id++) await session.call('ping', {}, id);
+    await abortAllDurableObjects();
+    expect(messages(await session.call('ping', {}, 20))).toHaveLength(1);
+    expect(await errorOf(await session.post({ jsonrpc: '2.0', id: 21, method: 'ping' }))).toMatchObject({
+      status: 409,
+      reason: 'session_full',
+    });
+  });
+
+  it('past MAX_RUNNING_CALLS a call is refused 429 too_many_running_calls until one ends', async () => {
+    const session = await openSession();
+    const running = await Promise.all(
+      [1, 2, 3].map(async (id) => new SseReader(await session.post(callTool(`run-${id}`, 'countdown', { from: 2, interval_ms: 300 })))),
+    );
+    try {
+      expect(await errorOf(await session.post(callTool('fourth', 'countdown', { from: 1, interval_ms: 0 })))).toMatchObject({
+        status: 429,
+        reason: 'too_many_running_calls',
+        body: { id: 'fourth', error: { data: { limit: 3 } } },
+      });
+      await running[0]!.all();
+      expect(messages(await session.call('tools/call', toolCall('countdown', { from: 1, interval_ms: 0 }), 'fourth')).at(-1)).toMatchObject(
+        {
+          id: 'fourth',
+          result: { content: [{ text: 'liftoff after 1' }] },
+        },
+      );
+    } finally {
+      await Promise.all(running.map((reader) => reader.cancel()));
     }
   });
 });

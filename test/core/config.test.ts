@@ -14,6 +14,8 @@ describe('readConfig defaults', () => {
       sessionTtlMs: 3_600_000,
       maxSessionEvents: 100_000,
       maxSessionBytes: 67_108_864,
+      maxSessionRequests: 100_000,
+      maxRunningCalls: 100,
       maxBodyBytes: 4_194_304,
       requestLog: true,
       taskTtlMs: 3_600_000,
@@ -28,6 +30,8 @@ describe('readConfig defaults', () => {
     { key: 'SESSION_TTL_MS', value: '1000', field: 'sessionTtlMs', expected: 1_000 },
     { key: 'MAX_SESSION_EVENTS', value: '50', field: 'maxSessionEvents', expected: 50 },
     { key: 'MAX_SESSION_BYTES', value: '1024', field: 'maxSessionBytes', expected: 1_024 },
+    { key: 'MAX_SESSION_REQUESTS', value: '20', field: 'maxSessionRequests', expected: 20 },
+    { key: 'MAX_RUNNING_CALLS', value: '3', field: 'maxRunningCalls', expected: 3 },
     { key: 'CONNECTION_BUFFER_BYTES', value: '4096', field: 'connectionBufferBytes', expected: 4_096 },
     { key: 'TASK_TTL_MS', value: '60000', field: 'taskTtlMs', expected: 60_000 },
     { key: 'TASK_POLL_INTERVAL_MS', value: '250', field: 'taskPollIntervalMs', expected: 250 },
@@ -39,11 +43,18 @@ describe('readConfig defaults', () => {
     'SESSION_TTL_MS',
     'MAX_SESSION_EVENTS',
     'MAX_SESSION_BYTES',
+    'MAX_SESSION_REQUESTS',
+    'MAX_RUNNING_CALLS',
     'CONNECTION_BUFFER_BYTES',
     'TASK_TTL_MS',
     'TASK_POLL_INTERVAL_MS',
   ] as const)('refuses %s = 0', (key) => {
     expect(() => readConfig({ [key]: '0' })).toThrow(`configuration: ${key} must be positive`);
+  });
+
+  it('refuses MAX_SESSION_REQUESTS beyond the stream numbers a session has (8,388,607)', () => {
+    expect(readConfig({ MAX_SESSION_REQUESTS: '8388607' }).maxSessionRequests).toBe(8_388_607);
+    expect(() => readConfig({ MAX_SESSION_REQUESTS: '8388608' })).toThrow('configuration: MAX_SESSION_REQUESTS must be at most 8388607');
   });
 
   it.each(['0', '600000', ''])('refuses RETENTION_MS=%j: it was removed, and a silent no-op would mislead', (value) => {

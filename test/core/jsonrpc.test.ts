@@ -8,7 +8,8 @@ import {
   isNotification,
   isRequest,
   isResponse,
-  MAX_REQUEST_ID_LENGTH,
+  MAX_BATCH_MESSAGES,
+  MAX_REQUEST_ID_BYTES,
   parseJsonRpcBody,
   type JsonRpcMessage,
 } from '../../src/core/jsonrpc.ts';
@@ -17,8 +18,9 @@ import { expectHttpError, thrownBy } from './helpers.ts';
 const req = (id: unknown, method = 'tools/list', extra: Record<string, unknown> = {}) => ({ jsonrpc: '2.0', id, method, ...extra });
 const body = (value: unknown) => JSON.stringify(value);
 
-it('MAX_REQUEST_ID_LENGTH is 1,024 characters', () => {
-  expect(MAX_REQUEST_ID_LENGTH).toBe(1_024);
+it('MAX_REQUEST_ID_BYTES is 256 and MAX_BATCH_MESSAGES 100', () => {
+  expect(MAX_REQUEST_ID_BYTES).toBe(256);
+  expect(MAX_BATCH_MESSAGES).toBe(100);
 });
 
 describe('parseJsonRpcBody accepts', () => {
@@ -34,10 +36,22 @@ describe('parseJsonRpcBody accepts', () => {
     { name: 'a request with a negative id', text: body(req(-1)), messages: [req(-1)], batch: false },
     { name: 'a request with an empty-string id', text: body(req('')), messages: [req('')], batch: false },
     {
-      name: 'a request with a 1,024-character id',
-      text: body(req('i'.repeat(MAX_REQUEST_ID_LENGTH))),
-      messages: [req('i'.repeat(MAX_REQUEST_ID_LENGTH))],
+      name: 'a request with a 256-byte id',
+      text: body(req('i'.repeat(MAX_REQUEST_ID_BYTES))),
+      messages: [req('i'.repeat(MAX_REQUEST_ID_BYTES))],
       batch: false,
+    },
+    {
+      name: 'a request with a 256-byte id of 3-byte characters',
+      text: body(req('€'.repeat(MAX_REQUEST_ID_BYTES / 4) + 'i'.repeat(MAX_REQUEST_ID_BYTES / 4))),
+      messages: [req('€'.repeat(MAX_REQUEST_ID_BYTES / 4) + 'i'.repeat(MAX_REQUEST_ID_BYTES / 4))],
+      batch: false,
+    },
+    {
+      name: 'a batch of 100 messages',
+      text: body(Array.from({ length: MAX_BATCH_MESSAGES }, (_, i) => req(i))),
+      messages: Array.from({ length: MAX_BATCH_MESSAGES }, (_, i) => req(i)),
+      batch: true,
     },
     { name: 'a request with the largest safe integer id', text: body(req(2 ** 53 - 1)), messages: [req(2 ** 53 - 1)], batch: false },
     {
@@ -181,10 +195,21 @@ describe('parseJsonRpcBody refuses', () => {
     { name: 'an object request id', text: body(req({})), problem: 'a request id must be a string or an integer' },
     { name: 'an array request id', text: body(req([1])), problem: 'a request id must be a string or an integer' },
     {
-      name: 'a request id over 1,024 characters',
-      text: body(req('i'.repeat(MAX_REQUEST_ID_LENGTH + 1))),
-      problem: 'a request id may be at most 1024 characters',
-      id: 'i'.repeat(MAX_REQUEST_ID_LENGTH + 1),
+      name: 'a request id over 256 bytes',
+      text: body(req('i'.repeat(MAX_REQUEST_ID_BYTES + 1))),
+      problem: 'a request id may be at most 256 UTF-8 bytes',
+      id: 'i'.repeat(MAX_REQUEST_ID_BYTES + 1),
+    },
+    {
+      name: 'a request id of 86 characters but 258 bytes',
+      text: body(req('€'.repeat(86))),
+      problem: 'a request id may be at most 256 UTF-8 bytes',
+      id: '€'.repeat(86),
+    },
+    {
+      name: 'a batch of 101 messages',
+      text: body(Array.from({ length: MAX_BATCH_MESSAGES + 1 }, (_, i) => req(i))),
+      problem: 'a batch may hold at most 100 messages',
     },
     {
       name: 'a request id that overflows to Infinity',

@@ -201,14 +201,16 @@ describe('request ids', () => {
     expect(next).toMatchObject({ id: 'fresh', result: { content: [{ text: '2' }] } });
   });
 
-  it('a 2025-03-26 batch whose ids are too large to store (over one 2 MB value) is refused whole, and nothing runs', async () => {
+  it('a 2025-03-26 batch of more than 100 messages, or with an id over 256 bytes, is refused whole, and nothing runs', async () => {
     const session = await openSession('2025-03-26');
-    // 2,100 ids of 1,000 characters (the most an id may have is 1,024): 2.1 MB of ids in a 2.3 MB body.
-    const batch = Array.from({ length: 2_100 }, (_, i) => callTool(`${i}`.padEnd(1_000, 'i'), 'tally', { key: 'big-ids' }));
-    const refused = await errorOf(await session.post(batch));
-    expect(refused).toMatchObject({ status: 400, code: -32600, body: { id: null, error: { data: { reason: 'message_too_large' } } } });
-    const [first] = messages(await session.call('tools/call', toolCall('tally', { key: 'big-ids' })));
-    expect(first).toMatchObject({ result: { content: [{ text: '1' }] } });
+    const tally = (id: string) => callTool(id, 'tally', { key: 'big-batch' });
+    const tooMany = await errorOf(await session.post(Array.from({ length: 101 }, (_, i) => tally(`${i}`))));
+    expect(tooMany).toMatchObject({ status: 400, code: -32600, body: { id: null } });
+    expect(tooMany.body.error.message).toBe('Invalid Request: a batch may hold at most 100 messages');
+    const longId = await errorOf(await session.post([tally('short'), tally('i'.repeat(257))]));
+    expect(longId).toMatchObject({ status: 400, code: -32600, body: { id: 'i'.repeat(257) } });
+    const [first] = messages(await session.call('tools/call', toolCall('tally', { key: 'big-batch' }), 'short'));
+    expect(first).toMatchObject({ id: 'short', result: { content: [{ text: '1' }] } });
   });
 
   it('a 2025-03-26 batch naming one id twice is a 400, and nothing runs', async () => {

@@ -9,7 +9,7 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { idKey } from '../../src/core/jsonrpc.ts';
 import { SESSION_SCHEMA } from '../../src/session/schema.ts';
-import { LEGACY, writeLegacySession } from '../support/legacy-session.ts';
+import { LEGACY, V3, writeLegacySession, writeV3Session } from '../support/legacy-session.ts';
 import { callTool, errorOf, messages, openSession, type Session } from '../support/mcp-http.ts';
 import { SseReader } from '../support/sse-reader.ts';
 
@@ -109,5 +109,48 @@ describe('a session stored by schema version 2', () => {
     expect(after.version).toBe(SESSION_SCHEMA.version);
     expect(after.alarm).not.toBeNull();
     expect(messages(await session.call('ping', {}))).toHaveLength(1);
+  });
+});
+
+describe('a session stored by schema version 3', () => {
+  async function v3Session(): Promise<{ session: Session; stub: () => DurableObjectStub }> {
+    const session = await openSession();
+    const stub = () => env.MCP_SESSION.get(env.MCP_SESSION.idFromName(session.id));
+    await runInDurableObject(stub(), (_instance, state) => writeV3Session(state.storage));
+    await abortAllDurableObjects();
+    return { session, stub };
+  }
+
+  it('keeps its events in the one-integer key (each as it was) and counts its requests on from every stream row', async () => {
+    const { session, stub } = await v3Session();
+    expect(messages(await session.call('ping', {}, 'after'))).toEqual([{ jsonrpc: '2.0', id: 'after', result: {} }]);
+    const stored = await runInDurableObject(stub(), (_instance, state) => {
+      const sql = state.storage.sql;
+      return {
+        version: sql.exec<{ v: number }>(`SELECT schema_version AS v FROM session`).one().v,
+        events: sql.exec(`SELECT stream, seq, ends_stream, length(message) AS length FROM events ORDER BY event`).toArray(),
+        // initialize, 'long', the GET stream, then 'after'.
+        counted: sql.exec<{ n: number }>(`SELECT session_requests AS n FROM streams ORDER BY stream DESC LIMIT 1`).one().n,
+        withoutRowid: sql.exec<{ sql: string }>(`SELECT sql FROM sqlite_master WHERE name = 'events'`).one().sql.includes('WITHOUT ROWID'),
+      };
+    });
+    expect(stored).toMatchObject({
+      version: SESSION_SCHEMA.version,
+      events: [
+        { stream: 1, seq: 1, ends_stream: 1 },
+        { stream: 2, seq: 1, ends_stream: 1 },
+        { stream: 4, seq: 1, ends_stream: 1 },
+      ],
+      counted: 4,
+      withoutRowid: false,
+    });
+    // The finished call replays from its cursor; its id is still refused, with that cursor.
+    const replay = await new SseReader(await session.get('1-2-0')).all();
+    expect(messages(replay)).toEqual([{ jsonrpc: '2.0', id: V3.finishedId, result: { content: [{ type: 'text', text: V3.answerText }] } }]);
+    expect(await errorOf(await session.post({ jsonrpc: '2.0', id: V3.finishedId, method: 'ping' }))).toMatchObject({
+      status: 409,
+      reason: 'duplicate_request_id',
+      body: { error: { data: { cursor: '1-2-0' } } },
+    });
   });
 });

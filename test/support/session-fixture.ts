@@ -27,6 +27,8 @@ export function streamOptions(overrides: Partial<StreamOptions> = {}): StreamOpt
     retryMs: 1000,
     maxSessionEvents: 1_000_000,
     maxSessionBytes: 1 << 30,
+    maxSessionRequests: 1_000_000,
+    maxRunningCalls: 1_000,
     keepResident: () => undefined,
     ...overrides,
   };
