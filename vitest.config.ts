@@ -69,7 +69,13 @@ export default defineConfig({
       },
       {
         // AUTH=oauth: the embedded authorization server in front of the endpoint.
-        plugins: [worker({ AUTH: 'oauth', MCP_RESOURCE: 'http://localhost/mcp', AUTH_SCOPES: 'mcp' })],
+        plugins: [
+          worker(
+            { AUTH: 'oauth', MCP_RESOURCE: 'http://localhost/mcp', AUTH_SCOPES: 'mcp' },
+            // 60 a minute per client address: a flood of registrations or authorizations is refused within a test.
+            { ratelimits: { MCP_RATE_LIMIT: { namespace_id: '1001', simple: { limit: 60, period: 60 } } } },
+          ),
+        ],
         test: { ...shared, name: 'oauth', include: ['test/oauth/**/*.test.ts'] },
       },
       {

@@ -4,6 +4,7 @@
  */
 import { readAuthConfig, type AuthConfig, type AuthVars } from './auth/auth-config.ts';
 import { parseHostAllowlist, parseOriginAllowlist, type Allowlist } from './core/allowlist.ts';
+import { readIpv6Prefix } from './core/client-address.ts';
 import { MAX_STREAM } from './session/event-key.ts';
 
 export type ResponseMode = 'sse' | 'json';
@@ -48,6 +49,8 @@ export interface TransportConfig {
   readonly taskPollIntervalMs: number;
   /** How requests are authorized (auth/auth-config.ts). */
   readonly auth: AuthConfig;
+  /** The prefix an IPv6 client's requests count against in the rate limit (core/client-address.ts). */
+  readonly rateLimitIpv6Prefix: number;
 }
 
 export interface ConfigVars extends AuthVars {
@@ -75,6 +78,7 @@ export interface ConfigVars extends AuthVars {
   /** Secrets (`wrangler secret put`): the MRTR requestState key, and the one it replaces during a rotation. */
   readonly REQUEST_STATE_KEY?: string;
   readonly REQUEST_STATE_KEY_PREVIOUS?: string;
+  readonly RATE_LIMIT_IPV6_PREFIX?: string;
 }
 
 export const DEFAULT_ALLOWED_HOSTS = 'localhost,127.0.0.1,[::1]';
@@ -141,5 +145,6 @@ export function readConfig(vars: ConfigVars): TransportConfig {
     taskTtlMs: positiveInteger('TASK_TTL_MS', vars.TASK_TTL_MS, 60 * 60_000),
     taskPollIntervalMs: positiveInteger('TASK_POLL_INTERVAL_MS', vars.TASK_POLL_INTERVAL_MS, 1_000),
     auth: readAuthConfig(vars),
+    rateLimitIpv6Prefix: readIpv6Prefix(vars.RATE_LIMIT_IPV6_PREFIX),
   };
 }

@@ -17,6 +17,8 @@ export type { SessionContext } from './session/session-context.ts';
 export type { Principal } from './auth/principal.ts';
 export type { GrantProps } from './auth/authenticate.ts';
 export type { OAuthOptions } from './auth/oauth-server.ts';
+// For a deployment's own consent page (AUTH=oauth): grant only the scopes the server supports.
+export { grantScopes, type ScopeGrant } from './auth/grant-scopes.ts';
 export { sessionServerOptions } from './session/server-options.ts';
 export type { ConfigVars, ResponseMode, TransportConfig } from './config.ts';
 export type { LogEvent } from './core/log.ts';

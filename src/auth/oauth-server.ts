@@ -5,12 +5,22 @@
  * request to the endpoint before the Worker sees it: the token, and that it was issued for this
  * resource (RFC 8707). What it found the token to stand for reaches the Worker as
  * `ctx.props` (authenticate.ts). `/authorize` is the deployment's page: by default the demo's
- * (consent-page.ts), which authenticates nobody.
+ * (consent-page.ts), which authenticates nobody. Nothing reaches the provider before the walls
+ * (oauth-walls.ts), and every failure on its paths is an OAuth error response (oauth-errors.ts).
  */
 import { OAuthProvider, type OAuthHelpers } from '@cloudflare/workers-oauth-provider';
+import { parseOriginAllowlist, type Allowlist } from '../core/allowlist.ts';
+import { asHttpError, errorResponse, McpHttpError } from '../core/errors.ts';
+import { log } from '../core/log.ts';
+import { checkHostAndOrigin } from '../core/request-checks.ts';
 import type { AuthConfig } from './auth-config.ts';
+import { clientMetadataViolation } from './client-metadata-limits.ts';
 import { consentPage } from './consent-page.ts';
+import { asOAuthError, OAuthHttpError, oauthErrorResponse } from './oauth-errors.ts';
+import { AUTHORIZE_PATH, passWalls, REGISTER_PATH, TOKEN_PATH } from './oauth-walls.ts';
 import { METADATA_ROOT } from './protected-resource.ts';
+
+export { AUTHORIZE_PATH } from './oauth-walls.ts';
 
 /** What a Worker, or a page, is to the provider. */
 export interface FetchHandler<E> {
@@ -18,49 +28,128 @@ export interface FetchHandler<E> {
 }
 
 export interface OAuthOptions<E> {
-  /** The sign-in and consent page at `/authorize`; the demo's (consent-page.ts) when absent. */
+  /**
+   * The sign-in and consent page at `/authorize`; the demo's (consent-page.ts) when absent. It
+   * grants only scopes the server supports (`scopes_supported`: `AUTH_SCOPES`, or `mcp`).
+   */
   readonly authorize?: FetchHandler<E & { OAUTH_PROVIDER: OAuthHelpers }>;
 }
 
-export const AUTHORIZE_PATH = '/authorize';
+/** What the front reads of the Worker's configuration. */
+export interface FrontConfig {
+  readonly allowedHosts: Allowlist;
+  readonly allowedOrigins: Allowlist;
+  readonly rateLimitIpv6Prefix: number;
+}
+
+export type OAuthConfig = Extract<AuthConfig, { mode: 'oauth' }>;
+
+/** The Worker's rate limit, which the authorization server's paths count against too. */
+export interface FrontLimit<E> {
+  readonly limiter: (env: E) => RateLimit | undefined;
+  readonly periodSeconds: number;
+}
+
+/** The scopes the server supports (`scopes_supported`): those every request needs, or `mcp`. */
+const supportedScopes = (config: OAuthConfig): string[] => (config.requiredScopes.length > 0 ? [...config.requiredScopes] : ['mcp']);
 
 /**
  * The front of an `AUTH=oauth` Worker: the provider, built once per environment (its
  * resource is the deployment's), with `app` as the protected endpoint and as the fallback
  * for every other path (the root form of the resource metadata, not-found answers).
  */
-export function oauthFront<E>(app: FetchHandler<E>, path: string, options: OAuthOptions<E> = {}) {
-  const authorize = options.authorize ?? (consentPage as unknown as FetchHandler<E & { OAUTH_PROVIDER: OAuthHelpers }>);
-  const providers = new WeakMap<object, OAuthProvider>();
-  return (request: Request, env: E, ctx: ExecutionContext, config: Extract<AuthConfig, { mode: 'oauth' }>): Promise<Response> => {
-    let provider = providers.get(env as object);
-    if (provider === undefined) {
-      provider = new OAuthProvider({
-        apiRoute: path,
-        apiHandler: app as never,
-        defaultHandler: {
-          fetch: (request: Request, env: never, ctx: ExecutionContext) => {
-            const { pathname } = new URL(request.url);
-            if (pathname === AUTHORIZE_PATH) return authorize.fetch(request, env, ctx);
-            return app.fetch(request, env, ctx);
-          },
-        } as never,
-        authorizeEndpoint: AUTHORIZE_PATH,
-        tokenEndpoint: '/oauth/token',
-        clientRegistrationEndpoint: '/oauth/register',
-        // Client ID metadata documents (a client's id is the https URL of its metadata): fetched by
-        // the provider, which needs the `global_fetch_strictly_public` compatibility flag.
-        clientIdMetadataDocumentEnabled: true,
-        scopesSupported: config.requiredScopes.length > 0 ? [...config.requiredScopes] : ['mcp'],
-        // Advertised (metadata, 401 challenge) so clients ask for them; enforced by authenticate.ts.
-        ...(config.requiredScopes.length > 0 && { requiredScopes: [...config.requiredScopes] }),
-        resourceMetadata: { resource: config.resource },
-      });
-      providers.set(env as object, provider);
+export function oauthFront<E>(app: FetchHandler<E>, path: string, options: OAuthOptions<E> | undefined, limit: FrontLimit<E>) {
+  const fronts = new WeakMap<object, { provider: OAuthProvider; origins: Allowlist }>();
+  const frontOf = (env: E, config: FrontConfig, auth: OAuthConfig) => {
+    let front = fronts.get(env as object);
+    if (front === undefined) {
+      front = { provider: provider(app, path, auth, options), origins: withOwnOrigin(config.allowedOrigins, auth.resource) };
+      fronts.set(env as object, front);
     }
-    // The provider answers the path-suffixed resource metadata, and 404 at the root form (RFC
-    // 9728 allows both; clients try the suffixed one first): the Worker serves the root one.
-    if (new URL(request.url).pathname === METADATA_ROOT) return Promise.resolve(app.fetch(request, env, ctx));
-    return provider.fetch(request, env as never, ctx);
+    return front;
   };
+  return async (request: Request, env: E, ctx: ExecutionContext, config: FrontConfig, auth: OAuthConfig, pathname: string) => {
+    const { provider, origins } = frontOf(env, config, auth);
+    // The endpoint and below it: the Worker's own checks, first ("Servers MUST validate the
+    // Origin header on all incoming connections"): a foreign Host or Origin gets no challenge.
+    const endpoint = pathname === path || pathname.startsWith(`${path}/`);
+    try {
+      if (endpoint) {
+        checkHostAndOrigin(request.headers, config.allowedHosts, config.allowedOrigins, () => new URL(request.url).host);
+        return await provider.fetch(request, env as never, ctx);
+      }
+      const passed = await passWalls(request, pathname, {
+        hosts: config.allowedHosts,
+        origins,
+        limiter: limit.limiter(env),
+        ipv6Prefix: config.rateLimitIpv6Prefix,
+        periodSeconds: limit.periodSeconds,
+      });
+      // The provider answers the path-suffixed resource metadata, and 404 at the root form (RFC
+      // 9728 allows both; clients try the suffixed one first): the Worker serves the root one.
+      if (pathname === METADATA_ROOT) return await app.fetch(passed, env, ctx);
+      return await provider.fetch(passed, env as never, ctx);
+    } catch (error) {
+      if (!(error instanceof McpHttpError || error instanceof OAuthHttpError)) log({ msg: 'mcp.worker.error', error: String(error) });
+      if (endpoint) return errorResponse(asHttpError(error));
+      return readableBy(oauthErrorResponse(asOAuthError(error)), request.headers.get('Origin'));
+    }
+  };
+}
+
+function provider<E>(app: FetchHandler<E>, path: string, auth: OAuthConfig, options: OAuthOptions<E> | undefined): OAuthProvider {
+  const supported = supportedScopes(auth);
+  const authorize = options?.authorize ?? (consentPage(supported) as unknown as FetchHandler<E & { OAUTH_PROVIDER: OAuthHelpers }>);
+  // The provider's issuer, and every endpoint its metadata names, are the token endpoint's
+  // origin: given as paths, that is the origin of each request, which its Host decides. The
+  // issuer is the one the resource metadata names (`authorization_servers`: MCP_RESOURCE's
+  // origin), so the endpoints are given as URLs on that origin (RFC 8414 §3.3: the metadata's
+  // `issuer` is the identifier the client looked it up with).
+  const issuer = new URL(auth.resource).origin;
+  return new OAuthProvider({
+    apiRoute: path,
+    apiHandler: app as never,
+    defaultHandler: {
+      fetch: (request: Request, env: never, ctx: ExecutionContext) => {
+        const { pathname } = new URL(request.url);
+        if (pathname === AUTHORIZE_PATH) return authorize.fetch(request, env, ctx);
+        return app.fetch(request, env, ctx);
+      },
+    } as never,
+    authorizeEndpoint: `${issuer}${AUTHORIZE_PATH}`,
+    tokenEndpoint: `${issuer}${TOKEN_PATH}`,
+    clientRegistrationEndpoint: `${issuer}${REGISTER_PATH}`,
+    // Client ID metadata documents (a client's id is the https URL of its metadata): fetched by
+    // the provider, which needs the `global_fetch_strictly_public` compatibility flag.
+    clientIdMetadataDocumentEnabled: true,
+    scopesSupported: supported,
+    // Advertised (metadata, 401 challenge) so clients ask for them; enforced by authenticate.ts.
+    ...(auth.requiredScopes.length > 0 && { requiredScopes: [...auth.requiredScopes] }),
+    resourceMetadata: { resource: auth.resource },
+    // Run after the provider's own checks of the metadata, before the client is stored.
+    clientRegistrationCallback: ({ clientMetadata }) => {
+      const violation = clientMetadataViolation(clientMetadata);
+      return violation === undefined ? undefined : { code: 'invalid_client_metadata', description: violation };
+    },
+  });
+}
+
+/**
+ * The origins allowed on the authorization server's paths: ALLOWED_ORIGINS, and its own (the
+ * resource's), from which the consent page posts its form. A page of that origin is this
+ * server's: it is no DNS-rebinding origin, and ALLOWED_ORIGINS lists browser clients, not it.
+ */
+function withOwnOrigin(origins: Allowlist, resource: string): Allowlist {
+  const url = new URL(resource);
+  const port = url.port === '' ? (url.protocol === 'https:' ? '443' : '80') : url.port;
+  const own = parseOriginAllowlist(`${url.protocol}//${url.hostname}:${port}`);
+  return { any: origins.any, entries: [...origins.entries, ...own.entries] };
+}
+
+/** A refusal a browser client at an allowed origin can read (a 403 is no grant: its origin may be the one refused). */
+function readableBy(response: Response, origin: string | null): Response {
+  if (origin === null || response.status === 403) return response;
+  response.headers.set('Access-Control-Allow-Origin', origin);
+  response.headers.append('Vary', 'Origin');
+  return response;
 }

@@ -34,6 +34,7 @@ import { ALLOWED_METHODS, HEADERS, INTERNAL_HEADERS, JsonRpcCode, OBJECT_ROUTES 
 import { authenticator, type Authenticator } from '../auth/authenticate.ts';
 import { type FetchHandler, oauthFront, type OAuthOptions } from '../auth/oauth-server.ts';
 import { ANONYMOUS, headersForObject, objectName, type Principal } from '../auth/principal.ts';
+import { rateLimitAddress } from '../core/client-address.ts';
 import { METADATA_ROOT, metadataDocument, resourceUrl } from '../auth/protected-resource.ts';
 import { preflightResponse, withCors } from './cors.ts';
 import { refuseModern } from './refuse-modern.ts';
@@ -143,7 +144,10 @@ export function createMcpWorker<E extends ConfigVars>({
     const { principal } = authenticated;
     const limiter = rateLimit?.(c.env);
     if (limiter !== undefined) {
-      const key = principal === ANONYMOUS ? `address:${c.req.header('CF-Connecting-IP') ?? 'unknown'}` : principal.id;
+      const key =
+        principal === ANONYMOUS
+          ? `address:${rateLimitAddress(c.req.header('CF-Connecting-IP'), c.get('config').rateLimitIpv6Prefix)}`
+          : principal.id;
       if (!(await limiter.limit({ key })).success) throw httpErrors.tooManyRequests(RATE_LIMIT_PERIOD_S);
     }
     c.set('principal', principal);
@@ -311,22 +315,19 @@ export function createMcpWorker<E extends ConfigVars>({
     );
   }
 
-  // AUTH=oauth puts the embedded authorization server in front of the endpoint.
-  const oauthServer = oauthFront<E>(app as unknown as FetchHandler<E>, path, oauth);
-  /** The app, or with AUTH=oauth the authorization server in front of it. */
+  // AUTH=oauth puts the embedded authorization server in front of the endpoint; its paths count
+  // against the same rate limit, per client address.
+  const oauthServer = oauthFront<E>(app as unknown as FetchHandler<E>, path, oauth, {
+    limiter: (env) => rateLimit?.(env),
+    periodSeconds: RATE_LIMIT_PERIOD_S,
+  });
+  /**
+   * The app, or with AUTH=oauth the authorization server in front of it, which checks Host and
+   * Origin first on every path (a foreign one gets no challenge, no preflight, no metadata).
+   */
   function serve(request: Request, env: E, ctx: ExecutionContext, config: TransportConfig, pathname: string) {
     if (config.auth.mode !== 'oauth') return app.fetch(request, env, ctx);
-    // The DNS-rebinding defence still comes first ("Servers MUST validate the Origin header on
-    // all incoming connections"): on every path the provider protects (the endpoint and below
-    // it), a foreign Host or Origin gets no challenge and no preflight.
-    if (pathname === path || pathname.startsWith(`${path}/`)) {
-      try {
-        checkHostAndOrigin(request.headers, config.allowedHosts, config.allowedOrigins, () => new URL(request.url).host);
-      } catch (error) {
-        return errorResponse(asHttpError(error));
-      }
-    }
-    return oauthServer(request, env, ctx, config.auth);
+    return oauthServer(request, env, ctx, config, config.auth, pathname);
   }
 
   return {

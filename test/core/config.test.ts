@@ -21,6 +21,7 @@ describe('readConfig defaults', () => {
       taskTtlMs: 3_600_000,
       taskPollIntervalMs: 1_000,
       auth: { mode: 'none' },
+      rateLimitIpv6Prefix: 64,
     });
   });
 
