@@ -8,6 +8,8 @@
  *   KV binding `OAUTH_KV`), which issues and checks opaque tokens itself.
  * A malformed value is a configuration error, never a fallback to `none`.
  */
+import { parseHostAllowlist } from '../core/allowlist.ts';
+
 export type AuthMode = 'none' | 'jwt' | 'oauth';
 
 export interface AuthVars {
@@ -21,8 +23,10 @@ export interface AuthVars {
   readonly AUTH_AUDIENCE?: string;
   /** Scopes every request's token must grant (space- or comma-separated); none by default. */
   readonly AUTH_SCOPES?: string;
-  /** This resource's canonical URL (RFC 8707, RFC 9728 `resource`); default the endpoint's URL as requested. */
+  /** This resource's canonical URL (RFC 8707, RFC 9728 `resource`); default the endpoint's URL as each request names it (at its allowed Host). */
   readonly MCP_RESOURCE?: string;
+  /** The Host allowlist (config.ts): what bounds the jwt audience when neither of the above is set. */
+  readonly ALLOWED_HOSTS?: string;
 }
 
 export type AuthConfig =
@@ -53,6 +57,14 @@ export function readAuthConfig(vars: AuthVars): AuthConfig {
       if (vars.AUTH_ISSUER === undefined) throw new Error('configuration: AUTH=jwt needs AUTH_ISSUER');
       if ((vars.AUTH_JWKS === undefined) === (vars.AUTH_JWKS_URL === undefined)) {
         throw new Error('configuration: AUTH=jwt needs exactly one of AUTH_JWKS_URL and AUTH_JWKS');
+      }
+      // Unset, the audience is each request's own resource, at the host it names (authenticate.ts):
+      // one of the allowed hosts, which the configuration fixes. With `*` any Host would name one,
+      // so a token the issuer made for another resource would pass here at that resource's name.
+      if (vars.MCP_RESOURCE === undefined && vars.AUTH_AUDIENCE === undefined && parseHostAllowlist(vars.ALLOWED_HOSTS).any) {
+        throw new Error(
+          'configuration: AUTH=jwt with ALLOWED_HOSTS "*" needs MCP_RESOURCE or AUTH_AUDIENCE, the audience tokens must carry',
+        );
       }
       return {
         mode,

@@ -34,10 +34,16 @@ export function authenticator(config: AuthConfig, path: string): Authenticator {
     case 'none':
       return async () => ({ principal: ANONYMOUS });
     case 'jwt': {
-      let verifier: ReturnType<typeof jwtVerifier> | undefined;
+      const verifierFor = jwtVerifier({ issuer: config.issuer, keys: config.keys });
       return async (request) => {
         const resource = resourceUrl(request, path, config.resource);
-        verifier ??= jwtVerifier({ issuer: config.issuer, keys: config.keys, audience: config.audience ?? resource.href });
+        // The audience is the configured one, else this request's own resource: the endpoint's
+        // URL at the host it names, which the Host allowlist admitted before this step. Decided
+        // per request, never kept from an isolate's first one: a Worker served at two hosts
+        // (a custom domain and workers.dev, staging and production) accepts at each exactly the
+        // tokens issued for it, the same resource its metadata names there, whichever host
+        // a fresh isolate was asked first.
+        const verifier = verifierFor(config.audience ?? resource.href);
         try {
           const authInfo = await verifyBearerToken(request.headers.get('Authorization') ?? undefined, {
             verifier,

@@ -7,7 +7,7 @@
 import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { callTool, messages, openSession } from '../support/mcp-http.ts';
+import { callTool, messages, openSession, type Session } from '../support/mcp-http.ts';
 import { answerOf, modernRequest } from '../support/modern-http.ts';
 import { SseReader, message } from '../support/sse-reader.ts';
 import { createTask, TASK_CLIENT, taskMethod, waitForStatus } from '../support/task-http.ts';
@@ -73,6 +73,67 @@ describe("another principal's session", () => {
     } finally {
       await reader.cancel();
     }
+  });
+});
+
+describe('a client with the name of a user', () => {
+  // A client-credentials token names no user (no `sub`): it stands for its client, whose id is
+  // of another kind than any user's, even where the two names are the same string.
+  const client = (clientId: string) => bearer(null, { claims: { client_id: clientId } });
+
+  const pairs: [string, (session: Session, headers: Record<string, string>) => Promise<Response>][] = [
+    ['a POST', (session, headers) => session.post({ jsonrpc: '2.0', id: 8, method: 'ping' }, headers)],
+    ['a GET with a valid cursor', (session, headers) => session.get('1-2-1', headers)],
+    ['a GET without one', (session, headers) => session.get(undefined, headers)],
+    ['a DELETE', (session, headers) => session.delete(headers)],
+  ];
+  async function expectUnknownTo(session: Session, other: Record<string, string>) {
+    for (const [name, send] of pairs) {
+      const foreign = await shape(await send(session, other));
+      const unknown = await shape(await send(session, { ...other, 'Mcp-Session-Id': UNKNOWN_SESSION }));
+      expect(foreign, name).toEqual(unknown);
+      expect(foreign.status, name).toBe(404);
+    }
+  }
+
+  it("does not reach the user's session: it is answered as an unknown session", async () => {
+    const session = await openSession('2025-11-25', {}, await bearer('alice'));
+    await expectUnknownTo(session, await client('alice'));
+    expect(messages(await session.call('tools/call', { name: 'echo', arguments: { text: 'mine' } })).at(-1)).toMatchObject({
+      result: { content: [{ text: 'mine' }] },
+    });
+  });
+
+  it("is not reached by the user: the client's session is unknown to it", async () => {
+    const session = await openSession('2025-11-25', {}, await client('alice'));
+    await expectUnknownTo(session, await bearer('alice'));
+  });
+
+  it('is a principal of its own kind, which its tools see', async () => {
+    const session = await openSession('2025-11-25', {}, await client('alice'));
+    const reader = new SseReader(await session.post(callTool(3, 'whoami', {})));
+    try {
+      const answer = (await reader.all())
+        .filter((event) => event.data !== '')
+        .map(message)
+        .at(-1) as { result: { content: { text: string }[] } };
+      expect(JSON.parse(answer.result.content[0]!.text)).toEqual({ id: `${TEST_ISSUER}!client#alice`, scopes: ['mcp'] });
+    } finally {
+      await reader.cancel();
+    }
+  });
+
+  it("cannot use the user's MRTR requestState", async () => {
+    const name = 'test_input_required_result_request_state';
+    const capabilities = { elicitation: { form: {} } };
+    const first = await answerOf(await modernRequest('tools/call', { name, arguments: {} }, capabilities, await bearer('alice')));
+    const retry = {
+      name,
+      arguments: {},
+      inputResponses: { confirm: { action: 'accept', content: { ok: true } } },
+      requestState: first.result.requestState,
+    };
+    expect((await answerOf(await modernRequest('tools/call', retry, capabilities, await client('alice')))).error?.code).toBe(-32602);
   });
 });
 

@@ -30,14 +30,18 @@ export interface TokenOptions {
   readonly claims?: Record<string, unknown>;
 }
 
-/** A token for `subject`, valid for this resource unless told otherwise. */
-export async function tokenFor(subject: string, options: TokenOptions = {}): Promise<string> {
+/**
+ * A token for `subject`, valid for this resource unless told otherwise. `null`: a token with no
+ * `sub`, as a client-credentials grant issues one, standing for its `client_id` (set it in `claims`).
+ */
+export async function tokenFor(subject: string | null, options: TokenOptions = {}): Promise<string> {
   const { scopes = ['mcp'], audience = TEST_RESOURCE, issuer = TEST_ISSUER, expiresIn = 300, claims = {} } = options;
   const key = await importJWK(TEST_PRIVATE_JWK, 'ES256');
   const now = Math.floor(Date.now() / 1000);
-  return new SignJWT({ scope: scopes.join(' '), client_id: 'test-client', ...claims })
+  const token = new SignJWT({ scope: scopes.join(' '), client_id: 'test-client', ...claims });
+  if (subject !== null) token.setSubject(subject);
+  return token
     .setProtectedHeader({ alg: 'ES256', kid: 'test-key-1' })
-    .setSubject(subject)
     .setIssuer(issuer)
     .setAudience(audience)
     .setIssuedAt(now)
@@ -46,6 +50,6 @@ export async function tokenFor(subject: string, options: TokenOptions = {}): Pro
 }
 
 /** The Authorization header of a fresh token for `subject`. */
-export async function bearer(subject: string, options: TokenOptions = {}): Promise<Record<string, string>> {
+export async function bearer(subject: string | null, options: TokenOptions = {}): Promise<Record<string, string>> {
   return { Authorization: `Bearer ${await tokenFor(subject, options)}` };
 }

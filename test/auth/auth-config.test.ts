@@ -1,0 +1,38 @@
+/**
+ * AUTH=jwt's configuration (src/auth/auth-config.ts): the audience is fixed by configuration —
+ * AUTH_AUDIENCE, MCP_RESOURCE, or else bounded by the Host allowlist — never left to whatever
+ * Host a request names.
+ */
+import { describe, expect, it } from 'vitest';
+import { readAuthConfig, type AuthVars } from '../../src/auth/auth-config.ts';
+
+const JWT: AuthVars = { AUTH: 'jwt', AUTH_ISSUER: 'https://issuer.test', AUTH_JWKS_URL: 'https://issuer.test/jwks' };
+
+describe('readAuthConfig, AUTH=jwt', () => {
+  it.each<[string, AuthVars, { audience: string | undefined; resource: string | undefined }]>([
+    ['the default hosts, nothing fixed: per request', {}, { audience: undefined, resource: undefined }],
+    [
+      'listed hosts, nothing fixed: per request',
+      { ALLOWED_HOSTS: 'mcp.example.com,x.workers.dev' },
+      { audience: undefined, resource: undefined },
+    ],
+    ['any host, AUTH_AUDIENCE', { ALLOWED_HOSTS: '*', AUTH_AUDIENCE: 'api://mcp' }, { audience: 'api://mcp', resource: undefined }],
+    [
+      'any host, MCP_RESOURCE',
+      { ALLOWED_HOSTS: 'a.example, *', MCP_RESOURCE: 'https://mcp.example.com/mcp' },
+      { audience: undefined, resource: 'https://mcp.example.com/mcp' },
+    ],
+  ])('%s', (_name, vars, expected) => {
+    expect(readAuthConfig({ ...JWT, ...vars })).toMatchObject({ mode: 'jwt', ...expected });
+  });
+
+  it.each(['*', 'mcp.example.com, *'])('refuses ALLOWED_HOSTS %j without MCP_RESOURCE or AUTH_AUDIENCE', (hosts) => {
+    expect(() => readAuthConfig({ ...JWT, ALLOWED_HOSTS: hosts })).toThrow(
+      'configuration: AUTH=jwt with ALLOWED_HOSTS "*" needs MCP_RESOURCE or AUTH_AUDIENCE, the audience tokens must carry',
+    );
+  });
+
+  it('leaves other modes to their own rules (none with any host)', () => {
+    expect(readAuthConfig({ ALLOWED_HOSTS: '*' })).toEqual({ mode: 'none' });
+  });
+});
