@@ -5,7 +5,6 @@
 import { readAuthConfig, type AuthConfig, type AuthVars } from './auth/auth-config.ts';
 import { parseHostAllowlist, parseOriginAllowlist, type Allowlist } from './core/allowlist.ts';
 import { readIpv6Prefix } from './core/client-address.ts';
-import { MAX_STREAM } from './session/event-key.ts';
 
 export type ResponseMode = 'sse' | 'json';
 
@@ -85,6 +84,12 @@ export const DEFAULT_ALLOWED_HOSTS = 'localhost,127.0.0.1,[::1]';
 export const DEFAULT_ALLOWED_ORIGINS = 'http://localhost,http://127.0.0.1,http://[::1]';
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
+/**
+ * The most MAX_SESSION_REQUESTS may be: a session's streams are numbered in 23 bits of its
+ * events' key (session/event-key.ts), and each stream is at least one request.
+ */
+export const MAX_SESSION_REQUESTS_LIMIT = 2 ** 23 - 1;
+
 function nonNegativeInteger(name: string, text: string | undefined, fallback: number): number {
   if (text === undefined || text.trim() === '') return fallback;
   const value = /^[0-9]+$/.test(text.trim()) ? Number(text.trim()) : Number.NaN;
@@ -131,11 +136,10 @@ export function readConfig(vars: ConfigVars): TransportConfig {
     sessionTtlMs: positiveInteger('SESSION_TTL_MS', vars.SESSION_TTL_MS, 60 * 60_000),
     maxSessionEvents: positiveInteger('MAX_SESSION_EVENTS', vars.MAX_SESSION_EVENTS, 100_000),
     maxSessionBytes: positiveInteger('MAX_SESSION_BYTES', vars.MAX_SESSION_BYTES, 64 * 1024 * 1024),
-    // Each of a session's streams is at least one of its requests: at most MAX_STREAM of them.
     maxSessionRequests: atMost(
       'MAX_SESSION_REQUESTS',
       positiveInteger('MAX_SESSION_REQUESTS', vars.MAX_SESSION_REQUESTS, 100_000),
-      MAX_STREAM,
+      MAX_SESSION_REQUESTS_LIMIT,
     ),
     maxRunningCalls: positiveInteger('MAX_RUNNING_CALLS', vars.MAX_RUNNING_CALLS, 100),
     maxBodyBytes: MAX_BODY_BYTES,

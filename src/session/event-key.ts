@@ -9,6 +9,7 @@
  *
  * The SQL fragments below take their numbers as bound parameters, in the order written.
  */
+import { MAX_SESSION_REQUESTS_LIMIT } from '../config.ts';
 
 /** Bits of the key that hold the seq. */
 const SEQ_BITS = 40;
@@ -16,8 +17,11 @@ const SEQ_BITS = 40;
 /** The highest seq a stream can hold (2^40 - 1: at a million events a second, 12 days of one stream). */
 export const MAX_SEQ = 2 ** SEQ_BITS - 1;
 
-/** The highest stream number a session can have (2^23 - 1): the key stays a 64-bit integer. */
-export const MAX_STREAM = 2 ** 23 - 1;
+/**
+ * The highest stream number a session can have: the key stays a 64-bit integer. Every stream
+ * is at least one request, so MAX_SESSION_REQUESTS (at most this) keeps a session within it.
+ */
+export const MAX_STREAM = MAX_SESSION_REQUESTS_LIMIT;
 
 /** The key of event (stream, seq): two parameters. */
 export const EVENT_KEY = `((? << ${SEQ_BITS}) | ?)`;
