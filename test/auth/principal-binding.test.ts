@@ -19,6 +19,20 @@ const UNKNOWN_SESSION = 'A'.repeat(43);
 const UNKNOWN_TASK = 'AAAAAAAAAAAAAAAAAAAAAA';
 const principalId = (subject: string) => `${TEST_ISSUER}#${subject}`;
 
+/** What the `whoami` tool answered on an SSE reply: the principal id and scopes its call saw. */
+async function whoami(reply: Response): Promise<unknown> {
+  const reader = new SseReader(reply);
+  try {
+    const answer = (await reader.all())
+      .filter((event) => event.data !== '')
+      .map(message)
+      .at(-1) as { result: { content: { text: string }[] } };
+    return JSON.parse(answer.result.content[0]!.text);
+  } finally {
+    await reader.cancel();
+  }
+}
+
 /** Status and body of an answer, with the JSON-RPC id (the request's own) set aside. */
 async function shape(response: Response) {
   const text = await response.text();
@@ -63,16 +77,7 @@ describe("another principal's session", () => {
     const session = await openSession('2025-11-25', {}, await bearer('alice', { scopes: ['mcp'] }));
     const refreshed = await bearer('alice', { scopes: ['mcp', 'reports:read'] });
     const reply = await session.post(callTool(3, 'whoami', {}), refreshed);
-    const reader = new SseReader(reply);
-    try {
-      const answer = (await reader.all())
-        .filter((event) => event.data !== '')
-        .map(message)
-        .at(-1) as { result: { content: { text: string }[] } };
-      expect(JSON.parse(answer.result.content[0]!.text)).toEqual({ id: principalId('alice'), scopes: ['mcp', 'reports:read'] });
-    } finally {
-      await reader.cancel();
-    }
+    expect(await whoami(reply)).toEqual({ id: principalId('alice'), scopes: ['mcp', 'reports:read'] });
   });
 });
 
@@ -111,16 +116,7 @@ describe('a client with the name of a user', () => {
 
   it('is a principal of its own kind, which its tools see', async () => {
     const session = await openSession('2025-11-25', {}, await client('alice'));
-    const reader = new SseReader(await session.post(callTool(3, 'whoami', {})));
-    try {
-      const answer = (await reader.all())
-        .filter((event) => event.data !== '')
-        .map(message)
-        .at(-1) as { result: { content: { text: string }[] } };
-      expect(JSON.parse(answer.result.content[0]!.text)).toEqual({ id: `${TEST_ISSUER}!client#alice`, scopes: ['mcp'] });
-    } finally {
-      await reader.cancel();
-    }
+    expect(await whoami(await session.post(callTool(3, 'whoami', {})))).toEqual({ id: `${TEST_ISSUER}!client#alice`, scopes: ['mcp'] });
   });
 
   it("cannot use the user's MRTR requestState", async () => {
@@ -143,16 +139,7 @@ describe('a forged principal header', () => {
     const forged = encodePrincipal({ id: principalId('mallory'), subject: 'mallory', clientId: null, scopes: ['admin'], claims: {} });
     const session = await openSession('2025-11-25', {}, alice);
     const reply = await session.post(callTool(3, 'whoami', {}), { ...alice, [INTERNAL_HEADERS.principal]: forged });
-    const reader = new SseReader(reply);
-    try {
-      const answer = (await reader.all())
-        .filter((event) => event.data !== '')
-        .map(message)
-        .at(-1) as { result: { content: { text: string }[] } };
-      expect(JSON.parse(answer.result.content[0]!.text)).toEqual({ id: principalId('alice'), scopes: ['mcp'] });
-    } finally {
-      await reader.cancel();
-    }
+    expect(await whoami(reply)).toEqual({ id: principalId('alice'), scopes: ['mcp'] });
   });
 });
 

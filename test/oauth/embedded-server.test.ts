@@ -5,77 +5,9 @@
  * are checked before the Worker runs (401 with `resource_metadata`), and another user's
  * token finds nothing of this one's.
  */
-import { exports } from 'cloudflare:workers';
 import { describe, expect, it, vi } from 'vitest';
 import { initializeRequest } from '../support/mcp-http.ts';
-
-const ORIGIN = 'http://localhost';
-const RESOURCE = `${ORIGIN}/mcp`;
-const REDIRECT = 'http://127.0.0.1:9/callback';
-
-const send = (path: string, init: RequestInit = {}) =>
-  exports.default.fetch(new Request(`${ORIGIN}${path}`, { redirect: 'manual', ...init }));
-
-const base64url = (bytes: ArrayBuffer | Uint8Array) =>
-  btoa(String.fromCharCode(...new Uint8Array(bytes)))
-    .replace(/\+/g, '-')
-    .replace(/\//g, '_')
-    .replace(/=+$/, '');
-
-async function registerClient(): Promise<string> {
-  const response = await send('/oauth/register', {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ redirect_uris: [REDIRECT], client_name: 'test client', token_endpoint_auth_method: 'none' }),
-  });
-  expect(response.status).toBe(201);
-  return ((await response.json()) as { client_id: string }).client_id;
-}
-
-/** The whole authorization-code flow as `user`; the token response. */
-async function signIn(user: string, scope = 'mcp'): Promise<{ access_token: string; refresh_token: string }> {
-  const resource = RESOURCE;
-  const clientId = await registerClient();
-  const verifier = base64url(crypto.getRandomValues(new Uint8Array(32)));
-  const challenge = base64url(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier)));
-  const query = new URLSearchParams({
-    response_type: 'code',
-    client_id: clientId,
-    redirect_uri: REDIRECT,
-    scope,
-    state: 'xyz',
-    code_challenge: challenge,
-    code_challenge_method: 'S256',
-    resource,
-  });
-  const page = await send(`/authorize?${query}`);
-  expect(page.status).toBe(200);
-  const handle = /name="handle" value="([^"]+)"/.exec(await page.text())?.[1];
-  expect(handle).toBeDefined();
-  const cookie = (page.headers.get('Set-Cookie') ?? '').split(';')[0]!;
-  const approved = await send('/authorize', {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/x-www-form-urlencoded', Cookie: cookie },
-    body: new URLSearchParams({ handle: handle!, user, decision: 'approve' }),
-  });
-  expect(approved.status).toBe(302);
-  const code = new URL(approved.headers.get('Location')!).searchParams.get('code');
-  expect(code).not.toBeNull();
-  const token = await send('/oauth/token', {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      grant_type: 'authorization_code',
-      code: code!,
-      redirect_uri: REDIRECT,
-      client_id: clientId,
-      code_verifier: verifier,
-      resource: RESOURCE,
-    }),
-  });
-  expect(token.status).toBe(200);
-  return { ...((await token.json()) as { access_token: string; refresh_token: string }), client_id: clientId } as never;
-}
+import { freshAddress, ORIGIN, REDIRECT, RESOURCE, registerClient, send, signIn } from './oauth-flow.ts';
 
 const post = (body: unknown, headers: Record<string, string>) =>
   send('/mcp', {
@@ -138,7 +70,7 @@ describe('the embedded authorization server', () => {
   });
 
   it('keeps the session across a refreshed token', async () => {
-    const tokens = (await signIn('bob')) as { access_token: string; refresh_token: string; client_id?: string };
+    const tokens = await signIn('bob');
     const session = await openSession(tokens.access_token);
     const refreshed = await send('/oauth/token', {
       method: 'POST',
@@ -146,7 +78,7 @@ describe('the embedded authorization server', () => {
       body: new URLSearchParams({
         grant_type: 'refresh_token',
         refresh_token: tokens.refresh_token,
-        client_id: tokens.client_id!,
+        client_id: tokens.client_id,
         resource: RESOURCE,
       }),
     });
@@ -180,7 +112,8 @@ describe('the embedded authorization server', () => {
     expect(forged.status).toBe(401);
     expect(forged.headers.get('WWW-Authenticate')).toContain('error="invalid_token"');
     // A token is bound to the resource named when it was requested (RFC 8707): not this one, none.
-    const clientId = await registerClient();
+    const address = freshAddress();
+    const clientId = await registerClient(address);
     const query = new URLSearchParams({
       response_type: 'code',
       client_id: clientId,
@@ -190,7 +123,7 @@ describe('the embedded authorization server', () => {
       code_challenge_method: 'S256',
       resource: 'https://elsewhere.example/mcp',
     });
-    const page = await send(`/authorize?${query}`);
+    const page = await send(`/authorize?${query}`, { address });
     const refusal = page.status === 302 ? new URL(page.headers.get('Location')!).searchParams.get('error') : String(page.status);
     expect(['invalid_target', '400']).toContain(refusal);
   });

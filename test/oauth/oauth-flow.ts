@@ -97,12 +97,18 @@ export async function redeem(clientId: string, code: string, verifier: string, a
   return (await token.json()) as Record<string, string>;
 }
 
-/** The whole flow as `user`, asking for `scope`: the token response. */
-export async function signIn(user: string, scope: string, address = freshAddress()): Promise<Record<string, string>> {
+/** The whole flow as `user`, asking for `scope`: the token response, and the client it was issued to. */
+export async function signIn(
+  user: string,
+  scope = 'mcp',
+  address = freshAddress(),
+): Promise<{ access_token: string; refresh_token: string; scope?: string; client_id: string }> {
   const clientId = await registerClient(address);
   const { query, verifier } = await authorizationQuery(clientId, scope);
   const code = await approve(await consentPage(query, address), user, address);
-  return redeem(clientId, code, verifier, address);
+  const tokens = await redeem(clientId, code, verifier, address);
+  expect(tokens.access_token).toBeTypeOf('string');
+  return { access_token: tokens.access_token!, refresh_token: tokens.refresh_token!, scope: tokens.scope, client_id: clientId };
 }
 
 const post = (body: unknown, headers: Record<string, string>) =>
