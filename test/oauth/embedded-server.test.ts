@@ -69,6 +69,14 @@ describe('the embedded authorization server', () => {
     expect(await whoami(access_token, session)).toEqual({ id: 'oauth#alice', scopes: ['mcp'] });
   });
 
+  it("binds a session to its user, not to the OAuth client: another client signed in as the same user uses it", async () => {
+    const first = await signIn('frank');
+    const second = await signIn('frank'); // a client registered of its own
+    expect(second.client_id).not.toBe(first.client_id);
+    const session = await openSession(first.access_token);
+    expect(await whoami(second.access_token, session)).toEqual({ id: 'oauth#frank', scopes: ['mcp'] });
+  });
+
   it('keeps the session across a refreshed token', async () => {
     const tokens = await signIn('bob');
     const session = await openSession(tokens.access_token);
