@@ -69,7 +69,7 @@ describe('the embedded authorization server', () => {
     expect(await whoami(access_token, session)).toEqual({ id: 'oauth#alice', scopes: ['mcp'] });
   });
 
-  it("binds a session to its user, not to the OAuth client: another client signed in as the same user uses it", async () => {
+  it('binds a session to its user, not to the OAuth client: another client signed in as the same user uses it', async () => {
     const first = await signIn('frank');
     const second = await signIn('frank'); // a client registered of its own
     expect(second.client_id).not.toBe(first.client_id);
