@@ -1,0 +1,85 @@
+/**
+ * A task's timeline as SEP-2694 events (draft): what each thing that happens to a task becomes —
+ * a status change, a progress notification or a log message its tool sends, an event the tool
+ * emits itself — and the `notifications/tasks/event` that carries one. Pure: the task object
+ * stores each event (with its `seq`) before any client hears it; this only says what it is.
+ *
+ * The final result is not an event: it stays canonical in `tasks/get`, and the terminal status
+ * event says so, so a stream and `tasks/get` can never disagree about it.
+ */
+import type { TaskRecord } from './task.ts';
+import { TASK_EVENT_PREFIX } from './task-stream.ts';
+
+/** An event before it has a place in the timeline. "Event payloads MUST be JSON objects." */
+export interface TaskEventBody {
+  readonly type: string;
+  readonly payload: Readonly<Record<string, unknown>>;
+}
+
+/** An event in the timeline: "the first event in a task stream MUST use seq: 0, and each subsequent event ... increment by exactly 1". */
+export interface TaskEvent extends TaskEventBody {
+  readonly seq: number;
+}
+
+/** Our event types, each under our prefix ("Implementation-defined event types MUST use a vendor-specific prefix"). */
+export const TASK_EVENT_TYPES = {
+  status: `${TASK_EVENT_PREFIX}status`,
+  progress: `${TASK_EVENT_PREFIX}progress`,
+  log: `${TASK_EVENT_PREFIX}log`,
+} as const;
+
+const RELATED_TASK = 'io.modelcontextprotocol/related-task';
+
+/**
+ * The task's status as an event: on `input_required` the questions it asks, on `failed` why, on
+ * `completed` where the result is (it is never copied into the timeline).
+ */
+export function statusEvent(task: TaskRecord): TaskEventBody {
+  const payload: Record<string, unknown> = { status: task.status };
+  if (task.statusMessage !== null) payload.statusMessage = task.statusMessage;
+  if (task.status === 'input_required' && task.inputRequests !== null) payload.inputRequests = task.inputRequests;
+  if (task.status === 'failed' && task.error !== null) payload.error = task.error;
+  if (task.status === 'completed') payload.result = 'tasks/get';
+  return { type: TASK_EVENT_TYPES.status, payload };
+}
+
+/**
+ * What the task's tool sent on its round's stream, as an event: `notifications/progress` (its
+ * params without the round's own token) and `notifications/message`; anything else is not
+ * part of the timeline (undefined).
+ */
+export function notificationEvent(method: string, params: Readonly<Record<string, unknown>>): TaskEventBody | undefined {
+  if (method === 'notifications/progress') {
+    const { progressToken: _token, _meta, ...progress } = params;
+    return typeof progress.progress === 'number' ? { type: TASK_EVENT_TYPES.progress, payload: progress } : undefined;
+  }
+  if (method === 'notifications/message') {
+    const { _meta, ...message } = params;
+    return { type: TASK_EVENT_TYPES.log, payload: message };
+  }
+  return undefined;
+}
+
+/**
+ * Why an event a tool emits itself cannot go into the timeline, or undefined if it can. Its
+ * type is the tool author's: under a namespace of its own (a dot in it, as `com.example.x`,
+ * never an unprefixed name, which "MUST NOT be emitted ... unless defined by a future MCP
+ * standard"), and never under ours, whose types this server defines; its payload a JSON object.
+ */
+export function toolEventProblem(type: unknown, payload: unknown): string | undefined {
+  if (typeof type !== 'string' || !/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)+$/.test(type)) {
+    return 'an event type is a namespaced name, as com.example.review.comment';
+  }
+  if (type.startsWith(TASK_EVENT_PREFIX)) return `the ${TASK_EVENT_PREFIX} types are this server's own`;
+  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return 'an event payload is a JSON object';
+  return undefined;
+}
+
+/** The notification that carries `event` on a `tasks/stream`: "MUST include io.modelcontextprotocol/related-task" with the same task id. */
+export function eventNotification(taskId: string, event: TaskEvent) {
+  return {
+    jsonrpc: '2.0' as const,
+    method: 'notifications/tasks/event' as const,
+    params: { seq: event.seq, taskId, type: event.type, payload: event.payload, _meta: { [RELATED_TASK]: { taskId } } },
+  };
+}
