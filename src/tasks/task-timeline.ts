@@ -1,0 +1,108 @@
+/**
+ * A task's timeline in its object's SQLite (SEP-2694 events, draft; not served yet): seq 0, 1,
+ * 2, … with nothing skipped, each event immutable. Shaped by what a row written costs:
+ * - seq 0 is the task's creation and the last seq, once it ended, its terminal status: both
+ *   are the task row itself (its creation; its final state, which never changes again), so
+ *   they are derived from it, not stored — a task created and completed with nothing between
+ *   writes no event row at all;
+ * - what happens between — progress, log messages, a question asked (`input_required`) and
+ *   answered, events the tool emits — is one row each in `task_events`, a rowid table keyed
+ *   by seq, created with the first such event.
+ * The caller appends in the same transaction as the task-row change the event describes, so
+ * the timeline and `tasks/get` never disagree, and before anyone hears of the event. Older
+ * events beyond `maxEvents` are dropped oldest first; the timeline then starts later, and a
+ * cursor before its start is answered `events_gone` (core/task-stream.ts), never skipped over.
+ */
+import { statusEvent, type TaskEvent, type TaskEventBody } from '../core/task-events.ts';
+import type { TaskTimeline as Timeline } from '../core/task-stream.ts';
+import { isTerminal, newTask, type TaskRecord } from '../core/task.ts';
+import { tableExists } from '../storage/migrator.ts';
+
+const CREATE = `CREATE TABLE IF NOT EXISTS task_events (
+                  seq      INTEGER PRIMARY KEY,
+                  type     TEXT    NOT NULL,
+                  payload  TEXT    NOT NULL
+                )`;
+
+/** The most stored events one read returns. */
+const PAGE = 500;
+
+export class TaskTimeline {
+  readonly #sql: SqlStorage;
+  readonly #maxEvents: number;
+  /** The stored events' lowest and highest seq (undefined: none), read once, then kept here. */
+  #stored: { low: number; high: number } | null | undefined;
+
+  constructor(sql: SqlStorage, { maxEvents }: { readonly maxEvents: number }) {
+    if (!Number.isSafeInteger(maxEvents) || maxEvents < 1) throw new RangeError('maxEvents must be a positive integer');
+    this.#sql = sql;
+    this.#maxEvents = maxEvents;
+  }
+
+  /**
+   * Stores what happened between the task's creation and its end, as the next seq; call in the
+   * transaction that writes the task change it describes. Returns the seq. A task that ended
+   * takes no more: its terminal event is its last.
+   */
+  append(task: TaskRecord, event: TaskEventBody): number {
+    if (isTerminal(task.status)) throw new Error(`task ${task.taskId} has ended: its timeline is closed`);
+    const stored = this.#range();
+    const seq = (stored?.high ?? 0) + 1;
+    if (stored === null) this.#sql.exec(CREATE);
+    this.#sql.exec(`INSERT INTO task_events (seq, type, payload) VALUES (?, ?, ?)`, seq, event.type, JSON.stringify(event.payload));
+    const low = stored?.low ?? seq;
+    if (seq - low + 1 > this.#maxEvents) {
+      // Past the bound: the oldest goes as each new one comes (a delete is a row written too).
+      this.#sql.exec(`DELETE FROM task_events WHERE seq <= ?`, seq - this.#maxEvents);
+      this.#stored = { low: seq - this.#maxEvents + 1, high: seq };
+    } else {
+      this.#stored = { low, high: seq };
+    }
+    return seq;
+  }
+
+  /**
+   * The terminal event's seq for a task ending now: one past everything stored. The caller
+   * keeps it with the task's final state (it is that state's place in the timeline).
+   */
+  finalSeq(): number {
+    return (this.#range()?.high ?? 0) + 1;
+  }
+
+  /** Where the timeline stands, for core/task-stream.ts: `finalSeq` is the one kept when the task ended. */
+  state(task: TaskRecord, finalSeq: number | null): Timeline {
+    const stored = this.#range();
+    const terminal = isTerminal(task.status);
+    const nextSeq = terminal ? (finalSeq ?? this.finalSeq()) + 1 : (stored?.high ?? 0) + 1;
+    // Nothing dropped: from the creation event; else from the oldest stored event.
+    const earliestSeq = stored === null || stored.low === 1 ? 0 : stored.low;
+    return { nextSeq, earliestSeq, terminal };
+  }
+
+  /** Events from `fromSeq` on (at most PAGE stored ones, plus the derived ones in range), in order. */
+  events(task: TaskRecord, finalSeq: number | null, fromSeq: number): TaskEvent[] {
+    const events: TaskEvent[] = [];
+    const { nextSeq, earliestSeq, terminal } = this.state(task, finalSeq);
+    const from = Math.max(fromSeq, earliestSeq);
+    if (from === 0) events.push({ seq: 0, ...statusEvent(newTask(task.taskId, task.createdAt, task.ttlMs, task.pollIntervalMs)) });
+    if (this.#range() !== null) {
+      const rows = this.#sql
+        .exec(`SELECT seq, type, payload FROM task_events WHERE seq >= ? ORDER BY seq LIMIT ?`, Math.max(from, 1), PAGE)
+        .raw<[number, string, string]>();
+      for (const [seq, type, payload] of rows) events.push({ seq, type, payload: JSON.parse(payload) as Record<string, unknown> });
+    }
+    const last = events.at(-1)?.seq ?? from - 1;
+    if (terminal && last === nextSeq - 2 && from <= nextSeq - 1) events.push({ seq: nextSeq - 1, ...statusEvent(task) });
+    return events;
+  }
+
+  #range(): { low: number; high: number } | null {
+    if (this.#stored !== undefined) return this.#stored;
+    if (!tableExists(this.#sql, 'task_events')) return (this.#stored = null);
+    const row = this.#sql
+      .exec<{ low: number | null; high: number | null }>(`SELECT min(seq) AS low, max(seq) AS high FROM task_events`)
+      .one();
+    this.#stored = row.low === null || row.high === null ? null : { low: row.low, high: row.high };
+    return this.#stored;
+  }
+}

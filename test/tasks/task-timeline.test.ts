@@ -1,0 +1,139 @@
+/**
+ * A task's timeline in its object's storage (src/tasks/task-timeline.ts): seq 0 is the task's
+ * creation and the last its terminal status, both read from the task itself; what happens
+ * between is one row each, created with the first; past the bound the oldest go and the
+ * timeline starts later — with core/task-stream.ts's verdicts, never a silent gap.
+ */
+import { runInDurableObject } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import { describe, expect, it } from 'vitest';
+import { notificationEvent, statusEvent, TASK_EVENT_TYPES } from '../../src/core/task-events.ts';
+import { decideTaskStream } from '../../src/core/task-stream.ts';
+import { afterOutcome, newTask, type TaskRecord } from '../../src/core/task.ts';
+import { TaskTimeline } from '../../src/tasks/task-timeline.ts';
+
+/** Runs `body` on the storage of a fresh object; `written()`: the rows its statements wrote so far. */
+function inFreshObject<T>(body: (sql: SqlStorage, written: () => Promise<number>) => T | Promise<T>): Promise<T> {
+  const stub = env.MCP_TASKS.get(env.MCP_TASKS.idFromName(`timeline-${crypto.randomUUID()}`));
+  return runInDurableObject(stub, (_instance, state) => {
+    const sql = state.storage.sql;
+    const exec = sql.exec.bind(sql);
+    const cursors: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
+    sql.exec = ((query: string, ...bindings: unknown[]) => {
+      const cursor = exec(query, ...bindings);
+      cursors.push(cursor);
+      return cursor;
+    }) as SqlStorage['exec'];
+    // Counted once the statements' cursors are done with (a microtask later).
+    const written = () =>
+      new Promise<number>((resolve) => queueMicrotask(() => resolve(cursors.reduce((sum, c) => sum + c.rowsWritten, 0))));
+    return body(sql, written);
+  });
+}
+
+const task = newTask('task-1', 1_000, 60_000, 1_000);
+const progress = (n: number) => notificationEvent('notifications/progress', { progressToken: 'task', progress: n })!;
+const completed = (t: TaskRecord) => afterOutcome(t, { kind: 'result', result: { content: [] } }, 5_000);
+
+describe('a task timeline', () => {
+  it('is the creation at seq 0 and the end after it, with no event row, for a task with nothing between', async () => {
+    const result = await inFreshObject((sql) => {
+      const timeline = new TaskTimeline(sql, { maxEvents: 10 });
+      const finalSeq = timeline.finalSeq();
+      const done = completed(task);
+      return {
+        finalSeq,
+        events: timeline.events(done, finalSeq, 0),
+        state: timeline.state(done, finalSeq),
+        tables: sql.exec(`SELECT name FROM sqlite_master WHERE name = 'task_events'`).toArray().length,
+      };
+    });
+    expect(result).toEqual({
+      finalSeq: 1,
+      events: [
+        { seq: 0, ...statusEvent(task) },
+        { seq: 1, ...statusEvent(completed(task)) },
+      ],
+      state: { nextSeq: 2, earliestSeq: 0, terminal: true },
+      tables: 0,
+    });
+  });
+
+  it('numbers what happens between 1, 2, … and ends with the terminal status after it; replays from any seq', async () => {
+    const result = await inFreshObject((sql) => {
+      const timeline = new TaskTimeline(sql, { maxEvents: 10 });
+      const seqs = [1, 2, 3].map((n) => timeline.append(task, progress(n)));
+      const finalSeq = timeline.finalSeq();
+      const done = completed(task);
+      // A new instance reads the same timeline.
+      const again = new TaskTimeline(sql, { maxEvents: 10 });
+      return {
+        seqs,
+        finalSeq,
+        all: again.events(done, finalSeq, 0),
+        from: [0, 1, 2, 3, 4, 5].map((from) => again.events(done, finalSeq, from).map((e) => e.seq)),
+      };
+    });
+    expect(result.seqs).toEqual([1, 2, 3]);
+    expect(result.finalSeq).toBe(4);
+    expect(result.all.map((e) => [e.seq, e.type])).toEqual([
+      [0, TASK_EVENT_TYPES.status],
+      [1, TASK_EVENT_TYPES.progress],
+      [2, TASK_EVENT_TYPES.progress],
+      [3, TASK_EVENT_TYPES.progress],
+      [4, TASK_EVENT_TYPES.status],
+    ]);
+    expect(result.all[2]).toEqual({ seq: 2, type: TASK_EVENT_TYPES.progress, payload: { progress: 2 } });
+    expect(result.from).toEqual([[0, 1, 2, 3, 4], [1, 2, 3, 4], [2, 3, 4], [3, 4], [4], []]);
+  });
+
+  it('past maxEvents drops the oldest: the timeline starts later, and an older cursor is events_gone', async () => {
+    const result = await inFreshObject((sql) => {
+      const timeline = new TaskTimeline(sql, { maxEvents: 3 });
+      for (let n = 1; n <= 6; n++) timeline.append(task, progress(n));
+      const state = timeline.state(task, null);
+      return {
+        stored: sql
+          .exec<{ seq: number }>(`SELECT seq FROM task_events ORDER BY seq`)
+          .toArray()
+          .map((row) => row.seq),
+        state,
+        fromStart: timeline.events(task, null, 0).map((e) => e.seq),
+        verdicts: [undefined, 0, 2, 3, 6].map((after) => decideTaskStream(after, state)),
+      };
+    });
+    expect(result).toEqual({
+      stored: [4, 5, 6],
+      state: { nextSeq: 7, earliestSeq: 4, terminal: false },
+      fromStart: [4, 5, 6],
+      verdicts: [
+        { kind: 'stream', fromSeq: 4 },
+        { kind: 'gone', earliestSeq: 4 },
+        { kind: 'gone', earliestSeq: 4 },
+        { kind: 'stream', fromSeq: 4 },
+        { kind: 'stream', fromSeq: 7 },
+      ],
+    });
+  });
+
+  it('takes nothing once the task ended: its terminal status is its last event', async () => {
+    await expect(inFreshObject((sql) => new TaskTimeline(sql, { maxEvents: 3 }).append(completed(task), progress(1)))).rejects.toThrow(
+      'task task-1 has ended: its timeline is closed',
+    );
+  });
+
+  it('costs a row per stored event, its table once, and a row per event dropped past the bound', async () => {
+    const rows = await inFreshObject(async (sql, written) => {
+      const timeline = new TaskTimeline(sql, { maxEvents: 2 });
+      const counts: number[] = [];
+      for (let n = 1; n <= 4; n++) {
+        const before = await written();
+        timeline.append(task, progress(n));
+        counts.push((await written()) - before);
+      }
+      return counts;
+    });
+    // The first creates the table (2 rows) and stores itself; the third and fourth drop one each.
+    expect(rows).toEqual([3, 1, 2, 2]);
+  });
+});
