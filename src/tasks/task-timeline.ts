@@ -98,10 +98,9 @@ export class TaskTimeline {
 
   #range(): { low: number; high: number } | null {
     if (this.#stored !== undefined) return this.#stored;
-    if (!tableExists(this.#sql, 'task_events')) return (this.#stored = null);
-    const row = this.#sql
-      .exec<{ low: number | null; high: number | null }>(`SELECT min(seq) AS low, max(seq) AS high FROM task_events`)
-      .one();
+    const row = tableExists(this.#sql, 'task_events')
+      ? this.#sql.exec<{ low: number | null; high: number | null }>(`SELECT min(seq) AS low, max(seq) AS high FROM task_events`).one()
+      : { low: null, high: null };
     this.#stored = row.low === null || row.high === null ? null : { low: row.low, high: row.high };
     return this.#stored;
   }
