@@ -16,9 +16,9 @@
  *   unanswered;
  * - `event_parts(stream, seq, part, chunk)` — the rest of a message too long for one SQLite
  *   value (parts 1, 2, …; its events row holds the first), created with the first such message;
- * - `requests(request_key, stream, answered)` — a stream finishes when all its requests are
- *   answered (one request, or every request of a 2025-03-26 batch). `answered` is written only
- *   for an answer (or a cancellation) that leaves others of its stream unanswered.
+ * - `requests(request_key, stream, answered)` — every request id used (request-ids.ts, handed
+ *   out as `requests`); a stream finishes when all its requests are answered (one request, or
+ *   every request of a 2025-03-26 batch).
  *
  * All methods are synchronous SQL, so a caller composes them into one atomic section with
  * no `await` in between.
@@ -28,6 +28,7 @@ import { splitText } from '../core/utf8.ts';
 import { tableExists } from '../storage/migrator.ts';
 import { EVENT_KEY, lastOf, MAX_SEQ, MAX_STREAM, startOf } from './event-key.ts';
 import { partBytes as partBytesOf, pruneOldest, storedTotals, storedTotalsBound } from './event-pruning.ts';
+import { RequestIds } from './request-ids.ts';
 
 type StreamRow = {
   stream: number;
@@ -138,11 +139,14 @@ export class EventLog {
   readonly #partUnits: number;
   readonly #sql: SqlStorage;
   readonly #storage: DurableObjectStorage;
+  /** The session's request ids, each with the stream that answers it. */
+  readonly requests: RequestIds;
 
   constructor(storage: DurableObjectStorage, { partUnits = PART_UNITS }: EventLogOptions = {}) {
     this.#storage = storage;
     if (!Number.isInteger(partUnits) || partUnits < 2 || partUnits > PART_UNITS) throw new RangeError(`partUnits must be 2..${PART_UNITS}`);
     this.#sql = storage.sql;
+    this.requests = new RequestIds(storage.sql);
     this.#partUnits = partUnits;
   }
 
@@ -357,41 +361,6 @@ export class EventLog {
       )
       .toArray()
       .map(toRecord);
-  }
-
-  registerRequest(requestKey: string, stream: number): void {
-    this.#sql.exec(`INSERT INTO requests (request_key, stream) VALUES (?, ?)`, requestKey, stream);
-  }
-
-  streamOfRequest(requestKey: string): number | undefined {
-    return this.#sql.exec<{ stream: number }>(`SELECT stream FROM requests WHERE request_key = ?`, requestKey).toArray()[0]?.stream;
-  }
-
-  setAnswered(requestKey: string): void {
-    this.#sql.exec(`UPDATE requests SET answered = 1 WHERE request_key = ?`, requestKey);
-  }
-
-  /** Whether requests of `stream` other than `requestKey` still await an answer. */
-  othersUnanswered(stream: number, requestKey: string): boolean {
-    return this.unansweredRequests(stream).some((key) => key !== requestKey);
-  }
-
-  /**
-   * The stream's requests that await an answer: those it answers (its row's request_keys) not
-   * marked answered. A request without a row (initialize's) counts as unanswered; its stream
-   * is answered in the turn it opens.
-   */
-  unansweredRequests(stream: number): string[] {
-    return this.#sql
-      .exec<{ request_key: string }>(
-        `SELECT k.value AS request_key
-           FROM streams s, json_each(s.request_keys) k
-          WHERE s.stream = ?
-            AND NOT EXISTS (SELECT 1 FROM requests r WHERE r.request_key = k.value AND r.answered = 1)`,
-        stream,
-      )
-      .toArray()
-      .map((row) => row.request_key);
   }
 
   /** Number and total size (UTF-8 bytes) of the stored events: exact, read from every event. */

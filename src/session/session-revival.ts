@@ -30,7 +30,7 @@ export function interruptOrphanedStreams(
   return storage.transactionSync(() => {
     const epoch = sessions.advanceEpoch();
     for (const { stream } of orphaned) {
-      for (const key of streams.log.unansweredRequests(stream)) {
+      for (const key of streams.log.requests.unanswered(stream)) {
         const error = errorAnswer(
           JSON.parse(key) as RequestId,
           INTERRUPTED_CODE,

@@ -135,7 +135,7 @@ export class SessionStreams {
     this.#admit(requestKeys.length, id);
     const stream = this.#transaction(() => {
       const opened = this.#log.openStream('request', epoch, requestKeys, Date.now(), this.#residency.lowest, this.#bounds.totals());
-      if (register) for (const key of requestKeys) this.#log.registerRequest(key, opened.stream);
+      if (register) for (const key of requestKeys) this.#log.requests.register(key, opened.stream);
       return opened;
     });
     this.#cache.opened(stream, requestKeys);

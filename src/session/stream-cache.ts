@@ -56,7 +56,7 @@ export class StreamCache {
   streamOfRequest(requestKey: string): number | undefined {
     const cached = this.#requestStreams.get(requestKey);
     if (cached !== undefined) return cached;
-    const stream = this.#log.streamOfRequest(requestKey);
+    const stream = this.#log.requests.streamOf(requestKey);
     if (stream !== undefined) this.#requestStreams.set(requestKey, stream);
     return stream;
   }
@@ -65,9 +65,9 @@ export class StreamCache {
   answer(requestKey: string, stream: number): boolean {
     const pending = this.#unanswered.get(stream);
     if (pending !== undefined) pending.delete(requestKey);
-    const othersPending = pending !== undefined ? pending.size > 0 : this.#log.othersUnanswered(stream, requestKey);
+    const othersPending = pending !== undefined ? pending.size > 0 : this.#log.requests.othersUnanswered(stream, requestKey);
     // The last answer finishes the stream, and a finished stream's flags are never read.
-    if (othersPending) this.#log.setAnswered(requestKey);
+    if (othersPending) this.#log.requests.setAnswered(requestKey);
     else this.#unanswered.delete(stream);
     return othersPending;
   }

@@ -7,14 +7,15 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { EventLog } from '../../src/session/event-log.ts';
+import { RequestIds } from '../../src/session/request-ids.ts';
 import { SessionStore } from '../../src/session/session-store.ts';
 import { SessionStreams } from '../../src/session/session-streams.ts';
 import { inNewObject as inObject, streamOptions } from '../support/session-fixture.ts';
 
-const originalSetAnswered = EventLog.prototype.setAnswered;
+const originalSetAnswered = RequestIds.prototype.setAnswered;
 const originalAppendMany = EventLog.prototype.appendMany;
 afterEach(() => {
-  EventLog.prototype.setAnswered = originalSetAnswered;
+  RequestIds.prototype.setAnswered = originalSetAnswered;
   EventLog.prototype.appendMany = originalAppendMany;
 });
 
@@ -64,8 +65,8 @@ describe('a transaction that rolls back', () => {
   it('storing an answer of a batch: the stream waits for that request still, and its other answer does not finish it', async () => {
     const result = await inNewObject((streams) => {
       const { stream } = streams.openRequestStream(1, ['"x"', '"y"']);
-      EventLog.prototype.setAnswered = () => {
-        EventLog.prototype.setAnswered = originalSetAnswered;
+      RequestIds.prototype.setAnswered = () => {
+        RequestIds.prototype.setAnswered = originalSetAnswered;
         throw new Error('SQLITE_FULL (injected)');
       };
       let threw = false;

@@ -177,7 +177,7 @@ class OpenCall implements Command {
   async run(_m: object, world: World) {
     const key = idKey(this.id);
     // What the session object checks before running anything: has this id been used?
-    if (world.system.log.streamOfRequest(key) !== undefined) {
+    if (world.system.log.requests.streamOf(key) !== undefined) {
       expect(world.accepted.has(key), 'only ids that were accepted are refused').toBe(true);
     } else {
       expect(world.accepted.has(key), 'an accepted id is never accepted again').toBe(false);
