@@ -46,6 +46,10 @@ export interface TransportConfig {
   readonly taskTtlMs: number;
   /** The `pollIntervalMs` suggested to clients polling `tasks/get`. */
   readonly taskPollIntervalMs: number;
+  /** Events a task's timeline keeps between its creation and its end (SEP-2694); older ones go first. */
+  readonly taskMaxEvents: number;
+  /** The largest event payload a task stores, as JSON; a larger one is stored as a note of its size. */
+  readonly taskMaxEventBytes: number;
   /** How requests are authorized (auth/auth-config.ts). */
   readonly auth: AuthConfig;
   /** The prefix an IPv6 client's requests count against in the rate limit (core/client-address.ts). */
@@ -74,6 +78,8 @@ export interface ConfigVars extends AuthVars {
   readonly REQUEST_LOG?: string;
   readonly TASK_TTL_MS?: string;
   readonly TASK_POLL_INTERVAL_MS?: string;
+  readonly TASK_MAX_EVENTS?: string;
+  readonly TASK_MAX_EVENT_BYTES?: string;
   /** Secrets (`wrangler secret put`): the MRTR requestState key, and the one it replaces during a rotation. */
   readonly REQUEST_STATE_KEY?: string;
   readonly REQUEST_STATE_KEY_PREVIOUS?: string;
@@ -148,6 +154,13 @@ export function readConfig(vars: ConfigVars): TransportConfig {
     requestLog: oneOf('REQUEST_LOG', vars.REQUEST_LOG, ['on', 'off']) === 'on',
     taskTtlMs: positiveInteger('TASK_TTL_MS', vars.TASK_TTL_MS, 60 * 60_000),
     taskPollIntervalMs: positiveInteger('TASK_POLL_INTERVAL_MS', vars.TASK_POLL_INTERVAL_MS, 1_000),
+    taskMaxEvents: positiveInteger('TASK_MAX_EVENTS', vars.TASK_MAX_EVENTS, 10_000),
+    // An event is a tool's progress or log line, not a store for results (those stay in tasks/get).
+    taskMaxEventBytes: atMost(
+      'TASK_MAX_EVENT_BYTES',
+      positiveInteger('TASK_MAX_EVENT_BYTES', vars.TASK_MAX_EVENT_BYTES, 64 * 1024),
+      1024 * 1024,
+    ),
     auth: readAuthConfig(vars),
     rateLimitIpv6Prefix: readIpv6Prefix(vars.RATE_LIMIT_IPV6_PREFIX),
   };

@@ -10,7 +10,7 @@ export type { ModernContext, ModernServerFactory } from './stateless/modern-endp
 export { McpEventBus } from './stateless/bus-object.ts';
 export type { RequestStateSeal } from './stateless/request-state.ts';
 export { McpTaskObject } from './tasks/task-object.ts';
-export { runTask, type RunTaskOptions, type ToolOutcome } from './tasks/run-task.ts';
+export { emitTaskEvent, runTask, type RunTaskOptions, type ToolOutcome } from './tasks/run-task.ts';
 export type { TaskNamespace } from './tasks/task-directory.ts';
 export { McpSessionObject } from './session/session-object.ts';
 export type { SessionContext } from './session/session-context.ts';

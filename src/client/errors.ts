@@ -133,3 +133,107 @@ export class HttpStatusError extends ForkSafeTransportError {
     super(`the server answered ${status}${error?.message === undefined ? '' : `: ${error.message}`}`);
   }
 }
+
+// ---- Following a task's events (task-follower.ts) ------------------------------------------
+
+/** The task methods the follower sends. */
+export type TaskMethod = 'tasks/stream' | 'tasks/get';
+
+/**
+ * The task's events right after the cursor are no longer retained (`events_gone`): the server
+ * "MUST NOT silently skip retained events", and neither does the follower. The caller decides:
+ * follow again with `after: earliestSeq - 1` (from the oldest event still retained), without
+ * `after` (everything retained), or report the gap.
+ */
+export class TaskEventsGoneError extends ForkSafeTransportError {
+  override readonly name = 'TaskEventsGoneError';
+
+  constructor(
+    readonly taskId: string,
+    /** The oldest event the server still retains (`error.data.earliestSeq`); undefined when it did not say. */
+    readonly earliestSeq: number | undefined,
+    /** The cursor that was refused. */
+    readonly after: number | undefined,
+  ) {
+    super(
+      `the events of task ${taskId} after ${after ?? 'its start'} are no longer retained` +
+        (earliestSeq === undefined ? '' : ` (the earliest retained is ${earliestSeq})`),
+    );
+  }
+}
+
+/**
+ * A task method answered with a JSON-RPC error the follower cannot recover from: `-32602` for
+ * a task unknown to this principal (never created, expired, another's) or a cursor it never
+ * issued, or any other refusal that is not worth another attempt.
+ */
+export class TaskRefusedError extends ForkSafeTransportError {
+  override readonly name = 'TaskRefusedError';
+
+  constructor(
+    readonly method: TaskMethod,
+    readonly taskId: string,
+    /** The HTTP status the error came with (200 for one in the body of a successful answer). */
+    readonly status: number,
+    readonly code: number | undefined,
+    /** `error.data.reason`, when the server gave one. */
+    readonly reason: string | undefined,
+    readonly detail: string,
+  ) {
+    super(`${method} for task ${taskId} was refused (${code ?? status}${reason === undefined ? '' : ` ${reason}`}): ${detail}`);
+  }
+}
+
+/** `-32601` (Method not found): the server does not serve this task method (for `tasks/stream`, no task event streams). */
+export class TaskMethodNotFoundError extends ForkSafeTransportError {
+  override readonly name = 'TaskMethodNotFoundError';
+
+  constructor(
+    readonly method: TaskMethod,
+    readonly taskId: string,
+  ) {
+    super(`the server does not support ${method} (asked for task ${taskId})`);
+  }
+}
+
+/**
+ * What the server sent breaks the task stream's contract, so nothing from the offending
+ * message on is delivered: `gap` (a seq skipped: "each subsequent event ... MUST increment by
+ * exactly 1"), `wrong_task` (an event or task for another task id, in its params or its
+ * related-task metadata), `malformed_event`, `malformed_message` (not JSON-RPC),
+ * `unexpected_response` (an answer to another request, or of another kind), `malformed_task`
+ * (a `tasks/get` answer without a readable task).
+ */
+export type TaskProtocolReason = 'gap' | 'wrong_task' | 'malformed_event' | 'malformed_message' | 'unexpected_response' | 'malformed_task';
+
+export class TaskProtocolError extends ForkSafeTransportError {
+  override readonly name = 'TaskProtocolError';
+
+  constructor(
+    readonly taskId: string,
+    readonly reason: TaskProtocolReason,
+    /** The last event processed before it; undefined if none was. */
+    readonly lastSeq: number | undefined,
+    readonly detail: string,
+  ) {
+    super(`task ${taskId}: ${reason} after ${lastSeq ?? 'no event'}: ${detail}`);
+  }
+}
+
+/**
+ * The caller's signal aborted the follow: its stream was closed (over HTTP, the task stream's
+ * cancellation), the task itself left running. `lastSeq` is where a later follow can resume.
+ */
+export class TaskFollowCancelledError extends ForkSafeTransportError {
+  override readonly name = 'TaskFollowCancelledError';
+
+  constructor(
+    readonly taskId: string,
+    /** The last event fully processed; undefined if none was. */
+    readonly lastSeq: number | undefined,
+    /** The signal's reason. */
+    cause: unknown,
+  ) {
+    super(`following task ${taskId} was cancelled after ${lastSeq ?? 'no event'}`, { cause });
+  }
+}

@@ -57,7 +57,8 @@ export const RELAY_CLOSE_CODE = 1000;
 /**
  * What a relay socket remembers of its connection while the object hibernates: enough to
  * rebuild the connection exactly where it was (ctx.getWebSockets() + deserializeAttachment).
- * Attachments hold at most 2,048 bytes; this one holds numbers and flags.
+ * Attachments hold at most 2,048 bytes; this one holds numbers and flags, and at most
+ * MAX_CLOSING_BYTES of a closing frame.
  */
 export interface RelayAttachment {
   readonly stream: number;
@@ -75,7 +76,16 @@ export interface RelayAttachment {
   readonly finishing: boolean;
   /** Orders attachments of one stream: the newest one is live, older ones were fenced. */
   readonly attachedAt: number;
+  /**
+   * A frame of the connection's own, written once its stream has finished and it has caught
+   * up, before it closes: the answer to the request that opened it, when that answer is not
+   * one of the stream's events (a task's `tasks/stream`, whose result ends the stream).
+   */
+  readonly closing?: string;
 }
+
+/** The largest closing frame an attachment carries (UTF-16 units, a bound on its bytes' share of 2,048 too). */
+export const MAX_CLOSING_CHARS = 1024;
 
 const NUMBER_FIELDS = ['stream', 'epoch', 'position', 'bridge', 'sent', 'acked', 'attachedAt'] as const;
 
@@ -89,5 +99,6 @@ export function parseAttachment(value: unknown): RelayAttachment | undefined {
   }
   if (typeof v.behind !== 'boolean' || typeof v.finishing !== 'boolean') return undefined;
   if ((v.acked as number) > (v.sent as number)) return undefined;
+  if (v.closing !== undefined && (typeof v.closing !== 'string' || v.closing.length > MAX_CLOSING_CHARS)) return undefined;
   return v as unknown as RelayAttachment;
 }

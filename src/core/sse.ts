@@ -3,7 +3,8 @@
  * the exact bytes are testable. Every frame ends with the blank line that dispatches it.
  */
 export interface SseEvent {
-  readonly id: string;
+  /** Omitted: a frame with no `id:` field, which leaves the client's last event id as it was. */
+  readonly id?: string;
   /** The event's data; may be empty (the priming event). */
   readonly data: string;
   /** Reconnection delay the client should use, in milliseconds. */
@@ -11,8 +12,8 @@ export interface SseEvent {
 }
 
 export function encodeEvent({ id, data, retry }: SseEvent): string {
-  if (/[\r\n]/.test(id)) throw new TypeError('an SSE event id cannot contain a line break');
-  let frame = `id: ${id}\n`;
+  if (id !== undefined && /[\r\n]/.test(id)) throw new TypeError('an SSE event id cannot contain a line break');
+  let frame = id === undefined ? '' : `id: ${id}\n`;
   if (retry !== undefined) {
     if (!Number.isSafeInteger(retry) || retry < 0) throw new RangeError(`retry must be a non-negative integer, got ${retry}`);
     frame += `retry: ${retry}\n`;

@@ -9,6 +9,7 @@
  */
 import type { TaskRecord } from './task.ts';
 import { TASK_EVENT_PREFIX } from './task-stream.ts';
+import { utf8Length } from './utf8.ts';
 
 /** An event before it has a place in the timeline. "Event payloads MUST be JSON objects." */
 export interface TaskEventBody {
@@ -26,6 +27,8 @@ export const TASK_EVENT_TYPES = {
   status: `${TASK_EVENT_PREFIX}status`,
   progress: `${TASK_EVENT_PREFIX}progress`,
   log: `${TASK_EVENT_PREFIX}log`,
+  /** In place of an event whose payload was over the bound: its type and size, so nothing is missing silently. */
+  omitted: `${TASK_EVENT_PREFIX}omitted`,
 } as const;
 
 const RELATED_TASK = 'io.modelcontextprotocol/related-task';
@@ -44,11 +47,24 @@ export function statusEvent(task: TaskRecord): TaskEventBody {
 }
 
 /**
+ * The notification that carries an event a tool emits itself (run-task.ts `emitTaskEvent`) on
+ * its round's own stream, so that it takes its place in the timeline in the order the tool sent
+ * it, among its progress and log lines. It never leaves the task's object.
+ */
+export const TOOL_EVENT_METHOD = 'notifications/mcp-edge-sessions/task-event';
+
+/**
  * What the task's tool sent on its round's stream, as an event: `notifications/progress` (its
- * params without the round's own token) and `notifications/message`; anything else is not
- * part of the timeline (undefined).
+ * params without the round's own token), `notifications/message`, and the events it emits
+ * itself; anything else is not part of the timeline (undefined).
  */
 export function notificationEvent(method: string, params: Readonly<Record<string, unknown>>): TaskEventBody | undefined {
+  if (method === TOOL_EVENT_METHOD) {
+    const { type, payload } = params;
+    return toolEventProblem(type, payload) === undefined
+      ? { type: type as string, payload: payload as Record<string, unknown> }
+      : undefined;
+  }
   if (method === 'notifications/progress') {
     const { progressToken: _token, _meta, ...progress } = params;
     return typeof progress.progress === 'number' ? { type: TASK_EVENT_TYPES.progress, payload: progress } : undefined;
@@ -73,6 +89,27 @@ export function toolEventProblem(type: unknown, payload: unknown): string | unde
   if (type.startsWith(TASK_EVENT_PREFIX)) return `the ${TASK_EVENT_PREFIX} types are this server's own`;
   if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return 'an event payload is a JSON object';
   return undefined;
+}
+
+/**
+ * The task's `statusMessage` while it works: its latest progress (the progress's message, else
+ * progress/total) or log line; undefined for any other event.
+ */
+export function statusLineOf({ type, payload }: TaskEventBody): string | undefined {
+  if (type === TASK_EVENT_TYPES.progress) {
+    if (typeof payload.message === 'string') return payload.message;
+    if (typeof payload.progress !== 'number') return undefined;
+    return typeof payload.total === 'number' ? `${payload.progress}/${payload.total}` : String(payload.progress);
+  }
+  if (type === TASK_EVENT_TYPES.log) return typeof payload.data === 'string' ? payload.data : JSON.stringify(payload.data);
+  return undefined;
+}
+
+/** `event`, or, when its payload is over `maxBytes` of JSON, the note that stands in for it. */
+export function boundedEvent(event: TaskEventBody, maxBytes: number): TaskEventBody {
+  const bytes = utf8Length(JSON.stringify(event.payload));
+  if (bytes <= maxBytes) return event;
+  return { type: TASK_EVENT_TYPES.omitted, payload: { type: event.type, reason: 'too_large', bytes, maxBytes } };
 }
 
 /** The notification that carries `event` on a `tasks/stream`: "MUST include io.modelcontextprotocol/related-task" with the same task id. */

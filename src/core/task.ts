@@ -41,6 +41,11 @@ export interface TaskRecord {
   readonly requestState: string | null;
   readonly result: Readonly<Record<string, unknown>> | null;
   readonly error: TaskError | null;
+  /**
+   * Once the task has ended: the seq of its terminal status in its event timeline (SEP-2694),
+   * one past every event stored before it. Null while it runs.
+   */
+  readonly finalSeq: number | null;
 }
 
 /** What one run of the tool ended with. */
@@ -98,6 +103,7 @@ export function newTask(taskId: string, now: number, ttlMs: number, pollInterval
     requestState: null,
     result: null,
     error: null,
+    finalSeq: null,
   };
 }
 

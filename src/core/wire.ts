@@ -77,6 +77,10 @@ export const TASK_ROUTES = {
   cancel: '/task/cancel',
   /** WebSocket upgrade: the task now and at every change, for a listen stream (tasks/task-listen.ts). */
   watch: '/task/watch',
+  /** `{ after, id }` from `tasks/stream`: its refusal or result as JSON, or the first part of its SSE response (tasks/task-streams.ts). */
+  stream: '/task/stream',
+  /** WebSocket upgrade, with the relay header: continues a stream whose first part the Worker holds. */
+  relay: '/task/relay',
 } as const;
 
 /**

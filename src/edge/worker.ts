@@ -259,10 +259,19 @@ export function createMcpWorker<E extends ConfigVars>({
           : endpoint.fetch(c.req.raw, { parsedBody, ...(authInfo && { authInfo }) }),
       ),
     );
-    if (scope.refusal === undefined) return response;
-    // The tool was refused before any of its work ran; the SDK's placeholder answer is dropped.
+    if (scope.refusal === undefined && scope.stream === undefined) return response;
+    // The SDK's placeholder answer is dropped: the tool was refused before any of its work ran,
+    // or a tasks/stream is answered by the task's object, whose response this Worker holds.
     await response.body?.cancel();
-    throw scope.refusal;
+    if (scope.refusal !== undefined) throw scope.refusal;
+    const { taskId, first } = scope.stream!;
+    const { heartbeatMs, maxConnectionAgeMs, connectionBufferBytes } = c.get('config');
+    return relayResponse(first, (token) => directory.relay(taskId, token), {
+      heartbeatMs,
+      maxAgeMs: maxConnectionAgeMs,
+      bufferBytes: connectionBufferBytes,
+      clientSignal: c.req.raw.signal,
+    });
   }
 
   /** The event bus of an environment, if the Worker was given the bus object's namespace. */

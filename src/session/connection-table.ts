@@ -28,8 +28,11 @@ export class ConnectionTable {
     this.#options = options;
   }
 
-  /** A new SSE connection on `stream`, positioned after `afterSeq`; not attached yet. */
-  open(stream: StreamRecord, afterSeq: number, lastSeq: number): RelayConnection {
+  /**
+   * A new SSE connection on `stream`, positioned after `afterSeq`; not attached yet. `closing`:
+   * its own last frame, once the stream has finished (relay-connection.ts).
+   */
+  open(stream: Pick<StreamRecord, 'stream' | 'epoch'>, afterSeq: number, lastSeq: number, closing?: string): RelayConnection {
     const connection: RelayConnection = new RelayConnection({
       stream: stream.stream,
       epoch: stream.epoch,
@@ -38,8 +41,14 @@ export class ConnectionTable {
       bufferBytes: this.#options.bufferBytes,
       backlog: this.#options.backlogOf(stream),
       onClosed: () => this.release(stream.stream, connection),
+      ...(closing !== undefined && { closing }),
     });
     return connection;
+  }
+
+  /** The streams that have a live connection. */
+  get streams(): number[] {
+    return [...this.#byStream.keys()];
   }
 
   /** JSON response mode: a collector for the responses to `requestKeys`, attached to `stream`. */

@@ -6,10 +6,10 @@
  */
 import { answeredId, idKey, type JsonRpcMessage } from '../core/jsonrpc.ts';
 
-/** One event of a stream: its number, its id and the serialized JSON-RPC message, exactly as stored. */
+/** One event of a stream: its number, its SSE id (none on a task's stream) and the serialized JSON-RPC message, exactly as stored. */
 export interface Delivery {
   readonly seq: number;
-  readonly id: string;
+  readonly id?: string;
   readonly data: string;
 }
 

@@ -26,7 +26,7 @@
  * state on the socket, so an object woken from hibernation rebuilds it where it was
  * (`revive`). Where the bytes go, and how they are counted: relay-sink.ts.
  */
-import type { RelayAttachment, RelayEnd, RelaySocket } from '../core/relay.ts';
+import { MAX_CLOSING_CHARS, type RelayAttachment, type RelayEnd, type RelaySocket } from '../core/relay.ts';
 import { encodeEvent } from '../core/sse.ts';
 import type { Backlog, Connection, Delivery } from './connection.ts';
 import { RelaySink } from './relay-sink.ts';
@@ -43,6 +43,8 @@ export interface RelayConnectionOptions {
   readonly bufferBytes: number;
   /** Called once when the connection ends, whoever ended it. */
   readonly onClosed: () => void;
+  /** Written after the stream's last event, when it has finished (RelayAttachment `closing`). */
+  readonly closing?: string;
 }
 
 export class RelayConnection implements Connection {
@@ -65,9 +67,12 @@ export class RelayConnection implements Connection {
   readonly #backlog: Backlog;
   readonly #bufferBytes: number;
   readonly #onClosed: () => void;
+  readonly #closing: string | undefined;
 
-  constructor({ stream, epoch, afterSeq, lastSeq, backlog, bufferBytes, onClosed }: RelayConnectionOptions) {
+  constructor({ stream, epoch, afterSeq, lastSeq, backlog, bufferBytes, onClosed, closing }: RelayConnectionOptions) {
+    if (closing !== undefined && closing.length > MAX_CLOSING_CHARS) throw new RangeError('a closing frame is at most 1,024 characters');
     this.stream = stream;
+    this.#closing = closing;
     this.#epoch = epoch;
     this.#position = afterSeq;
     this.#behind = lastSeq > afterSeq;
@@ -80,8 +85,17 @@ export class RelayConnection implements Connection {
 
   /** A connection of an object that hibernated, rebuilt from what its socket remembers. */
   static revive(socket: RelaySocket, state: RelayAttachment, backlog: Backlog, bufferBytes: number, onClosed: () => void): RelayConnection {
-    const { stream, epoch, position } = state;
-    const connection = new RelayConnection({ stream, epoch, afterSeq: position, lastSeq: position, backlog, bufferBytes, onClosed });
+    const { stream, epoch, position, closing } = state;
+    const connection = new RelayConnection({
+      stream,
+      epoch,
+      afterSeq: position,
+      lastSeq: position,
+      backlog,
+      bufferBytes,
+      onClosed,
+      ...(closing !== undefined && { closing }),
+    });
     connection.#sink.restore(socket, state);
     connection.#behind = state.behind;
     connection.#finishing = state.finishing;
@@ -247,6 +261,7 @@ export class RelayConnection implements Connection {
       behind: this.#behind,
       finishing: this.#finishing,
       attachedAt: this.#attachedAt,
+      ...(this.#closing !== undefined && { closing: this.#closing }),
     };
     socket.serializeAttachment(state);
   }
@@ -259,6 +274,8 @@ export class RelayConnection implements Connection {
     if (this.#closed) return;
     // Closed first: sending the last message can fail, and from there end again.
     this.#closed = true;
+    // Only a stream that finished, delivered to its end, gets its closing frame.
+    if (deliverRest && this.#finishing && !this.#behind && this.#closing !== undefined) this.#sink.write(this.#closing);
     this.#sink.end(deliverRest, this.#endReason());
     this.#resolveEnded();
     this.#onClosed();

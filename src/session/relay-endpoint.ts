@@ -14,13 +14,20 @@ export class RelayEndpoint {
   readonly #ctx: DurableObjectState;
   readonly #connections: ConnectionTable;
   readonly #bufferBytes: number;
+  readonly #tag: string | undefined;
 
-  constructor(ctx: DurableObjectState, connections: ConnectionTable, bufferBytes: number) {
+  /**
+   * `tag`: for an object that holds other sockets too (a task's listen watches), the tag its
+   * relay sockets carry, so that only they are adopted as connections. Without one, every
+   * socket of the object is a relay socket.
+   */
+  constructor(ctx: DurableObjectState, connections: ConnectionTable, bufferBytes: number, tag?: string) {
     this.#ctx = ctx;
     this.#connections = connections;
     this.#bufferBytes = bufferBytes;
+    this.#tag = tag;
     // Woken from hibernation: the sockets stayed open, and each remembers its connection.
-    connections.adopt(ctx.getWebSockets(), (socket) => (socket as WebSocket).deserializeAttachment());
+    connections.adopt(ctx.getWebSockets(tag), (socket) => (socket as WebSocket).deserializeAttachment());
   }
 
   /**
@@ -44,7 +51,7 @@ export class RelayEndpoint {
   bind(request: Request): Response {
     const pair = new WebSocketPair();
     const bound = this.#connections.bind(request.headers.get(INTERNAL_HEADERS.relay) ?? '', (stream) => {
-      this.#ctx.acceptWebSocket(pair[1], [`stream:${stream}`]);
+      this.#ctx.acceptWebSocket(pair[1], this.#tag === undefined ? [`stream:${stream}`] : [this.#tag, `stream:${stream}`]);
       return pair[1];
     });
     if (!bound) return new Response(null, { status: 410 });

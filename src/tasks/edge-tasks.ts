@@ -18,6 +18,8 @@ export class EdgeTasks implements Extract<TaskScope, { kind: 'edge' }> {
   readonly declared: boolean;
   /** Set when a tool that only runs as a task was called without the extension: the Worker sends it instead of the SDK's answer. */
   refusal: McpHttpError | undefined;
+  /** Set by a `tasks/stream` that streams: the task and its object's first answer, which the Worker relays instead of the SDK's. */
+  stream: { readonly taskId: string; readonly first: Response } | undefined;
 
   readonly #message: JsonRpcMessage | undefined;
   readonly #headers: Headers;
@@ -58,5 +60,5 @@ export class EdgeTasks implements Extract<TaskScope, { kind: 'edge' }> {
 /** `decorate` for the edge's modern endpoint: within a request that has task support, serve the task methods. */
 export function serveTasksInScope(server: McpServer): void {
   const scope = taskScope.getStore();
-  if (scope?.kind === 'edge') serveTaskMethods(server, scope.directory);
+  if (scope instanceof EdgeTasks) serveTaskMethods(server, scope.directory, (taskId, first) => (scope.stream = { taskId, first }));
 }

@@ -15,6 +15,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { ProtocolError, type CallToolResult, type InputRequiredResult } from '@modelcontextprotocol/server';
 import type { TaskError } from '../core/task.ts';
+import { TOOL_EVENT_METHOD, toolEventProblem } from '../core/task-events.ts';
 import type { TaskDirectory } from './task-directory.ts';
 
 export type ToolOutcome = CallToolResult | InputRequiredResult;
@@ -81,4 +82,33 @@ export async function runTask(
     }
   }
   return work();
+}
+
+/**
+ * Adds an event of the tool's own to its task's timeline (SEP-2694 `tasks/stream`): partial
+ * content, a milestone — anything a client following the task should see in order with its
+ * progress and log lines. It goes on the tool's own stream (`ctx.mcpReq.notify`), as they do,
+ * so the timeline keeps the order the tool sent them in; the task's object stores it before any
+ * client hears of it. Outside a task (inline, in a session) there is no timeline: nothing is sent.
+ *
+ * `type` is the tool author's namespaced name (`com.example.review.comment`): "implementation-
+ * defined event types MUST use a vendor-specific prefix". `payload` is a JSON object. Either
+ * wrong is a TypeError, thrown at the call.
+ *
+ * ```ts
+ * return runTask(async () => {
+ *   await emitTaskEvent(ctx, 'com.example.draft', { text: firstDraft });
+ *   return { content: [{ type: 'text', text: final }] };
+ * });
+ * ```
+ */
+export async function emitTaskEvent(
+  ctx: { readonly mcpReq: { notify(notification: { method: string; params?: Record<string, unknown> }): Promise<void> } },
+  type: string,
+  payload: Readonly<Record<string, unknown>>,
+): Promise<void> {
+  const problem = toolEventProblem(type, payload);
+  if (problem !== undefined) throw new TypeError(`emitTaskEvent: ${problem}`);
+  if (taskScope.getStore()?.kind !== 'run') return;
+  await ctx.mcpReq.notify({ method: TOOL_EVENT_METHOD, params: { type, payload } });
 }

@@ -18,9 +18,11 @@ import {
 } from '@modelcontextprotocol/server';
 import type { Principal } from '../auth/principal.ts';
 import { capabilitiesDeclareTasks, isWellFormedTaskId, newTaskId, TASKS_EXTENSION, TASKS_REQUIRED } from '../core/task.ts';
-import { TASK_ROUTES } from '../core/wire.ts';
+import { parseTaskStreamParams } from '../core/task-stream.ts';
+import { INTERNAL_HEADERS, TASK_ROUTES } from '../core/wire.ts';
 import type { TaskCreation } from './task-object.ts';
 import type { TaskCall } from './task-store.ts';
+import type { StreamOpening } from './task-streams.ts';
 
 /** All the Worker needs of the task namespace (a `DurableObjectNamespace` is one). */
 export interface TaskNamespace {
@@ -75,6 +77,25 @@ export class TaskDirectory {
     return response.webSocket ?? undefined;
   }
 
+  /**
+   * Opens a `tasks/stream` on the task's object: its answer — a refusal or result as JSON, or
+   * the first part of the stream's SSE response — or undefined when this principal has no such task.
+   */
+  async stream(taskId: string, opening: StreamOpening): Promise<Response | undefined> {
+    if (!isWellFormedTaskId(taskId)) return undefined;
+    const response = await this.#object(taskId).fetch(internal(TASK_ROUTES.stream, opening));
+    if (response.status === 404) return undefined;
+    if (!response.ok) throw new Error(`the task object answered ${response.status} to stream`);
+    return response;
+  }
+
+  /** The relay socket that continues a stream whose first part the Worker holds (edge/sse-relay.ts). */
+  relay(taskId: string, token: string): Promise<Response> {
+    return this.#object(taskId).fetch(
+      new Request(`https://task.internal${TASK_ROUTES.relay}`, { headers: { Upgrade: 'websocket', [INTERNAL_HEADERS.relay]: token } }),
+    );
+  }
+
   #object(taskId: string) {
     return this.#namespace.get(this.#namespace.idFromName(JSON.stringify([this.principal.id, taskId])));
   }
@@ -93,26 +114,66 @@ const TASK_PARAMS = fromJsonSchema<{ taskId: string }>({
   required: ['taskId'],
 });
 
+const STREAM_PARAMS = fromJsonSchema<{ taskId: string; after?: unknown }>({
+  type: 'object',
+  properties: { taskId: { type: 'string' } },
+  required: ['taskId'],
+});
+
+/** The JSON of a stream's request id is kept with its connection, to answer it when the stream ends (core/relay.ts). */
+const MAX_STREAM_ID_CHARS = 512;
+
+/** Where the edge keeps a stream's SSE response, which it relays in place of the SDK's answer (edge/worker.ts). */
+export type HoldStream = (taskId: string, first: Response) => void;
+
+const NOT_FOUND = 'Failed to retrieve task: Task not found';
+
 /**
  * Advertises the extension ("servers MUST declare ... in `capabilities.extensions`") and
- * serves `tasks/get`, `tasks/update` and `tasks/cancel` on `server`. `tasks/result` and
- * `tasks/list` stay unregistered: the SDK answers them -32601, as the extension requires.
+ * serves `tasks/get`, `tasks/update` and `tasks/cancel` on `server`, and with `hold`,
+ * `tasks/stream` (SEP-2694, advertised as the `eventStreams` sub-capability, which the SEP
+ * says implementations MAY). `tasks/result` and `tasks/list` stay unregistered: the SDK
+ * answers them -32601, as the extension requires.
  */
-export function serveTaskMethods(server: McpServer, directory: TaskDirectory): void {
-  server.server.registerCapabilities({ extensions: { [TASKS_EXTENSION]: {} } });
+export function serveTaskMethods(server: McpServer, directory: TaskDirectory, hold?: HoldStream): void {
+  server.server.registerCapabilities({ extensions: { [TASKS_EXTENSION]: hold === undefined ? {} : { eventStreams: {} } } });
   const serve = (method: string, route: string, answer: (found: Record<string, unknown>) => Record<string, unknown>) =>
     server.server.setRequestHandler(method, { params: TASK_PARAMS }, async ({ taskId }, ctx) => {
       requireDeclared(ctx);
       const body = route === TASK_ROUTES.update ? { inputResponses: ctx.mcpReq.inputResponses ?? {} } : {};
       const found = await directory.ask(route, taskId, body);
       // "If the taskId is unknown or has expired, the server MUST return -32602."
-      if (found === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Failed to retrieve task: Task not found');
+      if (found === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, NOT_FOUND);
       return answer(found);
     });
   serve('tasks/get', TASK_ROUTES.get, (task) => task);
   // Both are bare acknowledgements: the task's state is read with tasks/get.
   serve('tasks/update', TASK_ROUTES.update, () => ({}));
   serve('tasks/cancel', TASK_ROUTES.cancel, () => ({}));
+  if (hold === undefined) return;
+  server.server.setRequestHandler('tasks/stream', { params: STREAM_PARAMS }, async (params, ctx) => {
+    requireDeclared(ctx);
+    const parsed = parseTaskStreamParams(params);
+    if ('invalid' in parsed) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid params: ${parsed.invalid}`);
+    const { id } = ctx.mcpReq;
+    if (JSON.stringify(id).length > MAX_STREAM_ID_CHARS) {
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidRequest,
+        `Invalid request: a tasks/stream id is at most ${MAX_STREAM_ID_CHARS} characters as JSON`,
+      );
+    }
+    const answer = await directory.stream(parsed.taskId, { after: parsed.after, id });
+    // Another principal's task is an unknown one: the same error, by the same path, as tasks/get.
+    if (answer === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, NOT_FOUND);
+    if (answer.headers.get('Content-Type')?.startsWith('text/event-stream')) {
+      hold(parsed.taskId, answer);
+      return {};
+    }
+    const { error } = (await answer.json()) as { error?: { code: number; message: string; data?: unknown } };
+    if (error !== undefined) throw new ProtocolError(error.code, error.message, error.data);
+    // Ended, and nothing after the cursor: "MUST return TaskStreamResult immediately".
+    return {};
+  });
 }
 
 /** "Servers MUST return -32021 ... to a tasks/* request from a client that did not declare the extension." */

@@ -11,7 +11,12 @@
  * - kept until its TTL: a finished task's row outlives any number of restarts, and the alarm
  *   set at creation deletes everything at `createdAt + ttlMs`;
  * - resident while its tool runs: the round is handed to `waitUntil`, which from compatibility
- *   date 2026-10-01 keeps the object running with no request open.
+ *   date 2026-10-01 keeps the object running with no request open;
+ * - its timeline stored before it is heard (SEP-2694, draft): each status change, progress and
+ *   log line of its tool and event the tool emits is an event with the next seq, written in the
+ *   transaction of the change it describes, then delivered to its `tasks/stream` streams
+ *   (task-streams.ts) and listen watches; a progress line is that one event row, its
+ *   `statusMessage` read from it rather than written into the task again.
  * Why one object per task rather than a table per principal: a `tasks/get` wakes the one
  * object it reads (no principal's other tasks are loaded), rounds of different tasks never
  * share one object's thread, and purging is deleting the object's storage. Addressing by
@@ -20,6 +25,7 @@
 import type { McpServer } from '@modelcontextprotocol/server';
 import { DurableObject } from 'cloudflare:workers';
 import { log } from '../core/log.ts';
+import { boundedEvent, notificationEvent, statusEvent, type TaskEvent, type TaskEventBody } from '../core/task-events.ts';
 import {
   afterAnswers,
   afterCancel,
@@ -38,9 +44,11 @@ import {
 } from '../core/task.ts';
 import { TASK_ROUTES } from '../core/wire.ts';
 import { createModernEndpoint, type ModernContext } from '../stateless/modern-endpoint.ts';
-import type { ConfigVars } from '../config.ts';
+import { readConfig, type ConfigVars, type TransportConfig } from '../config.ts';
 import { runRound, type RoundOptions } from './task-round.ts';
 import { TaskStore, type TaskCall } from './task-store.ts';
+import { TaskStreams, type StreamOpening, type TaskState } from './task-streams.ts';
+import { TaskTimeline } from './task-timeline.ts';
 
 /** What the Worker sends to create a task (task-directory.ts). */
 export interface TaskCreation {
@@ -62,13 +70,20 @@ export abstract class McpTaskObject<E extends ConfigVars = ConfigVars> extends D
   protected abstract createServer(context: ModernContext): McpServer | Promise<McpServer>;
 
   #store: TaskStore | undefined;
+  readonly #config: TransportConfig;
+  readonly #timeline: TaskTimeline;
+  readonly #streams: TaskStreams;
   /** Cancels the round this instance is running, if any. */
   #round: AbortController | undefined;
 
   constructor(ctx: DurableObjectState, env: E) {
     super(ctx, env);
+    this.#config = readConfig(env);
     this.#store = TaskStore.open(ctx.storage);
-    const task = this.#store?.read();
+    this.#timeline = new TaskTimeline(ctx.storage.sql, { maxEvents: this.#config.taskMaxEvents });
+    // Before anything else: a woken instance rebuilds its open streams from their sockets.
+    this.#streams = new TaskStreams(ctx, this.#config.connectionBufferBytes, () => this.#state());
+    const task = this.#read();
     if (task?.status === 'working') {
       log({ msg: 'mcp.task.interrupted', task: task.taskId.slice(0, 8) });
       this.#change((current) => afterInterruption(current, Date.now()));
@@ -83,6 +98,7 @@ export abstract class McpTaskObject<E extends ConfigVars = ConfigVars> extends D
   override async fetch(request: Request): Promise<Response> {
     const route = new URL(request.url).pathname;
     if (route === TASK_ROUTES.watch) return this.#watch();
+    if (route === TASK_ROUTES.relay) return this.#streams.bind(request);
     const body = (await request.json()) as Record<string, unknown>;
     if (route === TASK_ROUTES.create) return this.#create(body as unknown as TaskCreation);
     const task = await this.#live();
@@ -90,6 +106,8 @@ export abstract class McpTaskObject<E extends ConfigVars = ConfigVars> extends D
     switch (route) {
       case TASK_ROUTES.get:
         return json(detailedTaskOnWire(task));
+      case TASK_ROUTES.stream:
+        return this.#streams.open(body as unknown as StreamOpening, { task, timeline: this.#timeline });
       case TASK_ROUTES.update: {
         const responses = typeof body.inputResponses === 'object' && body.inputResponses !== null ? body.inputResponses : {};
         let rerun: RoundOptions['retry'];
@@ -128,8 +146,18 @@ export abstract class McpTaskObject<E extends ConfigVars = ConfigVars> extends D
     return new Response(null, { status: 101, webSocket: pair[0] });
   }
 
-  /** A watcher only listens. */
-  override webSocketMessage(): void {}
+  /** A stream's acknowledgements (a listen watch only listens: its messages are ignored). */
+  override webSocketMessage(socket: WebSocket, message: string | ArrayBuffer): void {
+    this.#streams.message(socket, message);
+  }
+
+  override webSocketClose(socket: WebSocket): void {
+    this.#streams.closed(socket);
+  }
+
+  override webSocketError(socket: WebSocket): void {
+    this.#streams.closed(socket);
+  }
 
   /** Sends the task to a watcher, and closes the watch once the task has ended: nothing more will come. */
   #tell(socket: WebSocket, task: TaskRecord): void {
@@ -155,7 +183,7 @@ export abstract class McpTaskObject<E extends ConfigVars = ConfigVars> extends D
 
   /** The task, unless it never existed here or its TTL has passed (then it is purged now, not at the alarm). */
   async #live(): Promise<TaskRecord | undefined> {
-    const task = this.#store?.read();
+    const task = this.#read();
     if (task === undefined || !isExpired(task, Date.now())) return task;
     await this.#purge();
     return undefined;
@@ -164,6 +192,8 @@ export abstract class McpTaskObject<E extends ConfigVars = ConfigVars> extends D
   async #purge(): Promise<void> {
     this.#round?.abort();
     this.#store = undefined;
+    // Ended without their result: a client resuming is told the task is gone, not that it finished.
+    this.#streams.closeAll();
     for (const socket of this.ctx.getWebSockets(WATCH)) socket.close(1000, 'task purged');
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
@@ -188,7 +218,7 @@ export abstract class McpTaskObject<E extends ConfigVars = ConfigVars> extends D
       call: store.call(),
       ...(retry !== undefined && { retry }),
       signal: controller.signal,
-      onStatus: (line) => this.#change((task) => afterStatusMessage(task, line, Date.now())),
+      onNotification: (method, params) => this.#append(notificationEvent(method, params)),
     })
       .catch((error: unknown): RunOutcome => {
         // A cancel or a purge ends the round by design; anything else is a bug worth a line.
@@ -209,14 +239,65 @@ export abstract class McpTaskObject<E extends ConfigVars = ConfigVars> extends D
     this.ctx.waitUntil(round);
   }
 
-  /** Applies a decision (core/task.ts) to the stored task and writes the task if it changed. */
+  /**
+   * The task as it stands: its row, and while it works, the line its tool last reported —
+   * read from that event (one row written per line, not two).
+   */
+  #read(): TaskRecord | undefined {
+    const task = this.#store?.read();
+    if (task?.status !== 'working') return task;
+    const reported = this.#timeline.statusLine();
+    return reported === undefined ? task : afterStatusMessage(task, reported.line, reported.at);
+  }
+
+  #state(): TaskState | undefined {
+    const task = this.#read();
+    return task === undefined ? undefined : { task, timeline: this.#timeline };
+  }
+
+  /**
+   * Stores what the working task's tool reported as the next event, then delivers it. Nothing
+   * once the task stopped working: a cancelled task's tool may still be winding down.
+   */
+  #append(body: TaskEventBody | undefined): number | undefined {
+    const task = this.#read();
+    if (body === undefined || task?.status !== 'working') return undefined;
+    const stored = boundedEvent(body, this.#config.taskMaxEventBytes);
+    const seq = this.ctx.storage.transactionSync(() => this.#timeline.append(task, stored, Date.now()));
+    this.#streams.deliver(task, { seq, ...stored });
+    const now = this.#read()!;
+    if (now.statusMessage !== task.statusMessage) this.#tellWatchers(now);
+    return seq;
+  }
+
+  /**
+   * Applies a decision (core/task.ts) to the stored task and writes the task if it changed, with
+   * the event it makes in the same transaction: a new status is the next event; the end is the
+   * last, its seq kept with the task (the task row is that event, so it takes no row of its own).
+   */
   #change(decide: (task: TaskRecord) => TaskRecord): void {
     const store = this.#store;
-    if (store === undefined) return;
-    const before = store.read();
-    const after = decide(before);
+    const before = this.#read();
+    if (store === undefined || before === undefined) return;
+    let after = decide(before);
     if (after === before) return;
-    store.write(after);
-    for (const socket of this.ctx.getWebSockets(WATCH)) this.#tell(socket, after);
+    const ends = isTerminal(after.status) && !isTerminal(before.status);
+    let event: TaskEvent | undefined;
+    this.ctx.storage.transactionSync(() => {
+      if (ends) {
+        after = { ...after, finalSeq: this.#timeline.finalSeq() };
+      } else if (after.status !== before.status) {
+        const body = statusEvent(after);
+        event = { seq: this.#timeline.append(after, body, after.updatedAt), ...body };
+      }
+      store.write(after);
+    });
+    if (ends) this.#streams.end(after, { seq: after.finalSeq!, ...statusEvent(after) });
+    else if (event !== undefined) this.#streams.deliver(after, event);
+    this.#tellWatchers(after);
+  }
+
+  #tellWatchers(task: TaskRecord): void {
+    for (const socket of this.ctx.getWebSockets(WATCH)) this.#tell(socket, task);
   }
 }

@@ -3,8 +3,9 @@
  * the client's `tools/call` again, in-process, so the tool sees what it would have seen at the
  * edge — validated arguments, the client's capabilities, `inputResponses` and `requestState`
  * on a later round, an abort signal — and all of McpServer's checks still apply. The answer
- * is read as a stream: progress and log lines become the task's `statusMessage` as they come
- * (MCP does not carry them for tasks), the final message becomes the round's outcome.
+ * is read as a stream: each notification the tool sends (progress, log lines) is handed to
+ * the task's object as it comes, which makes it an event of the task's timeline (MCP has no
+ * other way to carry them for tasks); the final message becomes the round's outcome.
  */
 import { SERVER_INFO_META_KEY, type McpHttpHandler } from '@modelcontextprotocol/server';
 import { SseParser } from '../core/sse-parser.ts';
@@ -20,13 +21,14 @@ export interface RoundOptions {
   readonly retry?: { readonly inputResponses: Record<string, unknown>; readonly requestState: string | null };
   /** Aborted by `tasks/cancel`: the tool's `ctx.mcpReq.signal` fires. */
   readonly signal: AbortSignal;
-  readonly onStatus: (statusMessage: string) => void;
+  /** A notification the tool sent on its round's stream (its events, run-task.ts `emitTaskEvent`, among them), in order. */
+  readonly onNotification: (method: string, params: Readonly<Record<string, unknown>>) => void;
 }
 
 /** The progress token the round's request carries, so that a tool reporting progress reports it here. */
 const PROGRESS_TOKEN = 'task';
 
-export async function runRound({ handler, call, retry, signal, onStatus }: RoundOptions): Promise<RunOutcome> {
+export async function runRound({ handler, call, retry, signal, onNotification }: RoundOptions): Promise<RunOutcome> {
   const cancel = () => void handler.close();
   signal.addEventListener('abort', cancel, { once: true });
   let thrown: TaskError | undefined;
@@ -36,7 +38,7 @@ export async function runRound({ handler, call, retry, signal, onStatus }: Round
     const { principal } = call;
     const authInfo = { token: '', clientId: principal.clientId ?? '', scopes: [...principal.scopes], extra: { principal } };
     const response = await taskScope.run({ kind: 'run', fail: (error) => (thrown = error) }, () => handler.fetch(request, { authInfo }));
-    const answer = await readAnswer(response, onStatus);
+    const answer = await readAnswer(response, onNotification);
     if (thrown !== undefined) return { kind: 'error', error: thrown };
     return answer === undefined ? { kind: 'error', error: TASK_ERRORS.noAnswer } : outcomeOf(answer);
   } finally {
@@ -76,8 +78,8 @@ function roundRequest(call: TaskCall, retry: RoundOptions['retry']): Request {
 
 type Answer = { result?: Record<string, unknown>; error?: TaskError };
 
-/** The final JSON-RPC message of the SDK's answer; every notification before it becomes a status line. */
-async function readAnswer(response: Response, onStatus: (statusMessage: string) => void): Promise<Answer | undefined> {
+/** The final JSON-RPC message of the SDK's answer; every notification before it goes to `onNotification`. */
+async function readAnswer(response: Response, onNotification: RoundOptions['onNotification']): Promise<Answer | undefined> {
   if (response.body === null) return undefined;
   if (!response.headers.get('Content-Type')?.startsWith('text/event-stream')) return parse(await response.text());
   const parser = new SseParser();
@@ -88,8 +90,7 @@ async function readAnswer(response: Response, onStatus: (statusMessage: string) 
       if (data === undefined) continue;
       const message = parse(data) as (Answer & { method?: string; params?: Record<string, unknown> }) | undefined;
       if (message?.method !== undefined) {
-        const line = statusLine(message.method, message.params ?? {});
-        if (line !== undefined) onStatus(line);
+        onNotification(message.method, message.params ?? {});
       } else if (message !== undefined) {
         answer = message;
       }
@@ -105,17 +106,6 @@ function parse(text: string): Answer | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** `notifications/progress` (its message, else progress/total) and `notifications/message` as one status line. */
-export function statusLine(method: string, params: Record<string, unknown>): string | undefined {
-  if (method === 'notifications/progress') {
-    if (typeof params.message === 'string') return params.message;
-    if (typeof params.progress !== 'number') return undefined;
-    return typeof params.total === 'number' ? `${params.progress}/${params.total}` : String(params.progress);
-  }
-  if (method === 'notifications/message') return typeof params.data === 'string' ? params.data : JSON.stringify(params.data);
-  return undefined;
 }
 
 /**

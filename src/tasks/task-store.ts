@@ -10,14 +10,17 @@ import type { Principal } from '../auth/principal.ts';
 import type { TaskError, TaskRecord, TaskStatus } from '../core/task.ts';
 import { createSchema, storedVersion, upgradeSchema, type Schema } from '../storage/migrator.ts';
 
-/** One table: creating it is two rows written, the task's INSERT a third (storage/migrator.ts). */
+/**
+ * One table: creating it is two rows written, the task's INSERT a third (storage/migrator.ts).
+ * Its events between creation and end are in task_events (task-timeline.ts), made with the first.
+ */
 const TASK_SCHEMA: Schema = {
-  version: 2,
+  version: 3,
   record: { table: 'task', column: 'schema_version' },
   create: [
     `CREATE TABLE task (
          singleton         INTEGER PRIMARY KEY CHECK (singleton = 1),
-         schema_version    INTEGER NOT NULL DEFAULT 2,
+         schema_version    INTEGER NOT NULL DEFAULT 3,
          task_id           TEXT    NOT NULL,
          status            TEXT    NOT NULL CHECK (status IN ('working', 'input_required', 'completed', 'failed', 'cancelled')),
          status_message    TEXT,
@@ -32,12 +35,16 @@ const TASK_SCHEMA: Schema = {
          asked_keys        TEXT    NOT NULL,
          request_state     TEXT,
          result            TEXT,
-         error             TEXT
+         error             TEXT,
+         -- The terminal status's seq in the task's event timeline, once it ended.
+         final_seq         INTEGER
        )`,
   ],
   upgrades: {
     // Version 1 kept its version in a schema_migrations table.
     1: [`ALTER TABLE task ADD COLUMN schema_version INTEGER NOT NULL DEFAULT 2`, `DROP TABLE schema_migrations`],
+    // Version 2 had no event timeline: a task of it that ended has its terminal event at seq 1.
+    2: [`ALTER TABLE task ADD COLUMN final_seq INTEGER`],
   },
 };
 
@@ -72,6 +79,7 @@ type Row = {
   request_state: string | null;
   result: string | null;
   error: string | null;
+  final_seq: number | null;
 };
 
 const json = (value: unknown): string | null => (value === null ? null : JSON.stringify(value));
@@ -87,6 +95,7 @@ const CHANGING = [
   'request_state',
   'result',
   'error',
+  'final_seq',
 ] as const;
 
 const changing = (task: TaskRecord): (string | number | null)[] => [
@@ -99,6 +108,7 @@ const changing = (task: TaskRecord): (string | number | null)[] => [
   task.requestState,
   json(task.result),
   json(task.error),
+  task.finalSeq,
 ];
 const parsed = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
 
@@ -153,6 +163,7 @@ export class TaskStore {
       requestState: row.request_state,
       result: parsed(row.result),
       error: parsed<TaskError>(row.error),
+      finalSeq: row.final_seq,
     };
   }
 

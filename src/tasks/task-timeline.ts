@@ -13,7 +13,7 @@
  * events beyond `maxEvents` are dropped oldest first; the timeline then starts later, and a
  * cursor before its start is answered `events_gone` (core/task-stream.ts), never skipped over.
  */
-import { statusEvent, type TaskEvent, type TaskEventBody } from '../core/task-events.ts';
+import { statusEvent, statusLineOf, TASK_EVENT_TYPES, type TaskEvent, type TaskEventBody } from '../core/task-events.ts';
 import type { TaskTimeline as Timeline } from '../core/task-stream.ts';
 import { isTerminal, newTask, type TaskRecord } from '../core/task.ts';
 import { tableExists } from '../storage/migrator.ts';
@@ -21,17 +21,30 @@ import { tableExists } from '../storage/migrator.ts';
 const CREATE = `CREATE TABLE IF NOT EXISTS task_events (
                   seq      INTEGER PRIMARY KEY,
                   type     TEXT    NOT NULL,
-                  payload  TEXT    NOT NULL
+                  payload  TEXT    NOT NULL,
+                  -- When it was stored (epoch ms): a progress line's time is the task's lastUpdatedAt.
+                  at       INTEGER NOT NULL
                 )`;
 
 /** The most stored events one read returns. */
 const PAGE = 500;
+
+/** What a working task last reported (its latest progress or log line) and when it was stored. */
+export interface StatusLine {
+  readonly line: string;
+  readonly at: number;
+}
+
+/** The events that say where a task stands: a line (progress, log), or a status change, after which older lines are stale. */
+const STANDING = [TASK_EVENT_TYPES.progress, TASK_EVENT_TYPES.log, TASK_EVENT_TYPES.status];
 
 export class TaskTimeline {
   readonly #sql: SqlStorage;
   readonly #maxEvents: number;
   /** The stored events' lowest and highest seq (undefined: none), read once, then kept here. */
   #stored: { low: number; high: number } | null | undefined;
+  /** The newest line, unless a status change came after it (null), read once, then kept here. */
+  #line: StatusLine | null | undefined;
 
   constructor(sql: SqlStorage, { maxEvents }: { readonly maxEvents: number }) {
     if (!Number.isSafeInteger(maxEvents) || maxEvents < 1) throw new RangeError('maxEvents must be a positive integer');
@@ -44,12 +57,14 @@ export class TaskTimeline {
    * transaction that writes the task change it describes. Returns the seq. A task that ended
    * takes no more: its terminal event is its last.
    */
-  append(task: TaskRecord, event: TaskEventBody): number {
+  append(task: TaskRecord, event: TaskEventBody, at: number): number {
     if (isTerminal(task.status)) throw new Error(`task ${task.taskId} has ended: its timeline is closed`);
     const stored = this.#range();
     const seq = (stored?.high ?? 0) + 1;
     if (stored === null) this.#sql.exec(CREATE);
-    this.#sql.exec(`INSERT INTO task_events (seq, type, payload) VALUES (?, ?, ?)`, seq, event.type, JSON.stringify(event.payload));
+    const payload = JSON.stringify(event.payload);
+    this.#sql.exec(`INSERT INTO task_events (seq, type, payload, at) VALUES (?, ?, ?, ?)`, seq, event.type, payload, at);
+    if (STANDING.includes(event.type as (typeof STANDING)[number])) this.#line = lineOf(event, at);
     const low = stored?.low ?? seq;
     if (seq - low + 1 > this.#maxEvents) {
       // Past the bound: the oldest goes as each new one comes (a delete is a row written too).
@@ -69,25 +84,50 @@ export class TaskTimeline {
     return (this.#range()?.high ?? 0) + 1;
   }
 
-  /** Where the timeline stands, for core/task-stream.ts: `finalSeq` is the one kept when the task ended. */
-  state(task: TaskRecord, finalSeq: number | null): Timeline {
+  /**
+   * What the task last reported while working — its newest progress or log line, unless a
+   * status change came after it — or undefined. tasks/get reads a working task's
+   * `statusMessage` from here, so a progress event costs one row (its own), not two.
+   */
+  statusLine(): StatusLine | undefined {
+    if (this.#line === undefined) {
+      const row =
+        this.#range() === null
+          ? undefined
+          : this.#sql
+              .exec<{ type: string; payload: string; at: number }>(
+                `SELECT type, payload, at FROM task_events WHERE type IN (?, ?, ?) ORDER BY seq DESC LIMIT 1`,
+                ...STANDING,
+              )
+              .toArray()[0];
+      this.#line =
+        row === undefined ? null : lineOf({ type: row.type, payload: JSON.parse(row.payload) as Record<string, unknown> }, row.at);
+    }
+    return this.#line ?? undefined;
+  }
+
+  /**
+   * Where the timeline stands, for core/task-stream.ts. An ended task's last event is the
+   * `finalSeq` kept with it (a task stored before timelines existed has none: it ended at 1).
+   */
+  state(task: TaskRecord): Timeline {
     const stored = this.#range();
     const terminal = isTerminal(task.status);
-    const nextSeq = terminal ? (finalSeq ?? this.finalSeq()) + 1 : (stored?.high ?? 0) + 1;
+    const nextSeq = terminal ? (task.finalSeq ?? this.finalSeq()) + 1 : (stored?.high ?? 0) + 1;
     // Nothing dropped: from the creation event; else from the oldest stored event.
     const earliestSeq = stored === null || stored.low === 1 ? 0 : stored.low;
     return { nextSeq, earliestSeq, terminal };
   }
 
-  /** Events from `fromSeq` on (at most PAGE stored ones, plus the derived ones in range), in order. */
-  events(task: TaskRecord, finalSeq: number | null, fromSeq: number): TaskEvent[] {
+  /** Events from `fromSeq` on (at most `limit` stored ones, plus the derived ones in range), in order. */
+  events(task: TaskRecord, fromSeq: number, limit = PAGE): TaskEvent[] {
     const events: TaskEvent[] = [];
-    const { nextSeq, earliestSeq, terminal } = this.state(task, finalSeq);
+    const { nextSeq, earliestSeq, terminal } = this.state(task);
     const from = Math.max(fromSeq, earliestSeq);
     if (from === 0) events.push({ seq: 0, ...statusEvent(newTask(task.taskId, task.createdAt, task.ttlMs, task.pollIntervalMs)) });
-    if (this.#range() !== null) {
+    if (this.#range() !== null && limit > 0) {
       const rows = this.#sql
-        .exec(`SELECT seq, type, payload FROM task_events WHERE seq >= ? ORDER BY seq LIMIT ?`, Math.max(from, 1), PAGE)
+        .exec(`SELECT seq, type, payload FROM task_events WHERE seq >= ? ORDER BY seq LIMIT ?`, Math.max(from, 1), limit)
         .raw<[number, string, string]>();
       for (const [seq, type, payload] of rows) events.push({ seq, type, payload: JSON.parse(payload) as Record<string, unknown> });
     }
@@ -104,4 +144,9 @@ export class TaskTimeline {
     this.#stored = row.low === null || row.high === null ? null : { low: row.low, high: row.high };
     return this.#stored;
   }
+}
+
+function lineOf(event: TaskEventBody, at: number): StatusLine | null {
+  const line = statusLineOf(event);
+  return line === undefined ? null : { line, at };
 }

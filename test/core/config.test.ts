@@ -20,6 +20,8 @@ describe('readConfig defaults', () => {
       requestLog: true,
       taskTtlMs: 3_600_000,
       taskPollIntervalMs: 1_000,
+      taskMaxEvents: 10_000,
+      taskMaxEventBytes: 65_536,
       auth: { mode: 'none' },
       rateLimitIpv6Prefix: 64,
     });
@@ -36,6 +38,8 @@ describe('readConfig defaults', () => {
     { key: 'CONNECTION_BUFFER_BYTES', value: '4096', field: 'connectionBufferBytes', expected: 4_096 },
     { key: 'TASK_TTL_MS', value: '60000', field: 'taskTtlMs', expected: 60_000 },
     { key: 'TASK_POLL_INTERVAL_MS', value: '250', field: 'taskPollIntervalMs', expected: 250 },
+    { key: 'TASK_MAX_EVENTS', value: '100', field: 'taskMaxEvents', expected: 100 },
+    { key: 'TASK_MAX_EVENT_BYTES', value: '2048', field: 'taskMaxEventBytes', expected: 2_048 },
   ] as const)('reads $key=$value', ({ key, value, field, expected }) => {
     expect(readConfig({ [key]: value })[field]).toBe(expected);
   });
@@ -49,6 +53,8 @@ describe('readConfig defaults', () => {
     'CONNECTION_BUFFER_BYTES',
     'TASK_TTL_MS',
     'TASK_POLL_INTERVAL_MS',
+    'TASK_MAX_EVENTS',
+    'TASK_MAX_EVENT_BYTES',
   ] as const)('refuses %s = 0', (key) => {
     expect(() => readConfig({ [key]: '0' })).toThrow(`configuration: ${key} must be positive`);
   });
@@ -56,6 +62,11 @@ describe('readConfig defaults', () => {
   it('refuses MAX_SESSION_REQUESTS beyond the stream numbers a session has (8,388,607)', () => {
     expect(readConfig({ MAX_SESSION_REQUESTS: '8388607' }).maxSessionRequests).toBe(8_388_607);
     expect(() => readConfig({ MAX_SESSION_REQUESTS: '8388608' })).toThrow('configuration: MAX_SESSION_REQUESTS must be at most 8388607');
+  });
+
+  it('refuses TASK_MAX_EVENT_BYTES beyond 1 MiB (an event is one row; a task object holds its events)', () => {
+    expect(readConfig({ TASK_MAX_EVENT_BYTES: '1048576' }).taskMaxEventBytes).toBe(1_048_576);
+    expect(() => readConfig({ TASK_MAX_EVENT_BYTES: '1048577' })).toThrow('configuration: TASK_MAX_EVENT_BYTES must be at most 1048576');
   });
 
   it.each(['0', '600000', ''])('refuses RETENTION_MS=%j: it was removed, and a silent no-op would mislead', (value) => {

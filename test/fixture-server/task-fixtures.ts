@@ -5,7 +5,7 @@
  */
 import { acceptedContent, inputRequired, ProtocolError, type McpServer, type ServerContext } from '@modelcontextprotocol/server';
 import * as z from 'zod';
-import { runTask } from '../../src/lib.ts';
+import { emitTaskEvent, runTask } from '../../src/lib.ts';
 
 const text = (value: string) => ({ content: [{ type: 'text' as const, text: value }] });
 
@@ -48,6 +48,38 @@ export function registerTaskFixtures(server: McpServer): void {
           await progress(ctx, second, seconds, `${second} of ${seconds} seconds`);
         }
         return text(`Computed ${label} in ${seconds} s`);
+      }),
+  );
+
+  // Task event streams (SEP-2694): per step a progress notification, a log line and an event of
+  // its own; with `ask`, a question after `ask` steps (the task then waits in input_required).
+  server.registerTool(
+    'chatter',
+    {
+      description: 'Per step: progress, a log line and a com.example.step event; optionally asks after `ask` steps',
+      inputSchema: z.object({
+        steps: z.number().int().min(0).max(100_000),
+        interval_ms: z.number().int().min(0).max(60_000),
+        ask: z.number().int().min(0).optional(),
+        payload_chars: z.number().int().min(0).max(2_000_000).optional(),
+      }),
+    },
+    ({ steps, interval_ms, ask, payload_chars }, ctx: ServerContext) =>
+      runTask(async () => {
+        const answer = acceptedContent<{ confirm?: unknown }>(ctx.mcpReq.inputResponses, 'go_on');
+        const first = answer === undefined ? 1 : (ask ?? 0) + 1;
+        for (let step = first; step <= steps; step++) {
+          if (interval_ms > 0) await sleep(interval_ms, ctx.mcpReq.signal);
+          await progress(ctx, step, steps, `step ${step} of ${steps}`);
+          await ctx.mcpReq.notify({ method: 'notifications/message', params: { level: 'info', data: `log ${step}` } });
+          await emitTaskEvent(ctx, 'com.example.step', { step, ...(payload_chars !== undefined && { blob: 'x'.repeat(payload_chars) }) });
+          if (answer === undefined && ask === step) {
+            return inputRequired({
+              inputRequests: { go_on: inputRequired.elicit({ message: `Go on after step ${step}?`, requestedSchema: CONFIRM_SCHEMA }) },
+            });
+          }
+        }
+        return text(`chattered ${steps} steps`);
       }),
   );
 

@@ -29,9 +29,9 @@ describe('storage before delivery', () => {
     const sql = await runInDurableObject(stub, (_instance, state) => state.storage.sql);
     const checked: { id: string; stored: string | undefined; sent: string }[] = [];
     RelayConnection.prototype.deliver = function (this: RelayConnection, event: Delivery) {
-      const { stream, seq } = parseEventId(event.id)!;
+      const { stream, seq } = parseEventId(event.id!)!;
       const row = sql.exec<{ message: string }>(`SELECT message FROM events WHERE stream = ? AND seq = ?`, stream, seq).toArray()[0];
-      checked.push({ id: event.id, stored: row?.message, sent: event.data });
+      checked.push({ id: event.id!, stored: row?.message, sent: event.data });
       originalDeliver.call(this, event);
     };
 

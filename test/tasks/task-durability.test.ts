@@ -54,13 +54,14 @@ describe('a finished task', () => {
   });
 });
 
-describe('a task stored by schema version 1 (its version in a schema_migrations table)', () => {
-  it('is upgraded by the next instance that reads it, and reads as it did', async () => {
+describe('a task stored by an older schema version', () => {
+  it('version 1 (its version in a schema_migrations table) is upgraded by the next instance that reads it, and reads as it did', async () => {
     const taskId = await createTask('slow_compute', { seconds: 0, label: 'old' });
     const done = await waitForStatus(taskId, 'completed');
-    // As version 1 stored it: no schema_version column, a schema_migrations row.
+    // As version 1 stored it: no schema_version or final_seq column, a schema_migrations row.
     await runInDurableObject(taskObject(taskId), (_instance, state) => {
       state.storage.sql.exec(`ALTER TABLE task DROP COLUMN schema_version`);
+      state.storage.sql.exec(`ALTER TABLE task DROP COLUMN final_seq`);
       state.storage.sql.exec(`CREATE TABLE schema_migrations (id INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`);
       state.storage.sql.exec(`INSERT INTO schema_migrations (id, applied_at) VALUES (1, ?)`, Date.now());
     });
@@ -70,6 +71,22 @@ describe('a task stored by schema version 1 (its version in a schema_migrations 
       version: state.storage.sql.exec<{ v: number }>(`SELECT schema_version AS v FROM task`).one().v,
       migrations: state.storage.sql.exec(`SELECT 1 FROM sqlite_master WHERE name = 'schema_migrations'`).toArray().length,
     }));
-    expect(tables).toEqual({ version: 2, migrations: 0 });
+    expect(tables).toEqual({ version: 3, migrations: 0 });
+  });
+
+  it('version 2 (no event timeline) is upgraded and reads as it did', async () => {
+    const taskId = await createTask('slow_compute', { seconds: 0, label: 'v2' });
+    const done = await waitForStatus(taskId, 'completed');
+    await runInDurableObject(taskObject(taskId), (_instance, state) => {
+      state.storage.sql.exec(`ALTER TABLE task DROP COLUMN final_seq`);
+      state.storage.sql.exec(`UPDATE task SET schema_version = 2`);
+    });
+    await abortAllDurableObjects();
+    expect((await getTask(taskId)).result).toEqual(done);
+    const row = await runInDurableObject(taskObject(taskId), (_instance, state) =>
+      state.storage.sql.exec<{ v: number; f: number | null }>(`SELECT schema_version AS v, final_seq AS f FROM task`).one(),
+    );
+    // Its terminal event is at seq 1 (nothing was stored between): final_seq stays null.
+    expect(row).toEqual({ v: 3, f: null });
   });
 });

@@ -33,18 +33,22 @@ function inFreshObject<T>(body: (sql: SqlStorage, written: () => Promise<number>
 
 const task = newTask('task-1', 1_000, 60_000, 1_000);
 const progress = (n: number) => notificationEvent('notifications/progress', { progressToken: 'task', progress: n })!;
-const completed = (t: TaskRecord) => afterOutcome(t, { kind: 'result', result: { content: [] } }, 5_000);
+/** The task completed now, with the terminal seq the timeline gives it (as the task object keeps it). */
+const completed = (t: TaskRecord, finalSeq: number | null = null) => ({
+  ...afterOutcome(t, { kind: 'result', result: { content: [] } }, 5_000),
+  finalSeq,
+});
 
 describe('a task timeline', () => {
   it('is the creation at seq 0 and the end after it, with no event row, for a task with nothing between', async () => {
     const result = await inFreshObject((sql) => {
       const timeline = new TaskTimeline(sql, { maxEvents: 10 });
       const finalSeq = timeline.finalSeq();
-      const done = completed(task);
+      const done = completed(task, finalSeq);
       return {
         finalSeq,
-        events: timeline.events(done, finalSeq, 0),
-        state: timeline.state(done, finalSeq),
+        events: timeline.events(done, 0),
+        state: timeline.state(done),
         tables: sql.exec(`SELECT name FROM sqlite_master WHERE name = 'task_events'`).toArray().length,
       };
     });
@@ -52,7 +56,7 @@ describe('a task timeline', () => {
       finalSeq: 1,
       events: [
         { seq: 0, ...statusEvent(task) },
-        { seq: 1, ...statusEvent(completed(task)) },
+        { seq: 1, ...statusEvent(completed(task, 1)) },
       ],
       state: { nextSeq: 2, earliestSeq: 0, terminal: true },
       tables: 0,
@@ -62,16 +66,17 @@ describe('a task timeline', () => {
   it('numbers what happens between 1, 2, … and ends with the terminal status after it; replays from any seq', async () => {
     const result = await inFreshObject((sql) => {
       const timeline = new TaskTimeline(sql, { maxEvents: 10 });
-      const seqs = [1, 2, 3].map((n) => timeline.append(task, progress(n)));
+      const seqs = [1, 2, 3].map((n) => timeline.append(task, progress(n), 2_000 + n));
       const finalSeq = timeline.finalSeq();
-      const done = completed(task);
+      const done = completed(task, finalSeq);
       // A new instance reads the same timeline.
       const again = new TaskTimeline(sql, { maxEvents: 10 });
       return {
         seqs,
         finalSeq,
-        all: again.events(done, finalSeq, 0),
-        from: [0, 1, 2, 3, 4, 5].map((from) => again.events(done, finalSeq, from).map((e) => e.seq)),
+        all: again.events(done, 0),
+        from: [0, 1, 2, 3, 4, 5].map((from) => again.events(done, from).map((e) => e.seq)),
+        line: again.statusLine(),
       };
     });
     expect(result.seqs).toEqual([1, 2, 3]);
@@ -85,20 +90,22 @@ describe('a task timeline', () => {
     ]);
     expect(result.all[2]).toEqual({ seq: 2, type: TASK_EVENT_TYPES.progress, payload: { progress: 2 } });
     expect(result.from).toEqual([[0, 1, 2, 3, 4], [1, 2, 3, 4], [2, 3, 4], [3, 4], [4], []]);
+    // The newest line and when it was stored: what tasks/get reports of a working task.
+    expect(result.line).toEqual({ line: '3', at: 2_003 });
   });
 
   it('past maxEvents drops the oldest: the timeline starts later, and an older cursor is events_gone', async () => {
     const result = await inFreshObject((sql) => {
       const timeline = new TaskTimeline(sql, { maxEvents: 3 });
-      for (let n = 1; n <= 6; n++) timeline.append(task, progress(n));
-      const state = timeline.state(task, null);
+      for (let n = 1; n <= 6; n++) timeline.append(task, progress(n), 2_000);
+      const state = timeline.state(task);
       return {
         stored: sql
           .exec<{ seq: number }>(`SELECT seq FROM task_events ORDER BY seq`)
           .toArray()
           .map((row) => row.seq),
         state,
-        fromStart: timeline.events(task, null, 0).map((e) => e.seq),
+        fromStart: timeline.events(task, 0).map((e) => e.seq),
         verdicts: [undefined, 0, 2, 3, 6].map((after) => decideTaskStream(after, state)),
       };
     });
@@ -117,9 +124,9 @@ describe('a task timeline', () => {
   });
 
   it('takes nothing once the task ended: its terminal status is its last event', async () => {
-    await expect(inFreshObject((sql) => new TaskTimeline(sql, { maxEvents: 3 }).append(completed(task), progress(1)))).rejects.toThrow(
-      'task task-1 has ended: its timeline is closed',
-    );
+    await expect(
+      inFreshObject((sql) => new TaskTimeline(sql, { maxEvents: 3 }).append(completed(task), progress(1), 2_000)),
+    ).rejects.toThrow('task task-1 has ended: its timeline is closed');
   });
 
   it('costs a row per stored event, its table once, and a row per event dropped past the bound', async () => {
@@ -128,7 +135,7 @@ describe('a task timeline', () => {
       const counts: number[] = [];
       for (let n = 1; n <= 4; n++) {
         const before = await written();
-        timeline.append(task, progress(n));
+        timeline.append(task, progress(n), 2_000);
         counts.push((await written()) - before);
       }
       return counts;

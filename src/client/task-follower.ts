@@ -1,0 +1,371 @@
+/**
+ * followTask: a task's event stream (`tasks/stream`, SEP-2694, Resumable Task Event Streams,
+ * draft) followed to the task's end across any number of broken connections, then the task's
+ * final state read with `tasks/get`.
+ *
+ * The follower keeps one cursor, the seq of the last event whose `onEvent` returned: "Clients
+ * SHOULD persist the latest sequence number only after fully processing that event. On
+ * reconnect, clients SHOULD pass that sequence number as after." A stream cut before its result
+ * (the body ends or fails) is opened again with that `after`, after the backoff (backoff.ts); an
+ * event the server sends again is dropped by its seq ("Clients MUST tolerate duplicate delivery
+ * after reconnect and SHOULD de-duplicate events by (taskId, seq)"; every event is checked to be
+ * of this task, so the seq alone decides), and one whose seq skips ahead fails the follow:
+ * nothing past a gap is delivered. One stream at a time: "A receiver MUST allow at most one
+ * active tasks/stream request per task per connection", and the next opens only once the last is
+ * closed.
+ *
+ * The final result is not an event: it stays in `tasks/get`. A stream may end before the task
+ * does ("Receivers MAY close a stream before a task reaches a terminal state"), so its result
+ * alone does not mean the task ended: after each one the task is read, and streamed again while
+ * it runs. This server's streams end right after its terminal status event; a stream that did
+ * not show one (another server's event types) is confirmed by one more stream once the task has
+ * ended, which is complete by the SEP's rule: with nothing retained after the cursor on an ended
+ * task, the receiver "MUST return TaskStreamResult immediately".
+ */
+import type { MODERN_PROTOCOL_VERSIONS } from '../core/era.ts';
+import { SseParser } from '../core/sse-parser.ts';
+import { isTerminal, TASKS_EXTENSION } from '../core/task.ts';
+import { HEADERS } from '../core/wire.ts';
+import { reconnectDelay, reconnectOptions, type ReconnectOptions } from './backoff.ts';
+import {
+  HttpStatusError,
+  ReconnectExhaustedError,
+  TaskEventsGoneError,
+  TaskFollowCancelledError,
+  TaskMethodNotFoundError,
+  TaskProtocolError,
+  TaskRefusedError,
+  type TaskMethod,
+} from './errors.ts';
+import { isTransientStatus, mediaType, readError, reasonOf, sleep, type ErrorObject, type FetchLike } from './http.ts';
+import {
+  isTerminalEvent,
+  readStreamMessage,
+  readTaskAnswer,
+  type DetailedTask,
+  type StreamMessage,
+  type TaskStreamEvent,
+} from './task-events.ts';
+
+/** Task streams are a 2026-07-28 extension: every request names the revision, in its headers and its `_meta`. */
+const PROTOCOL_VERSION = '2026-07-28' satisfies (typeof MODERN_PROTOCOL_VERSIONS)[number];
+/** "Clients that call tasks/stream against a receiver that does not support task event streams receive -32601." */
+const METHOD_NOT_FOUND = -32601;
+const DEFAULT_CLIENT_INFO = { name: 'mcp-edge-sessions/task-follower', version: '1' } as const;
+
+export interface FollowTaskOptions {
+  /** The MCP endpoint. */
+  readonly url: string | URL;
+  readonly taskId: string;
+  /** Defaults to the global fetch. */
+  readonly fetch?: FetchLike;
+  /** Sent with every request (an `Authorization` header, say); the follower's own headers win. */
+  readonly headers?: HeadersInit;
+  /** The last event already processed (a cursor kept from an earlier follow): the stream starts after it. */
+  readonly after?: number;
+  /**
+   * Each event once, in seq order; the next waits until this returns (or resolves), and only then
+   * does the event count as processed. A throw ends the follow with that error.
+   */
+  readonly onEvent?: (event: TaskStreamEvent) => void | Promise<void>;
+  /** Aborting closes the stream and rejects with TaskFollowCancelledError. The task goes on: `tasks/cancel` ends it. */
+  readonly signal?: AbortSignal;
+  readonly reconnect?: Partial<ReconnectOptions>;
+  /** `_meta["io.modelcontextprotocol/clientInfo"]` of every request. */
+  readonly clientInfo?: { readonly name: string; readonly version: string };
+}
+
+export interface FollowedTask {
+  /** The task's final state from `tasks/get`: completed with its `result`, failed with its `error`, or cancelled. */
+  readonly task: DetailedTask;
+  /** The last event processed, a cursor for a later follow; undefined if there was none (and no `after` was given). */
+  readonly lastSeq: number | undefined;
+}
+
+/**
+ * Follows task `taskId` to its end: every event to `onEvent`, then its final state.
+ *
+ * ```ts
+ * import { followTask, readTaskEvent, TaskEventsGoneError } from 'mcp-edge-sessions/client';
+ *
+ * try {
+ *   const { task } = await followTask({
+ *     url: 'https://mcp.example.com/mcp',
+ *     taskId,
+ *     after: await loadCursor(taskId), // undefined the first time: every event the server retains
+ *     headers: { Authorization: `Bearer ${token}` },
+ *     onEvent: async (event) => {
+ *       const known = readTaskEvent(event); // payloads are untrusted: this checks our types' shapes
+ *       if (known?.kind === 'progress') showProgress(known.progress, known.total);
+ *       await saveCursor(taskId, event.seq);
+ *     },
+ *   });
+ *   if (task.status === 'completed') show(task.result);
+ * } catch (error) {
+ *   // The cursor is older than what the server keeps: start again from its oldest event, or report the gap.
+ *   if (error instanceof TaskEventsGoneError) await saveCursor(taskId, (error.earliestSeq ?? 0) - 1);
+ *   throw error;
+ * }
+ * ```
+ *
+ * Rejects with TaskEventsGoneError, TaskRefusedError (`-32602`: a task unknown to this principal,
+ * or a cursor it never issued), TaskMethodNotFoundError (no task streams served), TaskProtocolError
+ * (a gap, another task's event), HttpStatusError, ReconnectExhaustedError (5xx, 429, the network
+ * or cuts, past the reconnect budget without progress), TaskFollowCancelledError, or what
+ * `onEvent` threw.
+ */
+export async function followTask(options: FollowTaskOptions): Promise<FollowedTask> {
+  return new TaskFollower(options).run();
+}
+
+/** A failure worth another attempt: the network, a 5xx or 429, a stream cut before its result. */
+class Transient extends Error {}
+
+class TaskFollower {
+  readonly #options: FollowTaskOptions;
+  readonly #taskId: string;
+  readonly #fetch: FetchLike;
+  readonly #reconnect: ReconnectOptions;
+  readonly #signal: AbortSignal;
+  readonly #meta: Record<string, unknown>;
+  #lastSeq: number | undefined;
+  #nextId = 1;
+  /** The server's last `retry:`, the backoff's base. */
+  #retryMs: number | undefined;
+  /** This server's terminal status event was processed: the stream that ends after it is the last. */
+  #ended = false;
+  /** The current attempt processed an event: progress starts the count of attempts again. */
+  #advanced = false;
+
+  constructor(options: FollowTaskOptions) {
+    const { taskId, after } = options;
+    if (typeof taskId !== 'string' || taskId === '') throw new TypeError('taskId must be a non-empty string');
+    // "The after parameter MUST be a non-negative integer."
+    if (after !== undefined && !(Number.isSafeInteger(after) && after >= 0)) {
+      throw new RangeError(`after must be a non-negative integer, got ${after}`);
+    }
+    this.#options = options;
+    this.#taskId = taskId;
+    this.#lastSeq = after;
+    this.#fetch = options.fetch ?? ((input, init) => fetch(input, init));
+    this.#reconnect = reconnectOptions(options.reconnect);
+    this.#signal = options.signal ?? new AbortController().signal;
+    this.#meta = {
+      'io.modelcontextprotocol/protocolVersion': PROTOCOL_VERSION,
+      'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS_EXTENSION]: {} } },
+      'io.modelcontextprotocol/clientInfo': options.clientInfo ?? DEFAULT_CLIENT_INFO,
+    };
+  }
+
+  async run(): Promise<FollowedTask> {
+    let confirming = false;
+    for (;;) {
+      await this.#retrying(() => this.#stream());
+      const task = await this.#retrying(() => this.#get());
+      if (isTerminal(task.status) && (this.#ended || confirming)) return { task, lastSeq: this.#lastSeq };
+      confirming = isTerminal(task.status);
+      // Closed while the task runs: the server's choice, not a failure; stream again at the pace of a first reconnect.
+      if (!confirming) await sleep(Math.min(this.#reconnect.maxDelayMs, this.#retryMs ?? this.#reconnect.initialDelayMs), this.#signal);
+    }
+  }
+
+  /** `attempt` until it succeeds or fails for good; attempts count only while none makes progress. */
+  async #retrying<T>(attempt: () => Promise<T>): Promise<T> {
+    let failures = 0;
+    for (;;) {
+      this.#throwIfAborted();
+      this.#advanced = false;
+      try {
+        return await attempt();
+      } catch (error) {
+        // An abort surfaces as whatever the fetch or the read it interrupted threw.
+        this.#throwIfAborted();
+        if (!(error instanceof Transient)) throw error;
+        if (this.#advanced) failures = 0;
+        const delay = reconnectDelay(failures, this.#retryMs, this.#reconnect);
+        if (delay === undefined) throw new ReconnectExhaustedError(failures, this.#lastSeq?.toString(), error.cause ?? error);
+        failures++;
+        await sleep(delay, this.#signal);
+      }
+    }
+  }
+
+  #throwIfAborted(): void {
+    if (this.#signal.aborted) throw new TaskFollowCancelledError(this.#taskId, this.#lastSeq, this.#signal.reason);
+  }
+
+  /** One `tasks/stream`, read until its result. */
+  async #stream(): Promise<void> {
+    const id = this.#nextId++;
+    const after = this.#lastSeq;
+    const response = await this.#post('tasks/stream', id, { taskId: this.#taskId, ...(after !== undefined && { after }) });
+    if (!response.ok) return this.#refused('tasks/stream', response, after);
+    const type = mediaType(response);
+    if (type === 'application/json') {
+      // Answered at once: its result (nothing after the cursor of an ended task) or its refusal.
+      const message = readStreamMessage(await jsonOf(response), id, this.#taskId);
+      if (message.kind === 'event' || message.kind === 'other')
+        throw this.#violation('unexpected_response', 'a JSON answer that is not a response');
+      await this.#take(message, after);
+      return;
+    }
+    if (type !== 'text/event-stream' || response.body === null) {
+      await response.body?.cancel().catch(() => undefined);
+      throw new HttpStatusError(response.status, undefined, `unexpected content type ${JSON.stringify(type)}`);
+    }
+    const reader = response.body.getReader();
+    // Closing the response is how a stream is cancelled over HTTP.
+    const leave = () => void reader.cancel().catch(() => undefined);
+    this.#signal.addEventListener('abort', leave, { once: true });
+    const decoder = new TextDecoder();
+    const parser = new SseParser();
+    try {
+      for (;;) {
+        const chunk = await reader.read().catch((error: unknown) => {
+          throw new Transient('the stream broke', { cause: error });
+        });
+        // Only events whose blank line arrived: text cut mid-frame is never delivered.
+        const frames = chunk.done
+          ? parser.push(decoder.decode()).concat(parser.end())
+          : parser.push(decoder.decode(chunk.value, { stream: true }));
+        for (const frame of frames) {
+          if (frame.retry !== undefined) this.#retryMs = frame.retry;
+          if (frame.data === undefined || frame.data === '' || (frame.event ?? 'message') !== 'message') continue;
+          if ((await this.#take(readStreamMessage(parseJson(frame.data), id, this.#taskId), after)) === 'end') return;
+        }
+        if (chunk.done) throw new Transient('the stream ended before its result');
+      }
+    } finally {
+      this.#signal.removeEventListener('abort', leave);
+      leave();
+    }
+  }
+
+  /** Acts on one message of a stream: `end` at its result. */
+  async #take(message: StreamMessage, after: number | undefined): Promise<'end' | 'more'> {
+    switch (message.kind) {
+      case 'event':
+        await this.#process(message.event);
+        return 'more';
+      case 'end':
+        return 'end';
+      case 'error':
+        throw this.#failure('tasks/stream', 200, message.error, after);
+      case 'other':
+        return 'more';
+      case 'invalid':
+        throw this.#violation(message.reason, message.detail);
+    }
+  }
+
+  async #process(event: TaskStreamEvent): Promise<void> {
+    const last = this.#lastSeq;
+    if (last !== undefined && event.seq <= last) return; // processed already: a replay after the resume
+    // "Each subsequent event for that task MUST increment by exactly 1": a skipped seq is a lost event.
+    if (last !== undefined && event.seq !== last + 1) throw this.#violation('gap', `event ${event.seq} came next`);
+    this.#throwIfAborted(); // a chunk may hold several events: none is delivered after the abort
+    await this.#options.onEvent?.(event);
+    this.#lastSeq = event.seq;
+    this.#advanced = true;
+    if (isTerminalEvent(event)) this.#ended = true;
+  }
+
+  /** One `tasks/get`. */
+  async #get(): Promise<DetailedTask> {
+    const id = this.#nextId++;
+    const response = await this.#post('tasks/get', id, { taskId: this.#taskId });
+    if (!response.ok) return this.#refused('tasks/get', response, undefined);
+    const body = mediaType(response) === 'text/event-stream' ? await responseInStream(response) : await jsonOf(response);
+    const answer = readTaskAnswer(body, id, this.#taskId);
+    if (answer.kind === 'task') return answer.task;
+    if (answer.kind === 'error') throw this.#failure('tasks/get', 200, answer.error, undefined);
+    throw this.#violation(answer.reason, answer.detail);
+  }
+
+  async #post(method: TaskMethod, id: number, params: Record<string, unknown>): Promise<Response> {
+    const headers = new Headers(this.#options.headers);
+    headers.set('Content-Type', 'application/json');
+    headers.set('Accept', 'application/json, text/event-stream');
+    headers.set(HEADERS.protocolVersion, PROTOCOL_VERSION);
+    headers.set(HEADERS.method, method);
+    headers.set(HEADERS.name, headerValue(this.#taskId));
+    const body = JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: this.#meta } });
+    try {
+      return await this.#fetch(this.#options.url, { method: 'POST', headers, body, signal: this.#signal });
+    } catch (error) {
+      throw new Transient('the request failed', { cause: error });
+    }
+  }
+
+  /** A non-2xx answer: another attempt for a transient status, else its typed refusal. */
+  async #refused(method: TaskMethod, response: Response, after: number | undefined): Promise<never> {
+    const { error, text } = await readError(response);
+    if (isTransientStatus(response.status)) throw new Transient(`${response.status}`, { cause: text });
+    if (error !== undefined) throw this.#failure(method, response.status, error, after);
+    throw new HttpStatusError(response.status, undefined, text);
+  }
+
+  /** A JSON-RPC error, keyed on `data.reason` first: -32010 is the SEP's example, in a range without shared meaning. */
+  #failure(method: TaskMethod, status: number, error: ErrorObject, after: number | undefined): Error {
+    const reason = reasonOf(error);
+    if (reason === 'events_gone') {
+      const earliest = error.data?.earliestSeq;
+      return new TaskEventsGoneError(this.#taskId, Number.isSafeInteger(earliest) ? (earliest as number) : undefined, after);
+    }
+    // This server bounds the streams open on a task at once: one frees when another client's ends.
+    if (reason === 'too_many_task_streams') return new Transient(reason, { cause: error });
+    if (error.code === METHOD_NOT_FOUND) return new TaskMethodNotFoundError(method, this.#taskId);
+    return new TaskRefusedError(method, this.#taskId, status, error.code, reason, error.message ?? '');
+  }
+
+  #violation(reason: TaskProtocolError['reason'], detail: string): TaskProtocolError {
+    return new TaskProtocolError(this.#taskId, reason, this.#lastSeq, detail);
+  }
+}
+
+/** A JSON body; one that cannot be read whole was cut. */
+async function jsonOf(response: Response): Promise<unknown> {
+  try {
+    return JSON.parse(await response.text());
+  } catch (error) {
+    throw new Transient('the JSON answer was cut', { cause: error });
+  }
+}
+
+/** The response among an SSE answer's messages (a `tasks/get` may be answered so); one without it was cut. */
+async function responseInStream(response: Response): Promise<unknown> {
+  let text: string;
+  try {
+    text = await response.text();
+  } catch (error) {
+    throw new Transient('the answer was cut', { cause: error });
+  }
+  const parser = new SseParser();
+  for (const frame of parser.push(text).concat(parser.end())) {
+    const message = frame.data === undefined ? undefined : parseJson(frame.data);
+    if (typeof message === 'object' && message !== null && !('method' in message)) return message;
+  }
+  throw new Transient('the answer ended before its response');
+}
+
+/** The frame's JSON, or its text when it is not JSON (reported as not a JSON-RPC message). */
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/**
+ * `Mcp-Name`: the task id as is when it is a safe plain-ASCII field value, else in the
+ * `=?base64?…?=` form (core/header-value.ts decodes it), by the rule of the SDK's own encoder:
+ * bytes outside 0x20–0x7E or tab, leading or trailing whitespace, or the sentinel itself.
+ */
+function headerValue(value: string): string {
+  const plain = /^[\t\x20-\x7e]+$/.test(value) && value === value.trim() && !(value.startsWith('=?base64?') && value.endsWith('?='));
+  if (plain) return value;
+  let binary = '';
+  for (const byte of new TextEncoder().encode(value)) binary += String.fromCharCode(byte);
+  return `=?base64?${btoa(binary)}?=`;
+}

@@ -1,0 +1,178 @@
+/**
+ * A task's `tasks/stream` connections (SEP-2694, draft), in its object: each stream request is
+ * one SSE connection of the sessions' relay (session/relay-*.ts), reading the task's timeline
+ * (task-timeline.ts) instead of a session stream's log. So the contract is the sessions' own:
+ * every event stored before it is sent, written exactly once and in order after the client's
+ * cursor, read from storage whenever the connection is behind; the Worker holds the client's
+ * response, so a client streaming a task that waits (`input_required`) keeps no request open
+ * here and the object may hibernate with its sockets.
+ *
+ * A stream's events are numbered by the relay from 1 — the relay's `n` is the task's seq n - 1
+ * — because the relay's position 0 means "nothing delivered" and a task's first event is seq 0.
+ * The answer to the request that opened a stream is not one of the task's events: it is the
+ * connection's closing frame, written once the terminal event is through ("the stream ends
+ * with" the empty result), never on a stream that was cut.
+ *
+ * "Connection", for the SEP's "at most one active tasks/stream request per task per
+ * connection": over Streamable HTTP each POST is its own SSE response, and a 2026-07-28 POST
+ * carries one request, so every stream is on a connection of its own. Several clients (or one
+ * client after a cut it noticed before this side did) may stream one task at once, each
+ * receiving every event; MAX_TASK_STREAMS bounds how many.
+ */
+import type { Backlog, Delivery } from '../session/connection.ts';
+import { ConnectionTable } from '../session/connection-table.ts';
+import { RelayEndpoint } from '../session/relay-endpoint.ts';
+import { encodeEvent } from '../core/sse.ts';
+import type { JsonRpcId } from '../core/errors.ts';
+import { eventNotification, type TaskEvent } from '../core/task-events.ts';
+import { decideTaskStream, eventsGoneError, invalidStreamParams } from '../core/task-stream.ts';
+import type { TaskRecord } from '../core/task.ts';
+import { JsonRpcCode, SSE_RESPONSE_HEADERS } from '../core/wire.ts';
+import type { TaskTimeline } from './task-timeline.ts';
+
+/** The tag of stream sockets, apart from the listen watches the object also holds. */
+const STREAM_TAG = 'task-stream';
+/** Streams of one task open at once: each is a socket held by the task's object. */
+export const MAX_TASK_STREAMS = 32;
+/** The most events one read of the timeline takes (the buffer usually stops it first). */
+const READ_EVENTS = 64;
+
+/** What the Worker sends to open a stream: the cursor (core/task-stream.ts) and the request's id. */
+export interface StreamOpening {
+  readonly after: number | undefined;
+  readonly id: JsonRpcId;
+}
+
+/** The task as it stands, and its timeline: what a stream reads. */
+export interface TaskState {
+  readonly task: TaskRecord;
+  readonly timeline: TaskTimeline;
+}
+
+export class TaskStreams {
+  readonly #connections: ConnectionTable;
+  readonly #relay: RelayEndpoint;
+
+  /** `read`: the task and timeline as they are now (undefined once purged). */
+  constructor(ctx: DurableObjectState, bufferBytes: number, read: () => TaskState | undefined) {
+    this.#connections = new ConnectionTable({ bufferBytes, backlogOf: () => backlog(read) });
+    // Woken from hibernation: the open streams' connections are rebuilt from their sockets.
+    this.#relay = new RelayEndpoint(ctx, this.#connections, bufferBytes, STREAM_TAG);
+  }
+
+  /**
+   * Answers a stream request: its refusal or its empty result (JSON, for the Worker to send
+   * through the SDK), or the first part of its SSE response (all of it, if the task ended and
+   * everything fit), which the Worker relays.
+   */
+  open({ after, id }: StreamOpening, { task, timeline }: TaskState): Promise<Response> | Response {
+    const state = timeline.state(task);
+    const verdict = decideTaskStream(after, state);
+    switch (verdict.kind) {
+      case 'invalid':
+        return Response.json(invalidStreamParams(id, verdict.message));
+      case 'gone':
+        // "Receivers MUST NOT silently skip retained events after the requested cursor."
+        return Response.json(eventsGoneError(id, task.taskId, verdict.earliestSeq));
+      case 'complete':
+        // "MUST return TaskStreamResult immediately with no event notifications."
+        return Response.json({ jsonrpc: '2.0', id, result: { resultType: 'complete' } });
+      case 'stream':
+        break;
+    }
+    const open = this.#connections.streams;
+    if (open.length >= MAX_TASK_STREAMS) {
+      return Response.json({
+        jsonrpc: '2.0',
+        id,
+        error: {
+          code: JsonRpcCode.ServerError,
+          message: `Too many streams of this task: at most ${MAX_TASK_STREAMS} at once; end one, or poll tasks/get`,
+          data: { reason: 'too_many_task_streams', limit: MAX_TASK_STREAMS },
+        },
+      });
+    }
+    const number = freeNumber(open);
+    // Relay numbering (see the top): position `fromSeq` is "had every seq before fromSeq".
+    const connection = this.#connections.open({ stream: number, epoch: 0 }, verdict.fromSeq, state.nextSeq, closingFrame(id));
+    this.#connections.attach(number, connection);
+    connection.start();
+    // Ended already: the connection closes once it has written the terminal event.
+    if (state.terminal) connection.finish();
+    return this.#relay.answer(connection, new Headers(SSE_RESPONSE_HEADERS));
+  }
+
+  /** A stored event (never the terminal one), to every stream that is caught up. */
+  deliver(task: TaskRecord, event: TaskEvent): void {
+    const delivery = deliveryOf(task.taskId, event);
+    for (const number of this.#connections.streams) this.#connections.deliver(number, delivery);
+  }
+
+  /** The task has ended with `terminal`, its last event: each stream delivers it, then closes with its result. */
+  end(task: TaskRecord, terminal: TaskEvent): void {
+    this.deliver(task, terminal);
+    for (const number of this.#connections.streams) this.#connections.finish(number);
+  }
+
+  /** Every stream ends now, without its result (the task is gone: a resume is told so). */
+  closeAll(): void {
+    this.#connections.closeAll();
+  }
+
+  /** The Worker's relay socket for a stream whose first answer it holds. */
+  bind(request: Request): Response {
+    return this.#relay.bind(request);
+  }
+
+  /** The Worker acknowledged what its client took (a listen watch's socket is ignored here). */
+  message(socket: WebSocket, message: string | ArrayBuffer): void {
+    this.#relay.message(socket, message);
+  }
+
+  /** The Worker closed a stream's socket: its client went away. The task goes on. */
+  closed(socket: WebSocket): void {
+    this.#relay.closed(socket);
+  }
+}
+
+/** The timeline as a relay connection's backlog: events after relay position `n`, as frames within the budget. */
+function backlog(read: () => TaskState | undefined): Backlog {
+  return {
+    read(afterN, budgetBytes) {
+      const state = read();
+      // Purged: nothing more to read; the connection is closed with the object's sockets.
+      if (state === undefined) return { events: [], lastSeq: afterN };
+      const { task, timeline } = state;
+      const events: Delivery[] = [];
+      let bytes = 0;
+      for (const event of timeline.events(task, afterN, READ_EVENTS)) {
+        const delivery = deliveryOf(task.taskId, event);
+        events.push(delivery);
+        bytes += delivery.data.length;
+        if (bytes >= budgetBytes) break;
+      }
+      return { events, lastSeq: timeline.state(task).nextSeq };
+    },
+  };
+}
+
+function deliveryOf(taskId: string, event: TaskEvent): Delivery {
+  return { seq: event.seq + 1, data: JSON.stringify(eventNotification(taskId, event)) };
+}
+
+/**
+ * The stream's answer, once its terminal event is through: "When the receiver closes the
+ * stream normally, it returns an empty result" — on 2026-07-28 a `Result` whose `resultType`
+ * "servers ... MUST include".
+ */
+function closingFrame(id: JsonRpcId): string {
+  return encodeEvent({ data: JSON.stringify({ jsonrpc: '2.0', id, result: { resultType: 'complete' } }) });
+}
+
+/** A connection number no open stream uses (the relay keys connections by it). */
+function freeNumber(open: readonly number[]): number {
+  for (;;) {
+    const number = 1 + (crypto.getRandomValues(new Uint32Array(1))[0]! >>> 1);
+    if (!open.includes(number)) return number;
+  }
+}
