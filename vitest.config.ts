@@ -52,6 +52,7 @@ export default defineConfig({
             MAX_SESSION_REQUESTS: '20',
             MAX_RUNNING_CALLS: '3',
             TASK_TTL_MS: '1000',
+            TASK_MAX_EVENTS: '8',
           }),
         ],
         test: { ...shared, name: 'bounds', include: ['test/bounds/**/*.test.ts'] },

@@ -108,6 +108,8 @@ export const JsonRpcCode = {
   /** The addressed session does not exist (never did, was deleted, or expired). */
   SessionNotFound: -32001,
   /** 2026-07-28: the request needs a capability the client did not declare; `data.requiredCapabilities` names it. */
+  /** SEP-2243: a routing header (`Mcp-Name`, …) disagrees with the body; HTTP 400. */
+  HeaderMismatch: -32020,
   MissingRequiredClientCapability: -32021,
   /** 2026-07-28: the request's revision is not served; `data.supported` lists what is. */
   UnsupportedProtocolVersion: -32022,

@@ -16,7 +16,10 @@ type JsonRpcMessage = { id?: unknown; method?: unknown; params?: unknown };
 export class EdgeTasks implements Extract<TaskScope, { kind: 'edge' }> {
   readonly kind = 'edge';
   readonly declared: boolean;
-  /** Set when a tool that only runs as a task was called without the extension: the Worker sends it instead of the SDK's answer. */
+  /**
+   * Set when a tool that only runs as a task was called without the extension, or a
+   * tasks/stream's Mcp-Name disagrees with its task id: the Worker sends it instead of the SDK's answer.
+   */
   refusal: McpHttpError | undefined;
   /** Set by a `tasks/stream` that streams: the task and its object's first answer, which the Worker relays instead of the SDK's. */
   stream: { readonly taskId: string; readonly first: Response } | undefined;
@@ -60,5 +63,13 @@ export class EdgeTasks implements Extract<TaskScope, { kind: 'edge' }> {
 /** `decorate` for the edge's modern endpoint: within a request that has task support, serve the task methods. */
 export function serveTasksInScope(server: McpServer): void {
   const scope = taskScope.getStore();
-  if (scope instanceof EdgeTasks) serveTaskMethods(server, scope.directory, (taskId, first) => (scope.stream = { taskId, first }));
+  if (!(scope instanceof EdgeTasks)) return;
+  serveTaskMethods(server, scope.directory, {
+    hold: (taskId, first) => {
+      scope.stream = { taskId, first };
+    },
+    refuse: (error) => {
+      scope.refusal = error;
+    },
+  });
 }

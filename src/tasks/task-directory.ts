@@ -18,8 +18,10 @@ import {
 } from '@modelcontextprotocol/server';
 import type { Principal } from '../auth/principal.ts';
 import { capabilitiesDeclareTasks, isWellFormedTaskId, newTaskId, TASKS_EXTENSION, TASKS_REQUIRED } from '../core/task.ts';
+import { McpHttpError, type JsonRpcId } from '../core/errors.ts';
+import { decodeHeaderValue } from '../core/header-value.ts';
 import { parseTaskStreamParams } from '../core/task-stream.ts';
-import { INTERNAL_HEADERS, TASK_ROUTES } from '../core/wire.ts';
+import { HEADERS, INTERNAL_HEADERS, JsonRpcCode, TASK_ROUTES } from '../core/wire.ts';
 import type { TaskCreation } from './task-object.ts';
 import type { TaskCall } from './task-store.ts';
 import type { StreamOpening } from './task-streams.ts';
@@ -123,20 +125,25 @@ const STREAM_PARAMS = fromJsonSchema<{ taskId: string; after?: unknown }>({
 /** The JSON of a stream's request id is kept with its connection, to answer it when the stream ends (core/relay.ts). */
 const MAX_STREAM_ID_CHARS = 512;
 
-/** Where the edge keeps a stream's SSE response, which it relays in place of the SDK's answer (edge/worker.ts). */
-export type HoldStream = (taskId: string, first: Response) => void;
+/** What the edge does in place of the SDK's answer to a `tasks/stream` (edge/worker.ts). */
+export interface StreamHost {
+  /** Keeps the stream's SSE response, which the edge relays. */
+  hold(taskId: string, first: Response): void;
+  /** Answers with `error` (an HTTP status of its own) instead. */
+  refuse(error: McpHttpError): void;
+}
 
 const NOT_FOUND = 'Failed to retrieve task: Task not found';
 
 /**
  * Advertises the extension ("servers MUST declare ... in `capabilities.extensions`") and
- * serves `tasks/get`, `tasks/update` and `tasks/cancel` on `server`, and with `hold`,
+ * serves `tasks/get`, `tasks/update` and `tasks/cancel` on `server`, and with `host`,
  * `tasks/stream` (SEP-2694, advertised as the `eventStreams` sub-capability, which the SEP
  * says implementations MAY). `tasks/result` and `tasks/list` stay unregistered: the SDK
  * answers them -32601, as the extension requires.
  */
-export function serveTaskMethods(server: McpServer, directory: TaskDirectory, hold?: HoldStream): void {
-  server.server.registerCapabilities({ extensions: { [TASKS_EXTENSION]: hold === undefined ? {} : { eventStreams: {} } } });
+export function serveTaskMethods(server: McpServer, directory: TaskDirectory, host?: StreamHost): void {
+  server.server.registerCapabilities({ extensions: { [TASKS_EXTENSION]: host === undefined ? {} : { eventStreams: {} } } });
   const serve = (method: string, route: string, answer: (found: Record<string, unknown>) => Record<string, unknown>) =>
     server.server.setRequestHandler(method, { params: TASK_PARAMS }, async ({ taskId }, ctx) => {
       requireDeclared(ctx);
@@ -150,12 +157,20 @@ export function serveTaskMethods(server: McpServer, directory: TaskDirectory, ho
   // Both are bare acknowledgements: the task's state is read with tasks/get.
   serve('tasks/update', TASK_ROUTES.update, () => ({}));
   serve('tasks/cancel', TASK_ROUTES.cancel, () => ({}));
-  if (hold === undefined) return;
+  if (host === undefined) return;
   server.server.setRequestHandler('tasks/stream', { params: STREAM_PARAMS }, async (params, ctx) => {
     requireDeclared(ctx);
     const parsed = parseTaskStreamParams(params);
     if ('invalid' in parsed) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid params: ${parsed.invalid}`);
     const { id } = ctx.mcpReq;
+    // The SDK cross-checks Mcp-Name for the task methods it knows; tasks/stream is checked here,
+    // the same way: "the server MUST reject" a header that disagrees with the body (400, -32020).
+    // A client that sends none (the SDK's client sends it only for the methods it knows) is served.
+    const name = ctx.http?.req?.headers.get(HEADERS.name);
+    if (name != null && decodeHeaderValue(name) !== parsed.taskId) {
+      host.refuse(nameMismatch(name, parsed.taskId, id));
+      return {};
+    }
     if (JSON.stringify(id).length > MAX_STREAM_ID_CHARS) {
       throw new ProtocolError(
         ProtocolErrorCode.InvalidRequest,
@@ -166,7 +181,7 @@ export function serveTaskMethods(server: McpServer, directory: TaskDirectory, ho
     // Another principal's task is an unknown one: the same error, by the same path, as tasks/get.
     if (answer === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, NOT_FOUND);
     if (answer.headers.get('Content-Type')?.startsWith('text/event-stream')) {
-      hold(parsed.taskId, answer);
+      host.hold(parsed.taskId, answer);
       return {};
     }
     const { error } = (await answer.json()) as { error?: { code: number; message: string; data?: unknown } };
@@ -174,6 +189,18 @@ export function serveTaskMethods(server: McpServer, directory: TaskDirectory, ho
     // Ended, and nothing after the cursor: "MUST return TaskStreamResult immediately".
     return {};
   });
+}
+
+/** The SDK's own -32020 answer to a task method whose `Mcp-Name` is not its `taskId`, for tasks/stream. */
+function nameMismatch(header: string, taskId: string, id: JsonRpcId): McpHttpError {
+  const body = `the body carries params.taskId=${JSON.stringify(taskId)} but the Mcp-Name header names ${JSON.stringify(header)}`;
+  return new McpHttpError(
+    400,
+    JsonRpcCode.HeaderMismatch,
+    `Bad Request: the request headers and body disagree: ${body}`,
+    { mismatch: { header, body } },
+    id,
+  );
 }
 
 /** "Servers MUST return -32021 ... to a tasks/* request from a client that did not declare the extension." */

@@ -167,6 +167,29 @@ describe("another principal's task", () => {
     expect((await answerOf(await taskMethod('tasks/get', taskId, {}, alice))).result.status).toBe('completed');
   });
 
+  it('answers tasks/stream exactly as tasks/get answers an unknown task, with or without a cursor: none of its events reach another principal', async () => {
+    const alice = await bearer('alice');
+    const mallory = await bearer('mallory');
+    const taskId = await createTask('chatter', { steps: 2, interval_ms: 0 }, alice);
+    await waitForStatus(taskId, 'completed', 5000, alice);
+    const unknown = await shape(await taskMethod('tasks/get', UNKNOWN_TASK, {}, mallory));
+    for (const after of [undefined, 0, 3]) {
+      const params = after === undefined ? { taskId } : { taskId, after };
+      const foreign = await modernRequest('tasks/stream', params, TASK_CLIENT, mallory);
+      // "A client that cannot access a task MUST NOT be allowed to stream its events."
+      expect(await shape(foreign)).toEqual(unknown);
+    }
+    expect(unknown.body).toMatchObject({ error: { code: -32602 } });
+    // Its owner streams it whole.
+    const reader = new SseReader(await modernRequest('tasks/stream', { taskId }, TASK_CLIENT, alice));
+    try {
+      const events = (await reader.all()).map(message).filter((m) => m.method === 'notifications/tasks/event');
+      expect(events).toHaveLength(8);
+    } finally {
+      await reader.cancel();
+    }
+  });
+
   it('is not acknowledged on a listen, as an unknown one is not, and the stream ends at once', async () => {
     const alice = await bearer('alice');
     const mine = await createTask('slow_compute', { seconds: 5, label: 'private' }, alice);
