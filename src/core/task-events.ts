@@ -105,11 +105,37 @@ export function statusLineOf({ type, payload }: TaskEventBody): string | undefin
   return undefined;
 }
 
-/** `event`, or, when its payload is over `maxBytes` of JSON, the note that stands in for it. */
-export function boundedEvent(event: TaskEventBody, maxBytes: number): TaskEventBody {
-  const bytes = utf8Length(JSON.stringify(event.payload));
-  if (bytes <= maxBytes) return event;
-  return { type: TASK_EVENT_TYPES.omitted, payload: { type: event.type, reason: 'too_large', bytes, maxBytes } };
+/** An event's type and its payload as JSON: what is stored, and what a stream sends, without parsing it again. */
+export interface EncodedEventBody {
+  readonly type: string;
+  readonly payloadJson: string;
+}
+
+export interface EncodedEvent extends EncodedEventBody {
+  readonly seq: number;
+}
+
+export const encodeBody = ({ type, payload }: TaskEventBody): EncodedEventBody => ({ type, payloadJson: JSON.stringify(payload) });
+
+/** `event` encoded, or, when its payload is over `maxBytes` of JSON, the note that stands in for it. */
+export function boundedEvent(event: TaskEventBody, maxBytes: number): EncodedEventBody {
+  const encoded = encodeBody(event);
+  const bytes = utf8Length(encoded.payloadJson);
+  if (bytes <= maxBytes) return encoded;
+  return encodeBody({ type: TASK_EVENT_TYPES.omitted, payload: { type: event.type, reason: 'too_large', bytes, maxBytes } });
+}
+
+/**
+ * `eventNotification` as JSON text, from the payload's JSON as stored: the same bytes
+ * `JSON.stringify` gives (a table test holds them equal), with no parse and no second stringify
+ * of the payload — a stream sends every event this way.
+ */
+export function encodeEventNotification(taskId: string, { seq, type, payloadJson }: EncodedEvent): string {
+  const id = JSON.stringify(taskId);
+  return (
+    `{"jsonrpc":"2.0","method":"notifications/tasks/event","params":{"seq":${seq},"taskId":${id},"type":${JSON.stringify(type)},` +
+    `"payload":${payloadJson},"_meta":{"${RELATED_TASK}":{"taskId":${id}}}}}`
+  );
 }
 
 /** The notification that carries `event` on a `tasks/stream`: "MUST include io.modelcontextprotocol/related-task" with the same task id. */

@@ -93,6 +93,11 @@ export const INTERNAL_HEADERS = {
   relay: 'Mcp-Internal-Relay',
   /** With `relay`: the connection's buffer as the object counts it, so the Worker acknowledges in step. */
   relayBuffer: 'Mcp-Internal-Relay-Buffer',
+  /**
+   * With `relay`: the first answer filled the buffer and the object has more (a long replay):
+   * it waits for acknowledgements, which only the socket carries, so the Worker opens it at once.
+   */
+  relayFull: 'Mcp-Internal-Relay-Full',
   /** On every request to a session object: who is asking, as the Worker established it (auth/principal.ts). */
   principal: 'Mcp-Internal-Principal',
 } as const;

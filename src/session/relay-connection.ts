@@ -122,6 +122,11 @@ export class RelayConnection implements Connection {
     return this.#sink.socket !== undefined && !this.#closed;
   }
 
+  /** Whether it has more to send and no room: only the Worker's acknowledgements let it go on. */
+  get waiting(): boolean {
+    return !this.#closed && this.#behind && this.#full();
+  }
+
   /** Resolves when the connection has ended or the current turn is over, whichever is first. */
   endedOrTurnOver(): Promise<void> {
     if (this.#closed) return this.#ended;

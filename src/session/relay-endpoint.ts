@@ -43,6 +43,7 @@ export class RelayEndpoint {
     if (typeof body !== 'string') {
       headers.set(INTERNAL_HEADERS.relay, this.#connections.awaitSocket(connection));
       headers.set(INTERNAL_HEADERS.relayBuffer, String(this.#bufferBytes));
+      if (connection.waiting) headers.set(INTERNAL_HEADERS.relayFull, '1');
     }
     return new Response(body, { headers });
   }

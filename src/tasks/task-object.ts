@@ -25,7 +25,7 @@
 import type { McpServer } from '@modelcontextprotocol/server';
 import { DurableObject } from 'cloudflare:workers';
 import { log } from '../core/log.ts';
-import { boundedEvent, notificationEvent, statusEvent, type TaskEvent, type TaskEventBody } from '../core/task-events.ts';
+import { boundedEvent, encodeBody, notificationEvent, statusEvent, type TaskEvent, type TaskEventBody } from '../core/task-events.ts';
 import {
   afterAnswers,
   afterCancel,
@@ -116,7 +116,7 @@ export abstract class McpTaskObject<E extends ConfigVars = ConfigVars> extends D
           rerun = decision.rerun;
           return decision.task;
         });
-        if (rerun !== undefined) this.#startRound(rerun);
+        if (rerun !== undefined) this.#startRoundSoon(rerun);
         return json({});
       }
       case TASK_ROUTES.cancel:
@@ -177,7 +177,7 @@ export abstract class McpTaskObject<E extends ConfigVars = ConfigVars> extends D
     const task = newTask(taskId, Date.now(), ttlMs, pollIntervalMs);
     await this.ctx.storage.setAlarm(expiresAt(task));
     this.#store = TaskStore.create(this.ctx.storage, task, call);
-    this.#startRound();
+    this.#startRoundSoon();
     return json(taskOnWire(task));
   }
 
@@ -199,9 +199,19 @@ export abstract class McpTaskObject<E extends ConfigVars = ConfigVars> extends D
     await this.ctx.storage.deleteAll();
   }
 
+  /**
+   * Starts a round once the request that asked for it is answered: a tool that works without
+   * awaiting I/O (a loop of progress notifications) would otherwise hold the answer until it
+   * is done. The round keeps the object resident (`waitUntil`) from then on.
+   */
+  #startRoundSoon(retry?: RoundOptions['retry']): void {
+    this.ctx.waitUntil(scheduler.wait(0).then(() => this.#startRound(retry)));
+  }
+
   #startRound(retry?: RoundOptions['retry']): void {
     const store = this.#store;
-    if (store === undefined) return;
+    // Cancelled (or purged) before it started: nothing to run.
+    if (store === undefined || store.read().status !== 'working') return;
     const controller = new AbortController();
     this.#round = controller;
     const { taskId, ttlMs } = store.read();
@@ -259,15 +269,23 @@ export abstract class McpTaskObject<E extends ConfigVars = ConfigVars> extends D
    * Stores what the working task's tool reported as the next event, then delivers it. Nothing
    * once the task stopped working: a cancelled task's tool may still be winding down.
    */
-  #append(body: TaskEventBody | undefined): number | undefined {
+  #append(body: TaskEventBody | undefined): void {
+    if (body === undefined) return;
     const task = this.#read();
-    if (body === undefined || task?.status !== 'working') return undefined;
+    if (task?.status !== 'working') return;
     const stored = boundedEvent(body, this.#config.taskMaxEventBytes);
-    const seq = this.ctx.storage.transactionSync(() => this.#timeline.append(task, stored, Date.now()));
+    let seq: number;
+    try {
+      seq = this.ctx.storage.transactionSync(() => this.#timeline.append(task, stored, Date.now()));
+    } catch (error) {
+      this.#timeline.forget();
+      throw error;
+    }
     this.#streams.deliver(task, { seq, ...stored });
+    const watchers = this.ctx.getWebSockets(WATCH);
+    if (watchers.length === 0) return;
     const now = this.#read()!;
-    if (now.statusMessage !== task.statusMessage) this.#tellWatchers(now);
-    return seq;
+    if (now.statusMessage !== task.statusMessage) for (const socket of watchers) this.#tell(socket, now);
   }
 
   /**
@@ -283,17 +301,24 @@ export abstract class McpTaskObject<E extends ConfigVars = ConfigVars> extends D
     if (after === before) return;
     const ends = isTerminal(after.status) && !isTerminal(before.status);
     let event: TaskEvent | undefined;
-    this.ctx.storage.transactionSync(() => {
-      if (ends) {
-        after = { ...after, finalSeq: this.#timeline.finalSeq() };
-      } else if (after.status !== before.status) {
-        const body = statusEvent(after);
-        event = { seq: this.#timeline.append(after, body, after.updatedAt), ...body };
-      }
-      store.write(after);
-    });
+    try {
+      this.ctx.storage.transactionSync(() => {
+        if (ends) {
+          after = { ...after, finalSeq: this.#timeline.finalSeq() };
+        } else if (after.status !== before.status) {
+          const body = statusEvent(after);
+          event = { seq: this.#timeline.append(after, body, after.updatedAt), ...body };
+        }
+        store.write(after);
+      });
+    } catch (error) {
+      // Rolled back: the row and the timeline are as they were.
+      store.forget();
+      this.#timeline.forget();
+      throw error;
+    }
     if (ends) this.#streams.end(after, { seq: after.finalSeq!, ...statusEvent(after) });
-    else if (event !== undefined) this.#streams.deliver(after, event);
+    else if (event !== undefined) this.#streams.deliver(after, { seq: event.seq, ...encodeBody(event) });
     this.#tellWatchers(after);
   }
 

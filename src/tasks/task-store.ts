@@ -114,6 +114,8 @@ const parsed = <T>(text: string | null): T | null => (text === null ? null : (JS
 
 export class TaskStore {
   readonly #storage: DurableObjectStorage;
+  /** The task as last read or written: this instance is its only writer, so it is read once. */
+  #task: TaskRecord | undefined;
 
   private constructor(storage: DurableObjectStorage) {
     this.#storage = storage;
@@ -147,9 +149,10 @@ export class TaskStore {
   }
 
   read(): TaskRecord {
+    if (this.#task !== undefined) return this.#task;
     const row = this.#row();
     if (row === undefined) throw new Error('the task row is gone');
-    return {
+    this.#task = {
       taskId: row.task_id,
       status: row.status as TaskStatus,
       statusMessage: row.status_message,
@@ -165,6 +168,7 @@ export class TaskStore {
       error: parsed<TaskError>(row.error),
       finalSeq: row.final_seq,
     };
+    return this.#task;
   }
 
   call(): TaskCall {
@@ -174,6 +178,12 @@ export class TaskStore {
   /** Writes what changed of the task; the id, creation time and call never change. */
   write(task: TaskRecord): void {
     this.#storage.sql.exec(`UPDATE task SET ${CHANGING.map((column) => `${column} = ?`).join(', ')}`, ...changing(task));
+    this.#task = task;
+  }
+
+  /** Reads the row again next time: a transaction that wrote it was rolled back. */
+  forget(): void {
+    this.#task = undefined;
   }
 
   #row(): Row | undefined {

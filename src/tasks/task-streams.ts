@@ -24,7 +24,7 @@ import { ConnectionTable } from '../session/connection-table.ts';
 import { RelayEndpoint } from '../session/relay-endpoint.ts';
 import { encodeEvent } from '../core/sse.ts';
 import type { JsonRpcId } from '../core/errors.ts';
-import { eventNotification, type TaskEvent } from '../core/task-events.ts';
+import { encodeBody, encodeEventNotification, type EncodedEvent, type TaskEvent } from '../core/task-events.ts';
 import { decideTaskStream, eventsGoneError, invalidStreamParams } from '../core/task-stream.ts';
 import type { TaskRecord } from '../core/task.ts';
 import { JsonRpcCode, SSE_RESPONSE_HEADERS } from '../core/wire.ts';
@@ -103,14 +103,14 @@ export class TaskStreams {
   }
 
   /** A stored event (never the terminal one), to every stream that is caught up. */
-  deliver(task: TaskRecord, event: TaskEvent): void {
+  deliver(task: TaskRecord, event: EncodedEvent): void {
     const delivery = deliveryOf(task.taskId, event);
     for (const number of this.#connections.streams) this.#connections.deliver(number, delivery);
   }
 
   /** The task has ended with `terminal`, its last event: each stream delivers it, then closes with its result. */
   end(task: TaskRecord, terminal: TaskEvent): void {
-    this.deliver(task, terminal);
+    this.deliver(task, { seq: terminal.seq, ...encodeBody(terminal) });
     for (const number of this.#connections.streams) this.#connections.finish(number);
   }
 
@@ -145,7 +145,7 @@ function backlog(read: () => TaskState | undefined): Backlog {
       const { task, timeline } = state;
       const events: Delivery[] = [];
       let bytes = 0;
-      for (const event of timeline.events(task, afterN, READ_EVENTS)) {
+      for (const event of timeline.encodedEvents(task, afterN, READ_EVENTS)) {
         const delivery = deliveryOf(task.taskId, event);
         events.push(delivery);
         bytes += delivery.data.length;
@@ -156,8 +156,8 @@ function backlog(read: () => TaskState | undefined): Backlog {
   };
 }
 
-function deliveryOf(taskId: string, event: TaskEvent): Delivery {
-  return { seq: event.seq + 1, data: JSON.stringify(eventNotification(taskId, event)) };
+function deliveryOf(taskId: string, event: EncodedEvent): Delivery {
+  return { seq: event.seq + 1, data: encodeEventNotification(taskId, event) };
 }
 
 /**

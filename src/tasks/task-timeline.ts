@@ -13,7 +13,16 @@
  * events beyond `maxEvents` are dropped oldest first; the timeline then starts later, and a
  * cursor before its start is answered `events_gone` (core/task-stream.ts), never skipped over.
  */
-import { statusEvent, statusLineOf, TASK_EVENT_TYPES, type TaskEvent, type TaskEventBody } from '../core/task-events.ts';
+import {
+  encodeBody,
+  statusEvent,
+  statusLineOf,
+  TASK_EVENT_TYPES,
+  type EncodedEvent,
+  type EncodedEventBody,
+  type TaskEvent,
+  type TaskEventBody,
+} from '../core/task-events.ts';
 import type { TaskTimeline as Timeline } from '../core/task-stream.ts';
 import { isTerminal, newTask, type TaskRecord } from '../core/task.ts';
 import { tableExists } from '../storage/migrator.ts';
@@ -57,14 +66,16 @@ export class TaskTimeline {
    * transaction that writes the task change it describes. Returns the seq. A task that ended
    * takes no more: its terminal event is its last.
    */
-  append(task: TaskRecord, event: TaskEventBody, at: number): number {
+  append(task: TaskRecord, event: TaskEventBody | EncodedEventBody, at: number): number {
     if (isTerminal(task.status)) throw new Error(`task ${task.taskId} has ended: its timeline is closed`);
     const stored = this.#range();
     const seq = (stored?.high ?? 0) + 1;
     if (stored === null) this.#sql.exec(CREATE);
-    const payload = JSON.stringify(event.payload);
-    this.#sql.exec(`INSERT INTO task_events (seq, type, payload, at) VALUES (?, ?, ?, ?)`, seq, event.type, payload, at);
-    if (STANDING.includes(event.type as (typeof STANDING)[number])) this.#line = lineOf(event, at);
+    const { type, payloadJson } = 'payloadJson' in event ? event : encodeBody(event);
+    this.#sql.exec(`INSERT INTO task_events (seq, type, payload, at) VALUES (?, ?, ?, ?)`, seq, type, payloadJson, at);
+    if (STANDING.includes(type as (typeof STANDING)[number])) {
+      this.#line = lineOf({ type, payload: 'payload' in event ? event.payload : (JSON.parse(payloadJson) as Record<string, unknown>) }, at);
+    }
     const low = stored?.low ?? seq;
     if (seq - low + 1 > this.#maxEvents) {
       // Past the bound: the oldest goes as each new one comes (a delete is a row written too).
@@ -121,19 +132,35 @@ export class TaskTimeline {
 
   /** Events from `fromSeq` on (at most `limit` stored ones, plus the derived ones in range), in order. */
   events(task: TaskRecord, fromSeq: number, limit = PAGE): TaskEvent[] {
-    const events: TaskEvent[] = [];
+    return this.encodedEvents(task, fromSeq, limit).map(({ seq, type, payloadJson }) => ({
+      seq,
+      type,
+      payload: JSON.parse(payloadJson) as Record<string, unknown>,
+    }));
+  }
+
+  /** `events`, their payloads as stored (JSON text): what a stream sends, unparsed. */
+  encodedEvents(task: TaskRecord, fromSeq: number, limit = PAGE): EncodedEvent[] {
+    const events: EncodedEvent[] = [];
     const { nextSeq, earliestSeq, terminal } = this.state(task);
     const from = Math.max(fromSeq, earliestSeq);
-    if (from === 0) events.push({ seq: 0, ...statusEvent(newTask(task.taskId, task.createdAt, task.ttlMs, task.pollIntervalMs)) });
+    if (from === 0)
+      events.push({ seq: 0, ...encodeBody(statusEvent(newTask(task.taskId, task.createdAt, task.ttlMs, task.pollIntervalMs))) });
     if (this.#range() !== null && limit > 0) {
       const rows = this.#sql
         .exec(`SELECT seq, type, payload FROM task_events WHERE seq >= ? ORDER BY seq LIMIT ?`, Math.max(from, 1), limit)
         .raw<[number, string, string]>();
-      for (const [seq, type, payload] of rows) events.push({ seq, type, payload: JSON.parse(payload) as Record<string, unknown> });
+      for (const [seq, type, payloadJson] of rows) events.push({ seq, type, payloadJson });
     }
     const last = events.at(-1)?.seq ?? from - 1;
-    if (terminal && last === nextSeq - 2 && from <= nextSeq - 1) events.push({ seq: nextSeq - 1, ...statusEvent(task) });
+    if (terminal && last === nextSeq - 2 && from <= nextSeq - 1) events.push({ seq: nextSeq - 1, ...encodeBody(statusEvent(task)) });
     return events;
+  }
+
+  /** Reads what is stored again next time: a transaction that appended was rolled back. */
+  forget(): void {
+    this.#stored = undefined;
+    this.#line = undefined;
   }
 
   #range(): { low: number; high: number } | null {

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { followTask, type TaskStreamEvent } from '../../src/client/index.ts';
 import { URL_ } from '../support/mcp-http.ts';
 import { seededRandom } from '../support/seeded-random.ts';
-import { createTask } from '../support/task-http.ts';
+import { createTask, waitForStatus } from '../support/task-http.ts';
 
 const FAST = { initialDelayMs: 5, maxDelayMs: 20, factor: 1.5, maxAttempts: 20 };
 
@@ -82,6 +82,7 @@ describe('followTask against the Worker', () => {
 
   it('resumes from a kept cursor, and is refused, typed, a cursor past the last event', async () => {
     const taskId = await createTask('chatter', { steps: 2, interval_ms: 0 });
+    await waitForStatus(taskId, 'completed');
     const fetch = (input: string | URL, init?: RequestInit) => exports.default.fetch(new Request(input, init));
     const seen: number[] = [];
     const { lastSeq } = await followTask({

@@ -4,7 +4,15 @@
  * tool-emitted types namespaced and never ours, and the notification carrying the related task.
  */
 import { describe, expect, it } from 'vitest';
-import { eventNotification, notificationEvent, statusEvent, TASK_EVENT_TYPES, toolEventProblem } from '../../src/core/task-events.ts';
+import {
+  boundedEvent,
+  encodeEventNotification,
+  eventNotification,
+  notificationEvent,
+  statusEvent,
+  TASK_EVENT_TYPES,
+  toolEventProblem,
+} from '../../src/core/task-events.ts';
 import { afterCancel, afterOutcome, afterStatusMessage, newTask, type TaskRecord } from '../../src/core/task.ts';
 import { TASK_EVENT_PREFIX } from '../../src/core/task-stream.ts';
 
@@ -105,5 +113,40 @@ it('the notification carries the related task, the same id as its params', () =>
       payload: { level: 'info', data: 'x' },
       _meta: { 'io.modelcontextprotocol/related-task': { taskId: 't1' } },
     },
+  });
+});
+
+it.each<[string, string, string, Record<string, unknown>]>([
+  ['a plain event', 't1', TASK_EVENT_TYPES.progress, { progress: 1, total: 2 }],
+  ['an empty payload', 'k3Jd9xQ2bT5nW8pL1vR4sA', 'com.example.step', {}],
+  [
+    'text that JSON escapes',
+    'id "quoted" \\ \u2028',
+    'com.example.x',
+    { text: 'line\nnext "q" \u0000 ✓ 🚀', nested: { a: [1, null, true] } },
+  ],
+])('the notification encoded from the stored payload is the bytes JSON.stringify gives (%s)', (_name, taskId, type, payload) => {
+  const seq = 41;
+  const payloadJson = JSON.stringify(payload);
+  expect(encodeEventNotification(taskId, { seq, type, payloadJson })).toBe(
+    JSON.stringify(eventNotification(taskId, { seq, type, payload })),
+  );
+});
+
+describe('an event over TASK_MAX_EVENT_BYTES', () => {
+  const payload = { text: 'é'.repeat(10) }; // 31 bytes of JSON in UTF-8, 21 characters
+  const bytes = new TextEncoder().encode(JSON.stringify(payload)).length;
+
+  it('at the bound (counted in UTF-8 bytes) is stored as is', () => {
+    expect(boundedEvent({ type: 'com.example.x', payload }, bytes)).toEqual({
+      type: 'com.example.x',
+      payloadJson: JSON.stringify(payload),
+    });
+  });
+
+  it('a byte over it is an omitted note: its type and size', () => {
+    const bounded = boundedEvent({ type: 'com.example.x', payload }, bytes - 1);
+    expect(bounded.type).toBe(TASK_EVENT_TYPES.omitted);
+    expect(JSON.parse(bounded.payloadJson)).toEqual({ type: 'com.example.x', reason: 'too_large', bytes: 31, maxBytes: 30 });
   });
 });

@@ -192,6 +192,29 @@ describe('relayResponse', () => {
     expect(opened).toEqual([]);
   });
 
+  it.each([
+    { name: 'a first answer that left the object waiting for acknowledgements', full: true, openedBeforeBridge: true },
+    { name: 'any other first answer', full: false, openedBeforeBridge: false },
+  ])('opens the socket at once for $name, else after the bridge', async ({ full, openedBeforeBridge }) => {
+    const pair = new WebSocketPair();
+    pair[1].accept();
+    const { stream, bridge } = bridgeStream(frame(0, ''));
+    const headers: Record<string, string> = { [INTERNAL_HEADERS.relay]: 't' };
+    if (full) headers[INTERNAL_HEADERS.relayFull] = '1';
+    let opened = 0;
+    const open = async () => {
+      opened++;
+      bridge.close();
+      return new Response(null, { status: 101, webSocket: pair[0] });
+    };
+    // A bridge long enough that only the header can explain an open within it.
+    const response = await relayResponse(new Response(stream, { headers }), open, { ...options, bridgeMs: 60_000 });
+    expect(response.headers.get(INTERNAL_HEADERS.relayFull)).toBeNull();
+    await sleep(20);
+    expect(opened).toBe(openedBeforeBridge ? 1 : 0);
+    await response.body!.cancel();
+  });
+
   it('acknowledges in step with the object buffer when it is smaller than its own', async () => {
     const pair = new WebSocketPair();
     pair[1].accept();
