@@ -421,3 +421,128 @@ export async function modernListen(url, onEvent, { maxMs = 600_000 } = {}) {
   await ack;
   return { close: () => held.abort(), done };
 }
+
+/**
+ * Opens a task's `tasks/stream` (SEP-2694, draft; T3, T4): `params` `{ taskId, after? }`, the
+ * client's `capabilities` in the envelope, `Mcp-Name` the task. Resolves once the answer's
+ * headers are in, and reads an SSE answer in the background, every event stamped with its
+ * receive time (performance.now(), ms). The stream:
+ * { status, ok (200 + SSE), tSent, tHeaders, events: [every SSE event], response (the
+ *   JSON-RPC answer to the request, once it came; a JSON answer is that at once), tResponse,
+ *   done (resolves with how reading ended: 'response' | 'eof' | 'aborted' | 'error'),
+ *   waitFor(predicate, timeoutMs) (resolves with the first event read, so far or from now on,
+ *   that matches; rejects at the timeout or when the stream ends first), close() }.
+ * Reading stops at the answer (the stream's end); `maxMs` bounds the whole stream.
+ */
+export async function modernTaskStream(url, taskId, { after, capabilities = {}, timeoutMs = 10_000, maxMs = 600_000 } = {}) {
+  const id = modernId++;
+  const held = deadline(maxMs);
+  const connectTimer = setTimeout(() => held.abort(), timeoutMs);
+  const stream = {
+    status: 0,
+    ok: false,
+    tSent: now(),
+    tHeaders: undefined,
+    events: [],
+    response: undefined,
+    tResponse: undefined,
+    done: undefined,
+    waitFor: undefined,
+    close: () => {
+      held.abort();
+      held.clear();
+    },
+  };
+  let response;
+  try {
+    response = await fetch(url, {
+      method: 'POST',
+      signal: held.signal,
+      headers: {
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        'MCP-Protocol-Version': MODERN_PROTOCOL_VERSION,
+        'Mcp-Method': 'tasks/stream',
+        'Mcp-Name': taskId,
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id,
+        method: 'tasks/stream',
+        params: { taskId, ...(after !== undefined && { after }), _meta: modernEnvelope(capabilities) },
+      }),
+    });
+  } catch (error) {
+    held.clear();
+    throw error;
+  } finally {
+    clearTimeout(connectTimer);
+  }
+  stream.tHeaders = now();
+  stream.status = response.status;
+  const waiters = new Set();
+  let finished;
+  stream.waitFor = (predicate, waitMs = 10_000) =>
+    new Promise((resolve, reject) => {
+      const seen = stream.events.find(predicate);
+      if (seen !== undefined) return resolve(seen);
+      if (finished !== undefined)
+        return reject(new Error(`tasks/stream ${taskId}: the stream ended (${finished}) before a matching event`));
+      const waiter = { predicate, resolve, reject, timer: undefined };
+      waiter.timer = setTimeout(() => {
+        waiters.delete(waiter);
+        reject(new Error(`tasks/stream ${taskId}: no matching event within ${waitMs} ms`));
+      }, waitMs);
+      waiters.add(waiter);
+    });
+  const heard = (event) => {
+    for (const waiter of [...waiters]) {
+      if (!waiter.predicate(event)) continue;
+      clearTimeout(waiter.timer);
+      waiters.delete(waiter);
+      waiter.resolve(event);
+    }
+  };
+  const ended = (end) => {
+    finished = end;
+    for (const waiter of waiters) {
+      clearTimeout(waiter.timer);
+      waiter.reject(new Error(`tasks/stream ${taskId}: the stream ended (${end}) before a matching event`));
+    }
+    waiters.clear();
+    held.clear();
+    return end;
+  };
+  if (!isSse(response)) {
+    const text = await response.text().catch(() => '');
+    const t = now();
+    const message = parseMessage(text);
+    if (message !== undefined) {
+      const event = { id: '', data: text, hasData: true, message, t };
+      stream.events.push(event);
+      stream.response = responseTo(message, id);
+      stream.tResponse = stream.response === undefined ? undefined : t;
+    }
+    stream.done = Promise.resolve(ended(stream.response === undefined ? 'error' : 'response'));
+    return stream;
+  }
+  stream.ok = response.status === 200;
+  stream.done = readSse(response, (event) => {
+    stream.events.push(event);
+    const answer = responseTo(event.message, id);
+    if (answer !== undefined) {
+      stream.response = answer;
+      stream.tResponse = event.t;
+    }
+    heard(event);
+    return answer !== undefined ? 'stop' : undefined;
+  })
+    .then((end) => (end === 'stopped' ? 'response' : end))
+    .catch(() => 'error')
+    .then((end) => {
+      // The answer ends the stream; whatever the server still sends after it is not read.
+      if (end === 'response') held.abort();
+      return ended(end);
+    });
+  return stream;
+}

@@ -5,7 +5,7 @@
 // Starts each available peer once on its own loopback port, runs every workload against every
 // peer round by round (in round r each workload runs for every peer before the next workload —
 // W1 for all peers at once, call by call; the peer order rotates by one each round; W6, memory,
-// runs in round 1 only, on fresh peers, and so do B1 and W7), prints medians per peer and the
+// runs in round 1 only, on fresh peers, and so do B1, W7 and T4), prints medians per peer and the
 // ratios of `ours` against each other peer, and writes two JSON files: every raw sample to
 // raw/<date>.json beside the output (ignored by git), and the summary (report.mjs `toSummary`:
 // metadata, medians, ratios, each round's value of each metric, notes, the table) to the output itself —
@@ -27,8 +27,8 @@ const START_TIMEOUT_MS = 180_000;
 const STOP_TIMEOUT_MS = 15_000;
 const STAGGER_MS = 1_500;
 const WORKLOAD_TIMEOUT_MS = 300_000;
-// Quick: B1's and W7's idle minutes alone take three of them.
-const RUN_DEADLINE_MS = { quick: 8 * 60_000, full: 90 * 60_000 };
+// Quick: B1's, W7's and T4's idle minutes alone take four of them.
+const RUN_DEADLINE_MS = { quick: 9 * 60_000, full: 90 * 60_000 };
 const ROUNDS = { quick: 1, full: 5 };
 
 const { values: args } = parseArgs({

@@ -3,11 +3,12 @@
  * way a user of the library writes a server (README section 3): subclass McpSessionObject,
  * build an SDK v2 McpServer with sessionServerOptions(), hand the binding to createMcpWorker.
  * 2026-07-28 requests get `modernServer`, whose `work` tool is a task (T1, T2) for a client
- * that declares the Tasks extension, run by a BenchTasks object (McpTaskObject) per task.
+ * that declares the Tasks extension, run by a BenchTasks object (McpTaskObject) per task, as are
+ * `progress_task` (T3: progress events on `tasks/stream`) and `ask` (T4: a task that waits).
  * Every object class counts what Cloudflare bills it for (B1) through ../shared/billing.ts,
  * served at GET /bench/billing and off unless B1 turns it on.
  */
-import { McpServer } from '@modelcontextprotocol/server';
+import { acceptedContent, inputRequired, McpServer, type ServerContext } from '@modelcontextprotocol/server';
 import * as z from 'zod';
 import {
   createMcpWorker,
@@ -33,9 +34,14 @@ const echo = (server: McpServer) =>
     content: [{ type: 'text', text }],
   }));
 
+const CONFIRM_SCHEMA = { type: 'object' as const, properties: { confirm: { type: 'boolean' as const } }, required: ['confirm'] };
+
 /**
- * 2026-07-28 requests (M1–M3, T1, T2): echo; `changed`, which tells every listen stream the
- * tool list changed; and `work`, a task with nothing to do (T1, T2).
+ * 2026-07-28 requests (M1–M3, T1–T4): echo; `changed`, which tells every listen stream the
+ * tool list changed; `work`, a task with nothing to do (T1, T2); `progress_task`, a task that
+ * sends n progress notifications as fast as it can (T3: the session's `progress`, W3, as a
+ * task, each notification one event of its timeline); and `ask`, a task that asks a question
+ * (input_required) and, once answered, reports one progress step and completes (T4).
  */
 function modernServer({ notify }: ModernContext): McpServer {
   const server = new McpServer({ name: 'bench-ours', version: '0.0.0' });
@@ -47,16 +53,52 @@ function modernServer({ notify }: ModernContext): McpServer {
   server.registerTool('work', { description: 'A task that does nothing but complete (T1, T2).' }, async () =>
     runTask(async () => ({ content: [{ type: 'text', text: 'done' }] })),
   );
+  server.registerTool(
+    'progress_task',
+    {
+      description: 'A task that sends n progress notifications as fast as possible, then returns "done <n>" (T3).',
+      inputSchema: z.object({ n: z.number().int().min(0).max(1_000_000) }),
+    },
+    async ({ n }, ctx) =>
+      runTask(async () => {
+        // Inside the task's object the round's request carries a progress token of its own.
+        const progressToken = ctx.mcpReq._meta?.progressToken;
+        if (progressToken !== undefined) {
+          for (let progress = 1; progress <= n; progress++) {
+            await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, progress, total: n } });
+          }
+        }
+        return { content: [{ type: 'text', text: `done ${n}` }] };
+      }),
+  );
+  server.registerTool(
+    'ask',
+    { description: 'A task that asks to go on (input_required), then reports one step and completes (T4).' },
+    (ctx: ServerContext) =>
+      runTask(async () => {
+        const answer = acceptedContent<{ confirm?: unknown }>(ctx.mcpReq.inputResponses, 'go_on');
+        if (answer === undefined) {
+          return inputRequired({ inputRequests: { go_on: inputRequired.elicit({ message: 'Go on?', requestedSchema: CONFIRM_SCHEMA }) } });
+        }
+        const progressToken = ctx.mcpReq._meta?.progressToken;
+        if (progressToken !== undefined) {
+          await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, progress: 1, total: 1 } });
+        }
+        return { content: [{ type: 'text', text: answer.confirm === true ? 'went on' : 'stopped' }] };
+      }),
+  );
   return server;
 }
 
 /**
- * Instances of BenchSession this process constructed (W7). Locally the Worker and its objects
- * share one isolate, so the count is readable at INSTANCES_PATH: an object woken from
- * hibernation is constructed again, one that stayed resident is not.
+ * Instances of BenchSession (W7), BenchBus (W7) and BenchTasks (T4) this process constructed.
+ * Locally the Worker and its objects share one isolate, so the count is readable at
+ * INSTANCES_PATH: an object woken from hibernation is constructed again, one that stayed
+ * resident is not.
  */
 let constructed = 0;
 let busConstructed = 0;
+let tasksConstructed = 0;
 const INSTANCES_PATH = '/bench/instances';
 
 export class BenchSession extends McpSessionObject<BenchEnv> {
@@ -137,6 +179,7 @@ export class BenchBus extends McpEventBus {
 export class BenchTasks extends McpTaskObject<BenchEnv> {
   constructor(ctx: DurableObjectState, env: BenchEnv) {
     super(instrument(ctx, 'BenchTasks'), env);
+    tasksConstructed++;
   }
 
   override fetch(request: Request): Promise<Response> {
@@ -147,6 +190,12 @@ export class BenchTasks extends McpTaskObject<BenchEnv> {
   override alarm(): Promise<void> {
     countRequest('BenchTasks', 'alarm');
     return super.alarm();
+  }
+
+  /** The relay's acknowledgements of a `tasks/stream` (T3, T4), billed 20 to a request. */
+  override webSocketMessage(socket: WebSocket, message: string | ArrayBuffer): void {
+    countRequest('BenchTasks', 'webSocketMessage');
+    super.webSocketMessage(socket, message);
   }
 
   protected override createServer(context: ModernContext): McpServer {
@@ -163,7 +212,7 @@ const app = createMcpWorker<BenchEnv>({
 
 export default {
   fetch: (request, env, ctx) => {
-    if (request.url.endsWith(INSTANCES_PATH)) return Response.json({ constructed, busConstructed });
+    if (request.url.endsWith(INSTANCES_PATH)) return Response.json({ constructed, busConstructed, tasksConstructed });
     return serveBilling(request) ?? app.fetch(request, env, ctx);
   },
 } satisfies ExportedHandler<BenchEnv>;
