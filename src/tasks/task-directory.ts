@@ -167,8 +167,9 @@ export function serveTaskMethods(server: McpServer, directory: TaskDirectory, ho
     // the same way: "the server MUST reject" a header that disagrees with the body (400, -32020).
     // A client that sends none (the SDK's client sends it only for the methods it knows) is served.
     const name = ctx.http?.req?.headers.get(HEADERS.name);
-    if (name != null && decodeHeaderValue(name) !== parsed.taskId) {
-      host.refuse(nameMismatch(name, parsed.taskId, id));
+    const named = name == null ? undefined : decodeHeaderValue(name);
+    if (name != null && named !== parsed.taskId) {
+      host.refuse(nameMismatch(name, named, parsed.taskId, id));
       return {};
     }
     if (JSON.stringify(id).length > MAX_STREAM_ID_CHARS) {
@@ -192,8 +193,9 @@ export function serveTaskMethods(server: McpServer, directory: TaskDirectory, ho
 }
 
 /** The SDK's own -32020 answer to a task method whose `Mcp-Name` is not its `taskId`, for tasks/stream. */
-function nameMismatch(header: string, taskId: string, id: JsonRpcId): McpHttpError {
-  const body = `the body carries params.taskId=${JSON.stringify(taskId)} but the Mcp-Name header names ${JSON.stringify(header)}`;
+function nameMismatch(header: string, named: string | undefined, taskId: string, id: JsonRpcId): McpHttpError {
+  // The message names what the header decodes to; `data` keeps the header as sent.
+  const body = `the body carries params.taskId=${JSON.stringify(taskId)} but the Mcp-Name header names ${JSON.stringify(named ?? header)}`;
   return new McpHttpError(
     400,
     JsonRpcCode.HeaderMismatch,

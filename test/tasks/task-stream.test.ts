@@ -333,15 +333,21 @@ describe('tasks/stream refuses', () => {
     expect(answer.error.code).toBe(-32021);
   });
 
-  it('an Mcp-Name that is not the task id with 400 and -32020, as the SDK refuses it for tasks/get', async () => {
-    const taskId = await chattered(1);
-    const streamed = await stream(taskId, {}, { 'Mcp-Name': UNKNOWN_TASK });
-    const got = await taskMethod('tasks/get', taskId, {}, { 'Mcp-Name': UNKNOWN_TASK });
-    expect([streamed.status, got.status]).toEqual([400, 400]);
-    const [a, b] = [await answerOf(streamed), await answerOf(got)];
-    expect({ ...a, id: 0 }).toEqual({ ...b, id: 0 });
-    expect(a.error.code).toBe(-32020);
-  });
+  it.each([
+    ['plain', UNKNOWN_TASK],
+    ['in the base64 form', `=?base64?${btoa('xyz')}?=`],
+  ])(
+    'an Mcp-Name (%s) that is not the task id with 400 and -32020, byte for byte as the SDK refuses it for tasks/get',
+    async (_form, header) => {
+      const taskId = await chattered(1);
+      const streamed = await stream(taskId, {}, { 'Mcp-Name': header });
+      const got = await taskMethod('tasks/get', taskId, {}, { 'Mcp-Name': header });
+      expect([streamed.status, got.status]).toEqual([400, 400]);
+      const [a, b] = [await answerOf(streamed), await answerOf(got)];
+      expect({ ...a, id: 0 }).toEqual({ ...b, id: 0 });
+      expect(a.error.code).toBe(-32020);
+    },
+  );
 
   it.each<[string, (taskId: string) => string | undefined]>([
     ['in the base64 form', (taskId) => `=?base64?${btoa(taskId)}?=`],
