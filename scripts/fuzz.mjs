@@ -3,13 +3,26 @@
 // Prints one line — requests, 5xx, leaks, sessions without initialize, broken sessions, seed —
 // and exits 1 if any count but the first is non-zero.
 //
-// Usage: node scripts/fuzz.mjs [--requests N] [--seed S] [--concurrency C] [--port P]
-//   (default 100,000 requests, a random seed, 8 sequences at a time, port 8823 or FUZZ_PORT)
+// Then the tasks/stream phase (scripts/task-follow-fuzz.mjs): generated `tasks/stream`
+// requests — random taskId (real, spoiled, never issued, any string, unicode, huge, not a
+// string, missing) and `after` (omitted, within a real timeline, its last event, past it,
+// negative, fractional, huge, strings, null, arrays, raw NaN/Infinity/01) — against real tasks
+// (ended, waiting in input_required, working) and unknown ones, each answer checked against what
+// it must be (-32602 for bad params, the unknown-task error tasks/get gives, the events right
+// after the cursor, events_gone never: nothing is dropped), every stream read for a bounded time.
+// It prints a second line — requests, 5xx, wrong answers, unknown-task errors unlike tasks/get,
+// events_gone, streams of ended tasks that did not end — and any of those non-zero exits 1.
+//
+// Usage: node scripts/fuzz.mjs [--requests N] [--task-requests T] [--seed S] [--concurrency C] [--port P]
+//   (default 100,000 requests then 5,000 generated tasks/stream requests — plus, beside each
+//   aimed at an unknown task, the tasks/get it is compared with —, a random seed, 8 sequences at
+//   a time, port 8823 or FUZZ_PORT; --requests 0 runs only the tasks/stream phase,
+//   --task-requests 0 none of it)
 // A run replays with the seed it printed, up to the interleaving of its concurrent sequences;
 // every violation is printed with its whole request, which is the reproduction.
 // Bounded: an SSE answer is read for at most 2 s and any other within 10 s, and an answer whose
 // headers take 30 s is a failure; the witnesses are checked every ~5,000 requests and at the end.
-// About 8–9 minutes for 100,000 on 2 cores.
+// About 8–9 minutes for 100,000 on 2 cores, then about a minute for the tasks/stream phase.
 import { parseArgs } from 'node:util';
 import http from 'node:http';
 import { Readable } from 'node:stream';
@@ -19,10 +32,12 @@ import { sequenceArb } from '../test/fuzz/fuzz-actions.ts';
 import { CLIENT_REFUSAL, LEGACY_VERSIONS, summary } from '../test/fuzz/fuzz-types.ts';
 import { checkWitness, openWitness } from '../test/fuzz/fuzz-witness.ts';
 import { FuzzWorld } from '../test/fuzz/fuzz-world.ts';
+import { fuzzTaskStreams } from './task-follow-fuzz.mjs';
 
 const { values } = parseArgs({
   options: {
     requests: { type: 'string', default: '100000' },
+    'task-requests': { type: 'string', default: '5000' },
     seed: { type: 'string' },
     concurrency: { type: 'string', default: '8' },
     port: { type: 'string', default: process.env.FUZZ_PORT ?? '8823' },
@@ -31,8 +46,16 @@ const { values } = parseArgs({
 const total = Number(values.requests);
 const seed = values.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(values.seed);
 const concurrency = Number(values.concurrency);
-if (!Number.isSafeInteger(total) || total < 1 || !Number.isSafeInteger(seed) || !(concurrency >= 1)) {
-  console.error('usage: node scripts/fuzz.mjs [--requests N] [--seed S] [--concurrency C] [--port P]');
+const taskRequests = Number(values['task-requests']);
+if (
+  !Number.isSafeInteger(total) ||
+  total < 0 ||
+  !Number.isSafeInteger(taskRequests) ||
+  taskRequests < 0 ||
+  !Number.isSafeInteger(seed) ||
+  !(concurrency >= 1)
+) {
+  console.error('usage: node scripts/fuzz.mjs [--requests N] [--task-requests T] [--seed S] [--concurrency C] [--port P]');
   process.exit(2);
 }
 // What `npm run conformance` sets: no metrics, no network lookups, no banner, no config in $HOME.
@@ -136,6 +159,7 @@ for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => process.exi
 
 const started = Date.now();
 let line;
+let taskLine;
 let failed = false;
 await withDevServer(Number(values.port), async (url) => {
   const origin = new URL(url).origin;
@@ -213,8 +237,14 @@ await withDevServer(Number(values.port), async (url) => {
     console.error([...world.refusals].sort((a, b) => b[1] - a[1]).slice(0, 60));
   }
   if (t.skipped > 0) console.error(`(${t.skipped} generated requests the client would not send, skipped)`);
+  if (taskRequests > 0) {
+    const tasks = await fuzzTaskStreams(url, { requests: taskRequests, seed });
+    taskLine = tasks.line;
+    if (tasks.failed) failed = true;
+  }
 });
 agent.destroy();
 console.log(line);
+if (taskLine !== undefined) console.log(taskLine);
 console.error(`(${((Date.now() - started) / 1000).toFixed(1)} s, wrangler dev's start included)`);
 process.exit(failed ? 1 : 0);

@@ -2,10 +2,17 @@
 // killed with SIGKILL mid-call and started again on the same state, `--kills` times (default
 // 20). Each time, a call is running in one of several sessions; after the restart its stream is
 // resumed from the last event the client saw, and must replay gap-free up to an explicit
-// `request_interrupted` error in a new epoch; every other session must keep working. Loopback
-// only; every wait bounded. Prints
-//   restarts: <K> kills, <I> interruptions reported, <G> gaps, <B> broken sessions
-// and exits 1 unless every kill was reported as an interruption and nothing else went wrong.
+// `request_interrupted` error in a new epoch; every other session must keep working. Then
+// `--task-kills` times (default 3) it is killed mid-`tasks/stream` (scripts/task-follow-restarts.mjs):
+// a long task's event stream, resumed after the restart with `after` = the last seq seen, must
+// replay every stored event after it, gap-free and each once, then the terminal `failed` status
+// event (`task_interrupted`) and the stream's result; never `completed`, never a re-run's events,
+// and a full replay from seq 0 the same. Loopback only; every wait bounded. Prints
+//   restarts: <K> kills, <I> interruptions reported, <G> gaps, <B> broken sessions; <T> task stream kills,
+//     <TI> task interruptions reported, <TG> task gaps, <TR> repeated events, <TX> re-runs, <TD> replay differences
+// (one line) and exits 1 unless every kill was reported as an interruption and nothing else went
+// wrong. `--kills 0 --task-kills 3` runs only the task part. ~90 s with the defaults on 2
+// cores (a kill ~3 s, a task kill ~6 s: the restart, the streams and a 1 s re-run check).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,9 +21,17 @@ import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { killGroup, waitUntilReady } from './dev-server.mjs';
 import { JSON_HEADERS, openRawSession, readEvents } from './raw-session.mjs';
+import { killMidTaskStream } from './task-follow-restarts.mjs';
 
-const { values } = parseArgs({ options: { kills: { type: 'string', default: '20' }, sessions: { type: 'string', default: '4' } } });
+const { values } = parseArgs({
+  options: {
+    kills: { type: 'string', default: '20' },
+    sessions: { type: 'string', default: '4' },
+    'task-kills': { type: 'string', default: '3' },
+  },
+});
 const kills = Number(values.kills);
+const taskKills = Number(values['task-kills']);
 const sessionCount = Number(values.sessions);
 const port = Number(process.env.RESTARTS_PORT ?? 8801);
 const url = `http://localhost:${port}/mcp`;
@@ -69,6 +84,7 @@ let interruptions = 0;
 let gaps = 0;
 let broken = 0;
 let failures = 0;
+const task = { interrupted: 0, gaps: 0, repeats: 0, reruns: 0, differences: 0, failures: 0 };
 try {
   dev = await start();
   const sessions = [];
@@ -113,6 +129,15 @@ try {
       `kill ${kill_}: resumed after ${cursor}: ${rest.length} events, ${reported ? 'request_interrupted' : `NOT reported (${resumed.status})`}`,
     );
   }
+  for (let kill_ = 1; kill_ <= taskKills; kill_++) {
+    const { figures, line } = await killMidTaskStream(url, kill_, async () => {
+      await killGroup(dev);
+      dev = await start();
+    });
+    for (const [name, value] of Object.entries(figures)) task[name] += value;
+    for (const other of sessions) if (!(await ping(other))) broken++;
+    console.log(line);
+  }
 } catch (error) {
   console.error(String(error?.stack ?? error));
   failures++;
@@ -120,5 +145,10 @@ try {
   if (dev !== undefined) await killGroup(dev).catch(() => {});
   rmSync(state, { recursive: true, force: true });
 }
-console.log(`restarts: ${kills} kills, ${interruptions} interruptions reported, ${gaps} gaps, ${broken} broken sessions`);
-process.exit(failures === 0 && gaps === 0 && broken === 0 && interruptions === kills ? 0 : 1);
+console.log(
+  `restarts: ${kills} kills, ${interruptions} interruptions reported, ${gaps} gaps, ${broken} broken sessions; ` +
+    `${taskKills} task stream kills, ${task.interrupted} task interruptions reported, ${task.gaps} task gaps, ` +
+    `${task.repeats} repeated events, ${task.reruns} re-runs, ${task.differences} replay differences`,
+);
+const tasksOk = task.interrupted === taskKills && task.gaps + task.repeats + task.reruns + task.differences + task.failures === 0;
+process.exit(failures === 0 && gaps === 0 && broken === 0 && interruptions === kills && tasksOk ? 0 : 1);

@@ -1,21 +1,40 @@
 // Soak: N calls of `countdown` and `tally` through the fault proxy (scripts/fault-proxy.mjs)
-// against `wrangler dev` (the fixture server), on loopback, bounded in count and time, seeded.
-// For each cut profile it counts, per client (the fork-safe transport and the official
-// StreamableHTTPClientTransport):
+// against `wrangler dev` (the fixture server), on loopback, bounded in count and time, seeded;
+// then N tasks followed through it (the `tasks` client, below). For each cut profile it counts,
+// per session client (the fork-safe transport and the official StreamableHTTPClientTransport):
 //   lost                  calls that never got their result
 //   duplicate executions  tally increments beyond the calls made (read from the server's counter)
 //   gaps, duplicate events  countdown progress steps missing, or delivered twice
 // and prints one line per run:
 //   soak: <N> calls, <lost> lost, <dup> duplicate executions, <gaps> gaps, <dupev> duplicate events
-// Exits 1 if the fork-safe client's figures are not all zero (the official client's are shown
+// Exits 1 if the fork-safe or tasks client's figures are not all zero (the official client's are shown
 // for comparison). Options: --calls N (default 200), --concurrency C (20), --sessions S (10),
-// --profiles bytes,first,half-open,reset (default all), --clients forksafe,official, --seed N,
-// --rate 0.3, --handshakes (fault the `initialize` responses too; by default they are spared).
+// --profiles bytes,first,half-open,reset (default all), --clients forksafe,official,tasks
+// (default all three), --seed N, --rate 0.3, --handshakes (fault the `initialize` responses
+// too; by default they are spared).
+//
+// The `tasks` client (scripts/task-soak.mjs): --tasks N (default 1,000) `chatter` tasks of
+// --task-steps S (5) steps, --task-interval-ms (100) apart, on the 2026-07-28 endpoint, created
+// straight at the server (never faulted) and each followed with `followTask` (dist/client)
+// through the fault proxy, --concurrency at a time; every request of a follow is faulted alike
+// (it has no session id, so there is no handshake to spare). One line per profile:
+//   soak: <N> tasks, <lost> lost, <gaps> gaps, <dupev> duplicate events, <order> out of order, <wrong> wrong events
+// with, in brackets, how many tasks/stream requests were resumptions and how many of those
+// resumed mid-stream (`after` before the terminal event). Exit 1 unless all five are 0.
+// The interval is 100 ms, not less, so that the cuts land mid-stream: the proxy cuts within an
+// answer's first 2 KiB, and a chunk it cuts is lost whole (headers too, if it is the first);
+// the first chunk is the backlog at the stream's opening, one event at 100 ms apart, but most
+// of a 5-step task's 4.7 KB at 5 ms, where nearly every cut would come before the first event.
+// (`first` cuts before the first event, so its resumptions all start over: 0 mid-stream.) The
+// `tasks/get` answers are JSON, never faulted: every fault lands on a tasks/stream response.
+// `--clients tasks` runs only the tasks client (~35 s a profile for 1,000 tasks on 2 cores);
+// the default run, all three clients, takes ~4 minutes (~75 s without the tasks client).
 import { parseArgs } from 'node:util';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { ForkSafeTransport } from '../dist/client/index.js';
 import { withDevServer } from './dev-server.mjs';
 import { startFaultProxy } from './fault-proxy.mjs';
+import { soakTasks } from './task-soak.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -23,10 +42,13 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '20' },
     sessions: { type: 'string', default: '10' },
     profiles: { type: 'string', default: 'bytes,first,half-open,reset' },
-    clients: { type: 'string', default: 'forksafe,official' },
+    clients: { type: 'string', default: 'forksafe,official,tasks' },
     seed: { type: 'string', default: '1' },
     rate: { type: 'string', default: '0.3' },
     handshakes: { type: 'boolean', default: false },
+    tasks: { type: 'string', default: '1000' },
+    'task-steps': { type: 'string', default: '5' },
+    'task-interval-ms': { type: 'string', default: '100' },
   },
 });
 const calls = Number(values.calls);
@@ -145,8 +167,18 @@ process.on('unhandledRejection', (reason) => {
 await withDevServer(port, async (direct) => {
   for (const profile of values.profiles.split(',')) {
     for (const kind of values.clients.split(',')) {
-      const figures = await soak(direct, profile, kind);
-      if (kind === 'forksafe' && Object.values(figures).some((value) => value !== 0)) failed = true;
+      const figures =
+        kind === 'tasks'
+          ? await soakTasks(direct, profile, {
+              tasks: Number(values.tasks),
+              concurrency,
+              steps: Number(values['task-steps']),
+              intervalMs: Number(values['task-interval-ms']),
+              rate,
+              seed,
+            })
+          : await soak(direct, profile, kind);
+      if ((kind === 'forksafe' || kind === 'tasks') && Object.values(figures).some((value) => value !== 0)) failed = true;
     }
   }
 });
