@@ -271,8 +271,12 @@ export abstract class McpTaskObject<E extends ConfigVars = ConfigVars> extends D
    */
   #append(body: TaskEventBody | undefined): void {
     if (body === undefined) return;
-    const task = this.#read();
+    // The stored task, not #read()'s: its status is what matters here, not its latest line.
+    const task = this.#store?.read();
     if (task?.status !== 'working') return;
+    // Listen watches hear of a new statusMessage; without one, nothing more is read here.
+    const watchers = this.ctx.getWebSockets(WATCH);
+    const before = watchers.length === 0 ? undefined : this.#read()!.statusMessage;
     const stored = boundedEvent(body, this.#config.taskMaxEventBytes);
     let seq: number;
     try {
@@ -282,10 +286,9 @@ export abstract class McpTaskObject<E extends ConfigVars = ConfigVars> extends D
       throw error;
     }
     this.#streams.deliver(task, { seq, ...stored });
-    const watchers = this.ctx.getWebSockets(WATCH);
     if (watchers.length === 0) return;
     const now = this.#read()!;
-    if (now.statusMessage !== task.statusMessage) for (const socket of watchers) this.#tell(socket, now);
+    if (now.statusMessage !== before) for (const socket of watchers) this.#tell(socket, now);
   }
 
   /**

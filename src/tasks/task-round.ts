@@ -85,7 +85,13 @@ async function readAnswer(response: Response, onNotification: RoundOptions['onNo
   const parser = new SseParser();
   const text = new TextDecoder();
   let answer: Answer | undefined;
-  for await (const chunk of response.body) {
+  // A reader's read() loop, not `for await`: under workerd the stream's async iterator costs
+  // ~15 µs more a chunk, and the SDK's answer is one chunk per notification (measured: 5,000
+  // chunks in 80–95 ms against 10–26 ms).
+  const reader = response.body.getReader();
+  for (;;) {
+    const { done, value: chunk } = await reader.read();
+    if (done) break;
     for (const { data } of parser.push(text.decode(chunk, { stream: true }))) {
       if (data === undefined) continue;
       const message = parse(data) as (Answer & { method?: string; params?: Record<string, unknown> }) | undefined;

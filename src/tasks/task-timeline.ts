@@ -54,6 +54,8 @@ export class TaskTimeline {
   #stored: { low: number; high: number } | null | undefined;
   /** The newest line, unless a status change came after it (null), read once, then kept here. */
   #line: StatusLine | null | undefined;
+  /** The newest standing event appended by this instance, its line not worked out until asked for (`statusLine`). */
+  #lineSource: { readonly type: string; readonly payloadJson: string; readonly at: number } | undefined;
 
   constructor(sql: SqlStorage, { maxEvents }: { readonly maxEvents: number }) {
     if (!Number.isSafeInteger(maxEvents) || maxEvents < 1) throw new RangeError('maxEvents must be a positive integer');
@@ -74,7 +76,9 @@ export class TaskTimeline {
     const { type, payloadJson } = 'payloadJson' in event ? event : encodeBody(event);
     this.#sql.exec(`INSERT INTO task_events (seq, type, payload, at) VALUES (?, ?, ?, ?)`, seq, type, payloadJson, at);
     if (STANDING.includes(type as (typeof STANDING)[number])) {
-      this.#line = lineOf({ type, payload: 'payload' in event ? event.payload : (JSON.parse(payloadJson) as Record<string, unknown>) }, at);
+      // Worked out when tasks/get asks, not per event: most progress is never read that way.
+      this.#lineSource = { type, payloadJson, at };
+      this.#line = undefined;
     }
     const low = stored?.low ?? seq;
     if (seq - low + 1 > this.#maxEvents) {
@@ -101,7 +105,10 @@ export class TaskTimeline {
    * `statusMessage` from here, so a progress event costs one row (its own), not two.
    */
   statusLine(): StatusLine | undefined {
-    if (this.#line === undefined) {
+    if (this.#line === undefined && this.#lineSource !== undefined) {
+      const { type, payloadJson, at } = this.#lineSource;
+      this.#line = lineOf({ type, payload: JSON.parse(payloadJson) as Record<string, unknown> }, at);
+    } else if (this.#line === undefined) {
       const row =
         this.#range() === null
           ? undefined
@@ -161,6 +168,7 @@ export class TaskTimeline {
   forget(): void {
     this.#stored = undefined;
     this.#line = undefined;
+    this.#lineSource = undefined;
   }
 
   #range(): { low: number; high: number } | null {
