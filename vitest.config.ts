@@ -80,8 +80,9 @@ export default defineConfig({
         test: { ...shared, name: 'oauth', include: ['test/oauth/**/*.test.ts'] },
       },
       {
-        // A small connection buffer, so a slow client's connection falls behind and reads the log.
-        plugins: [worker({ CONNECTION_BUFFER_BYTES: '8192' })],
+        // A small connection buffer, so a slow client's connection falls behind and reads the
+        // log; and the listen bus over three shards.
+        plugins: [worker({ CONNECTION_BUFFER_BYTES: '8192', BUS_SHARDS: '3' })],
         test: { ...shared, name: 'buffered', include: ['test/buffered/**/*.test.ts'] },
       },
     ],

@@ -50,6 +50,8 @@ export interface TransportConfig {
   readonly taskMaxEvents: number;
   /** The largest event payload a task stores, as JSON; a larger one is stored as a note of its size. */
   readonly taskMaxEventBytes: number;
+  /** Bus objects `subscriptions/listen` streams are spread over (stateless/event-bus.ts); every publish reaches each. */
+  readonly busShards: number;
   /** How requests are authorized (auth/auth-config.ts). */
   readonly auth: AuthConfig;
   /** The prefix an IPv6 client's requests count against in the rate limit (core/client-address.ts). */
@@ -80,6 +82,7 @@ export interface ConfigVars extends AuthVars {
   readonly TASK_POLL_INTERVAL_MS?: string;
   readonly TASK_MAX_EVENTS?: string;
   readonly TASK_MAX_EVENT_BYTES?: string;
+  readonly BUS_SHARDS?: string;
   /** Secrets (`wrangler secret put`): the MRTR requestState key, and the one it replaces during a rotation. */
   readonly REQUEST_STATE_KEY?: string;
   readonly REQUEST_STATE_KEY_PREVIOUS?: string;
@@ -110,6 +113,9 @@ function positiveInteger(name: string, text: string | undefined, fallback: numbe
   if (value === 0) throw new Error(`configuration: ${name} must be positive`);
   return value;
 }
+
+/** The most bus shards: a publish fans out to every one of them. */
+export const MAX_BUS_SHARDS = 64;
 
 function atMost(name: string, value: number, limit: number): number {
   if (value > limit) throw new Error(`configuration: ${name} must be at most ${limit}, got ${value}`);
@@ -161,6 +167,8 @@ export function readConfig(vars: ConfigVars): TransportConfig {
       positiveInteger('TASK_MAX_EVENT_BYTES', vars.TASK_MAX_EVENT_BYTES, 64 * 1024),
       1024 * 1024,
     ),
+    // Each publish is one request to every shard: the count trades publish cost for listeners per object.
+    busShards: atMost('BUS_SHARDS', positiveInteger('BUS_SHARDS', vars.BUS_SHARDS, 1), MAX_BUS_SHARDS),
     auth: readAuthConfig(vars),
     rateLimitIpv6Prefix: readIpv6Prefix(vars.RATE_LIMIT_IPV6_PREFIX),
   };

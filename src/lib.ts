@@ -8,6 +8,7 @@
 export { createMcpWorker, type McpWorkerOptions, type SessionNamespace } from './edge/worker.ts';
 export type { ModernContext, ModernServerFactory } from './stateless/modern-endpoint.ts';
 export { McpEventBus } from './stateless/bus-object.ts';
+export { busShardName, busShardSockets } from './stateless/event-bus.ts';
 export type { RequestStateSeal } from './stateless/request-state.ts';
 export { McpTaskObject } from './tasks/task-object.ts';
 export { emitTaskEvent, runTask, type RunTaskOptions, type ToolOutcome } from './tasks/run-task.ts';

@@ -65,6 +65,8 @@ export const BUS_ROUTES = {
   subscribe: '/subscribe',
   /** POST one event, sent on to every subscribed isolate. */
   publish: '/publish',
+  /** GET how many listen streams the shard holds: `{sockets}`. */
+  sockets: '/sockets',
 } as const;
 
 /** Paths of requests the Worker sends a task's object (src/tasks/task-object.ts), each a POST of JSON. */

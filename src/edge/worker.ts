@@ -24,7 +24,7 @@ import {
 import { eraOfHeader } from '../core/era.ts';
 import { newSessionId } from '../core/session-id.ts';
 import { checkHandshakeParams } from '../session/handshake-params.ts';
-import { DurableEventBus, requestScope } from '../stateless/event-bus.ts';
+import { busShardName, DurableEventBus, requestScope } from '../stateless/event-bus.ts';
 import { createModernEndpoint, type ModernServerFactory } from '../stateless/modern-endpoint.ts';
 import { EdgeTasks, serveTasksInScope } from '../tasks/edge-tasks.ts';
 import { taskScope } from '../tasks/run-task.ts';
@@ -182,7 +182,7 @@ export function createMcpWorker<E extends ConfigVars>({
       edge.modern ??= createModernEndpoint(modern, c.env, {
         maxBodyBytes,
         heartbeatMs,
-        bus: busOf(c.env),
+        bus: busOf(c.env, c.get('config').busShards),
         ...(tasks !== undefined && { decorate: serveTasksInScope }),
       });
       const endpoint = edge.modern;
@@ -275,10 +275,10 @@ export function createMcpWorker<E extends ConfigVars>({
   }
 
   /** The event bus of an environment, if the Worker was given the bus object's namespace. */
-  function busOf(env: E): DurableEventBus | undefined {
+  function busOf(env: E, shards: number): DurableEventBus | undefined {
     if (bus === undefined) return undefined;
     const namespace = bus(env);
-    return new DurableEventBus(() => namespace.get(namespace.idFromName('bus')));
+    return new DurableEventBus((index) => namespace.get(namespace.idFromName(busShardName(index))), shards);
   }
 
   /** What the embedded authorization server (AUTH=oauth) found the request's token to stand for. */

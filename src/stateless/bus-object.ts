@@ -1,9 +1,9 @@
 /**
  * The Durable Object that carries `subscriptions/listen` events between isolates
- * (event-bus.ts). One per deployment (`idFromName('bus')`). It keeps nothing but the sockets
- * of the isolates that have listeners, accepted with the Hibernation API: between events it
- * runs nothing and may be evicted, sockets open. A published event goes to every socket, in
- * the order the object receives them.
+ * (event-bus.ts): one per bus shard (`bus`, `bus:1`, …: `BUS_SHARDS`). It keeps nothing but
+ * the sockets of the listen streams dealt to it, accepted with the Hibernation API: between
+ * events it runs nothing and may be evicted, sockets open. A published event goes to every
+ * socket, in the order the object receives them.
  */
 import { DurableObject } from 'cloudflare:workers';
 import { BUS_ROUTES } from '../core/wire.ts';
@@ -31,6 +31,7 @@ export class McpEventBus extends DurableObject {
       }
       return new Response(null, { status: 204 });
     }
+    if (route === BUS_ROUTES.sockets && request.method === 'GET') return Response.json({ sockets: this.ctx.getWebSockets().length });
     return new Response(null, { status: 404 });
   }
 

@@ -22,6 +22,7 @@ describe('readConfig defaults', () => {
       taskPollIntervalMs: 1_000,
       taskMaxEvents: 10_000,
       taskMaxEventBytes: 65_536,
+      busShards: 1,
       auth: { mode: 'none' },
       rateLimitIpv6Prefix: 64,
     });
@@ -40,6 +41,7 @@ describe('readConfig defaults', () => {
     { key: 'TASK_POLL_INTERVAL_MS', value: '250', field: 'taskPollIntervalMs', expected: 250 },
     { key: 'TASK_MAX_EVENTS', value: '100', field: 'taskMaxEvents', expected: 100 },
     { key: 'TASK_MAX_EVENT_BYTES', value: '2048', field: 'taskMaxEventBytes', expected: 2_048 },
+    { key: 'BUS_SHARDS', value: '8', field: 'busShards', expected: 8 },
   ] as const)('reads $key=$value', ({ key, value, field, expected }) => {
     expect(readConfig({ [key]: value })[field]).toBe(expected);
   });
@@ -55,6 +57,7 @@ describe('readConfig defaults', () => {
     'TASK_POLL_INTERVAL_MS',
     'TASK_MAX_EVENTS',
     'TASK_MAX_EVENT_BYTES',
+    'BUS_SHARDS',
   ] as const)('refuses %s = 0', (key) => {
     expect(() => readConfig({ [key]: '0' })).toThrow(`configuration: ${key} must be positive`);
   });
@@ -62,6 +65,11 @@ describe('readConfig defaults', () => {
   it('refuses MAX_SESSION_REQUESTS beyond the stream numbers a session has (8,388,607)', () => {
     expect(readConfig({ MAX_SESSION_REQUESTS: '8388607' }).maxSessionRequests).toBe(8_388_607);
     expect(() => readConfig({ MAX_SESSION_REQUESTS: '8388608' })).toThrow('configuration: MAX_SESSION_REQUESTS must be at most 8388607');
+  });
+
+  it('refuses BUS_SHARDS beyond 64: every publish is a request to each shard', () => {
+    expect(readConfig({ BUS_SHARDS: '64' }).busShards).toBe(64);
+    expect(() => readConfig({ BUS_SHARDS: '65' })).toThrow('configuration: BUS_SHARDS must be at most 64');
   });
 
   it('refuses TASK_MAX_EVENT_BYTES beyond 1 MiB (an event is one row; a task object holds its events)', () => {

@@ -5,6 +5,8 @@
  */
 import { McpServer } from '@modelcontextprotocol/server';
 import {
+  busShardName,
+  busShardSockets,
   createMcpWorker,
   McpSessionObject,
   McpTaskObject,
@@ -12,6 +14,7 @@ import {
   type ModernContext,
   type SessionContext,
 } from '../../src/lib.ts';
+import { readConfig } from '../../src/config.ts';
 import { conformanceCapabilities, registerConformanceFixtures } from './conformance-fixtures.ts';
 import { registerDemoTools, registerStatelessTools } from './demo-tools.ts';
 import { registerModernConformanceFixtures } from './modern-fixtures.ts';
@@ -58,10 +61,21 @@ export class FixtureTasks extends McpTaskObject<Env> {
 
 export { McpEventBus } from '../../src/lib.ts';
 
-export default createMcpWorker<Env>({
+const worker = createMcpWorker<Env>({
   sessions: (env) => env.MCP_SESSION,
   modern: modernServer,
   bus: (env) => env.MCP_BUS,
   tasks: (env) => env.MCP_TASKS,
   rateLimit: (env) => env.MCP_RATE_LIMIT,
-}) satisfies ExportedHandler<Env>;
+});
+
+export default {
+  fetch(request, env, ctx) {
+    // The listen streams each bus shard holds, for scripts/bus-fanout.mjs (a user's Worker has no such route).
+    if (new URL(request.url).pathname === '/_fixture/bus-sockets') {
+      const shard = (index: number) => env.MCP_BUS.get(env.MCP_BUS.idFromName(busShardName(index)));
+      return busShardSockets(shard, readConfig(env).busShards).then((sockets) => Response.json({ sockets }));
+    }
+    return worker.fetch(request, env, ctx);
+  },
+} satisfies ExportedHandler<Env>;
