@@ -1,7 +1,8 @@
 // Starts `wrangler dev` on loopback for a bounded time, hands its URL to a callback, and
 // always stops it (the whole process group) afterwards. By default it serves the library's
 // fixture server (test/fixture-server): the demo tools and the conformance suite's fixtures;
-// `config` names another wrangler config (the example's, for the client matrix).
+// `config` names another wrangler config (the example's, for the client matrix); `args` are
+// more of wrangler dev's arguments (`--var NAME:value`).
 import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -9,12 +10,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 const READY_TIMEOUT_MS = 90_000;
 const FIXTURE_CONFIG = 'test/fixture-server/wrangler.toml';
 
-export async function withDevServer(port, callback, { config = FIXTURE_CONFIG } = {}) {
+export async function withDevServer(port, callback, { config = FIXTURE_CONFIG, args = [] } = {}) {
   const url = `http://localhost:${port}/mcp`;
   // Another server on the port would answer in this one's place.
   if (await portInUse(port)) throw new Error(`port ${port} is in use: set the script's port variable`);
   const log = [];
-  const dev = spawn('npx', ['wrangler', 'dev', '-c', config, '--ip', '127.0.0.1', '--port', String(port)], {
+  const dev = spawn('npx', ['wrangler', 'dev', '-c', config, '--ip', '127.0.0.1', '--port', String(port), ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
