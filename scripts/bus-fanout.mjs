@@ -107,7 +107,9 @@ const result = await withDevServer(
     for (let i = 0; i < listeners && Date.now() - started < WAIT_MS; i += 100) {
       streams.push(...(await Promise.all(Array.from({ length: Math.min(100, listeners - i) }, () => listen(url)))));
       const sockets = await shardSockets(base);
-      console.error(`  ${streams.length} opened, ${streams.filter((s) => s.acknowledged).length} acknowledged, sockets ${sockets.join(' ')}`);
+      console.error(
+        `  ${streams.length} opened, ${streams.filter((s) => s.acknowledged).length} acknowledged, sockets ${sockets.join(' ')}`,
+      );
     }
     let sockets = await shardSockets(base);
     while (sockets.reduce((a, b) => a + b, 0) < listeners && Date.now() - started < WAIT_MS) {
