@@ -130,7 +130,17 @@ function oneOf<const T extends string>(name: string, text: string | undefined, a
   return value as T;
 }
 
-export function readConfig(vars: ConfigVars): TransportConfig {
+/**
+ * What a Worker's `Env` must be for its vars to be read: any type whose keys that name
+ * configuration variables hold strings — an `Env` with bindings only, and no `[vars]` at all,
+ * included (every variable has a default). A constraint on `E` itself, since `ConfigVars`
+ * alone (every key optional) would refuse a type that shares none of its keys (TS2559).
+ */
+export type ConfigEnv<E> = { readonly [K in keyof E & keyof ConfigVars]?: ConfigVars[K] };
+
+/** The configuration in `env`'s vars (an `Env` that satisfies ConfigEnv: its other keys are bindings). */
+export function readConfig(env: object): TransportConfig {
+  const vars: ConfigVars = env;
   if (vars.RETENTION_MS !== undefined) {
     throw new Error(
       'configuration: RETENTION_MS was removed (a session keeps its ended streams until it ends, within MAX_SESSION_EVENTS and MAX_SESSION_BYTES); remove it from [vars]',

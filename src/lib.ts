@@ -21,7 +21,7 @@ export type { OAuthOptions } from './auth/oauth-server.ts';
 // For a deployment's own consent page (AUTH=oauth): grant only the scopes the server supports.
 export { grantScopes, type ScopeGrant } from './auth/grant-scopes.ts';
 export { sessionServerOptions } from './session/server-options.ts';
-export type { ConfigVars, ResponseMode, TransportConfig } from './config.ts';
+export type { ConfigEnv, ConfigVars, ResponseMode, TransportConfig } from './config.ts';
 export type { LogEvent } from './core/log.ts';
 export { HEADERS, JsonRpcCode } from './core/wire.ts';
 export type { ErrorData, RefusalReason } from './core/errors.ts';

@@ -5,7 +5,7 @@
  */
 import { isLegacyRequest, type AuthInfo, type McpHttpHandler } from '@modelcontextprotocol/server';
 import { Hono, type Context } from 'hono';
-import { readConfig, type ConfigVars, type TransportConfig } from '../config.ts';
+import { readConfig, type ConfigEnv, type TransportConfig } from '../config.ts';
 import { asHttpError, errorResponse, httpErrors, McpHttpError } from '../core/errors.ts';
 import { isInitializeRequest, parseJsonRpcBody } from '../core/jsonrpc.ts';
 import { log } from '../core/log.ts';
@@ -95,7 +95,7 @@ type Env<E> = {
   Variables: { config: TransportConfig; edge: EdgeState<E>; principal: Principal; authInfo: AuthInfo | undefined };
 };
 
-export function createMcpWorker<E extends ConfigVars>({
+export function createMcpWorker<E extends ConfigEnv<E>>({
   sessions,
   path = '/mcp',
   modern,

@@ -18,7 +18,7 @@
  */
 import { DurableObject } from 'cloudflare:workers';
 import type { JSONRPCMessage, McpServer } from '@modelcontextprotocol/server';
-import { readConfig, type ConfigVars, type TransportConfig } from '../config.ts';
+import { readConfig, type ConfigEnv, type ConfigVars, type TransportConfig } from '../config.ts';
 import { asHttpError, errorResponse, httpErrors, McpHttpError } from '../core/errors.ts';
 import {
   idKey,
@@ -48,7 +48,7 @@ import { ANONYMOUS, principalOf, type Principal } from '../auth/principal.ts';
 import { refuseUnstorable } from './message-size.ts';
 import { SessionStreams } from './session-streams.ts';
 
-export abstract class McpSessionObject<Env extends ConfigVars = ConfigVars> extends DurableObject<Env> {
+export abstract class McpSessionObject<Env extends ConfigEnv<Env> = ConfigVars> extends DurableObject<Env> {
   /** Builds the McpServer for a session. Construct it with `sessionServerOptions(...)`. */
   protected abstract createServer(context: SessionContext): McpServer;
 

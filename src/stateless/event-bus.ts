@@ -17,6 +17,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ServerEvent, ServerEventBus } from '@modelcontextprotocol/server';
 import { log } from '../core/log.ts';
+import type { Scope } from '../core/scope.ts';
 import { BUS_ROUTES } from '../core/wire.ts';
 
 /** Shard `index` of the bus, addressed anew in each request that uses it (a stub is an I/O object of its request). */
@@ -32,7 +33,7 @@ export function busShardName(index: number): string {
 }
 
 /** The current request's `waitUntil`, so that a publish outlives the response that follows it. */
-export const requestScope = new AsyncLocalStorage<{ waitUntil(promise: Promise<unknown>): void }>();
+export const requestScope: Scope<{ waitUntil(promise: Promise<unknown>): void }> = new AsyncLocalStorage();
 
 export class DurableEventBus implements ServerEventBus {
   readonly #object: BusObject;

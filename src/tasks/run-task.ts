@@ -14,6 +14,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { ProtocolError, type CallToolResult, type InputRequiredResult } from '@modelcontextprotocol/server';
+import type { Scope } from '../core/scope.ts';
 import type { TaskError } from '../core/task.ts';
 import { TOOL_EVENT_METHOD, toolEventProblem } from '../core/task-events.ts';
 import type { TaskDirectory } from './task-directory.ts';
@@ -39,7 +40,7 @@ export type TaskScope =
       fail(error: TaskError): void;
     };
 
-export const taskScope = new AsyncLocalStorage<TaskScope>();
+export const taskScope: Scope<TaskScope> = new AsyncLocalStorage<TaskScope>();
 
 export interface RunTaskOptions {
   /** The tool only runs as a task: a client that did not declare the extension is refused with -32021. */

@@ -44,7 +44,7 @@ import {
 } from '../core/task.ts';
 import { TASK_ROUTES } from '../core/wire.ts';
 import { createModernEndpoint, type ModernContext } from '../stateless/modern-endpoint.ts';
-import { readConfig, type ConfigVars, type TransportConfig } from '../config.ts';
+import { readConfig, type ConfigEnv, type ConfigVars, type TransportConfig } from '../config.ts';
 import { runRound, type RoundOptions } from './task-round.ts';
 import { TaskStore, type TaskCall } from './task-store.ts';
 import { TaskStreams, type StreamOpening, type TaskState } from './task-streams.ts';
@@ -65,7 +65,7 @@ const WATCH = 'watch';
 const json = (value: unknown, status = 200) => Response.json(value, { status });
 const UNKNOWN = () => new Response(null, { status: 404 });
 
-export abstract class McpTaskObject<E extends ConfigVars = ConfigVars> extends DurableObject<E> {
+export abstract class McpTaskObject<E extends ConfigEnv<E> = ConfigVars> extends DurableObject<E> {
   /** Builds the McpServer a round of the task runs in: register the same tools as the `modern` factory. */
   protected abstract createServer(context: ModernContext): McpServer | Promise<McpServer>;
 
