@@ -1,6 +1,6 @@
 /**
  * The authorization server's refusals, as OAuth error responses (RFC 6749 §5.2: a JSON object
- * with `error` and `error_description`; RFC 7591 §3.2.2 for registration): what an OAuth client
+ * with `error` and `error_description`; RFC 7591 §3.2.2 for registration, RFC 7592 for reading it): what an OAuth client
  * reads on these paths, where the endpoint's refusals are JSON-RPC (core/errors.ts). Every
  * refusal on them reaches the wire through {@link oauthErrorResponse}; what the shared checks
  * throw (`McpHttpError`: Host, Origin, body size, rate limit) keeps its status and headers.
@@ -20,7 +20,9 @@ export type OAuthErrorCode =
   | 'access_denied'
   | 'server_error'
   | 'temporarily_unavailable'
-  | 'invalid_client_metadata';
+  | 'invalid_client_metadata'
+  /** RFC 6750 §3.1: a registration access token (RFC 7592) that is missing, wrong, or of a client gone. */
+  | 'invalid_token';
 
 export class OAuthHttpError extends Error {
   override readonly name = 'OAuthHttpError';

@@ -15,6 +15,7 @@ import { log } from '../core/log.ts';
 import { checkHostAndOrigin } from '../core/request-checks.ts';
 import type { AuthConfig } from './auth-config.ts';
 import { clientMetadataViolation } from './client-metadata-limits.ts';
+import { readRegistration, withRegistrationAccess, type RegistrationStore } from './client-registration.ts';
 import { consentPage } from './consent-page.ts';
 import { asOAuthError, OAuthHttpError, oauthErrorResponse } from './oauth-errors.ts';
 import { AUTHORIZE_PATH, passWalls, REGISTER_PATH, TOKEN_PATH } from './oauth-walls.ts';
@@ -88,7 +89,11 @@ export function oauthFront<E>(app: FetchHandler<E>, path: string, options: OAuth
       // The provider answers the path-suffixed resource metadata, and 404 at the root form (RFC
       // 9728 allows both; clients try the suffixed one first): the Worker serves the root one.
       if (pathname === METADATA_ROOT) return await app.fetch(passed, env, ctx);
-      return await provider.fetch(passed, env as never, ctx);
+      const answer = await provider.fetch(passed, env as never, ctx);
+      // A registration is told where it lives and how to read it (client-registration.ts).
+      if (pathname === REGISTER_PATH && request.method === 'POST')
+        return await withRegistrationAccess(answer, issuerOf(auth), storeOf(env));
+      return answer;
     } catch (error) {
       if (!(error instanceof McpHttpError || error instanceof OAuthHttpError)) log({ msg: 'mcp.worker.error', error: String(error) });
       if (endpoint) return errorResponse(asHttpError(error));
@@ -105,7 +110,7 @@ function provider<E>(app: FetchHandler<E>, path: string, auth: OAuthConfig, opti
   // issuer is the one the resource metadata names (`authorization_servers`: MCP_RESOURCE's
   // origin), so the endpoints are given as URLs on that origin (RFC 8414 §3.3: the metadata's
   // `issuer` is the identifier the client looked it up with).
-  const issuer = new URL(auth.resource).origin;
+  const issuer = issuerOf(auth);
   return new OAuthProvider({
     apiRoute: path,
     apiHandler: app as never,
@@ -113,6 +118,11 @@ function provider<E>(app: FetchHandler<E>, path: string, auth: OAuthConfig, opti
       fetch: (request: Request, env: never, ctx: ExecutionContext) => {
         const { pathname } = new URL(request.url);
         if (pathname === AUTHORIZE_PATH) return authorize.fetch(request, env, ctx);
+        if (pathname.startsWith(`${REGISTER_PATH}/`)) {
+          const helpers = (env as { OAUTH_PROVIDER: OAuthHelpers }).OAUTH_PROVIDER;
+          const clientId = safeDecode(pathname.slice(REGISTER_PATH.length + 1));
+          return readRegistration(request, clientId, storeOf(env), (id) => helpers.lookupClient(id), issuer);
+        }
         return app.fetch(request, env, ctx);
       },
     } as never,
@@ -132,6 +142,21 @@ function provider<E>(app: FetchHandler<E>, path: string, auth: OAuthConfig, opti
       return violation === undefined ? undefined : { code: 'invalid_client_metadata', description: violation };
     },
   });
+}
+
+/** The issuer: the origin of the resource, which the resource metadata names (`authorization_servers`). */
+const issuerOf = (auth: OAuthConfig) => new URL(auth.resource).origin;
+
+/** The provider's KV namespace, where registration access tokens are kept too. */
+const storeOf = (env: unknown): RegistrationStore => (env as { OAUTH_KV: RegistrationStore }).OAUTH_KV;
+
+/** A path segment decoded; one that does not decode names no client (and reads as none). */
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return '';
+  }
 }
 
 /**

@@ -1,0 +1,129 @@
+/**
+ * RFC 7592 (Dynamic Client Registration Management), its read: a client registered with this
+ * server (RFC 7591) is told where its registration lives and given a token to read it with.
+ * RFC 7591 §3.2.1 makes `registration_client_uri` and `registration_access_token` optional, but
+ * hosted clients register and then give up on a server that omits them (Claude.ai's web
+ * connector: twentyhq/twenty#19858), so the registration answer carries both, and a GET of the
+ * URI with the token as a Bearer answers the registration as stored. Updating or deleting a
+ * registration (RFC 7592 §2.2, §2.3) is not offered: 405.
+ *
+ * The token is 256 random bits, kept only as its SHA-256 in the provider's KV namespace, under
+ * a key of its own (`registration:<client_id>`, beside the provider's `client:` keys).
+ */
+import type { ClientInfo } from '@cloudflare/workers-oauth-provider';
+import { OAuthHttpError, oauthErrorResponse } from './oauth-errors.ts';
+import { REGISTER_PATH } from './oauth-walls.ts';
+
+const KEY_PREFIX = 'registration:';
+
+/** What this needs of the KV namespace (`OAUTH_KV`). */
+export interface RegistrationStore {
+  get(key: string): Promise<string | null>;
+  put(key: string, value: string): Promise<void>;
+  delete(key: string): Promise<void>;
+}
+
+/** The registration URI of `clientId` on `issuer`. */
+export const registrationUri = (issuer: string, clientId: string) => `${issuer}${REGISTER_PATH}/${encodeURIComponent(clientId)}`;
+
+/**
+ * The provider's answer to a registration, with the client's `registration_client_uri` and a
+ * new `registration_access_token` (stored first: a token the client holds always reads). Any
+ * other answer (a refusal) passes as it is.
+ */
+export async function withRegistrationAccess(response: Response, issuer: string, store: RegistrationStore): Promise<Response> {
+  if (response.status !== 201) return response;
+  const registered = (await response.json()) as Record<string, unknown>;
+  const clientId = registered.client_id;
+  if (typeof clientId !== 'string') throw new Error('the provider registered a client without a client_id');
+  const token = base64url(crypto.getRandomValues(new Uint8Array(32)));
+  await store.put(`${KEY_PREFIX}${clientId}`, await sha256(token));
+  const headers = new Headers(response.headers);
+  headers.delete('Content-Length');
+  return new Response(
+    JSON.stringify({ ...registered, registration_client_uri: registrationUri(issuer, clientId), registration_access_token: token }),
+    { status: 201, headers },
+  );
+}
+
+/**
+ * A request to `REGISTER_PATH/<client_id>`: with GET and the client's registration access
+ * token, its registration (RFC 7592 §2.1); without the token, with another, or for a client
+ * gone, 401 `invalid_token` ("If the client does not exist on this server, the server MUST
+ * respond with HTTP 401 Unauthorized and the registration access token used to make this
+ * request SHOULD be immediately revoked").
+ */
+export async function readRegistration(
+  request: Request,
+  clientId: string,
+  store: RegistrationStore,
+  lookupClient: (clientId: string) => Promise<ClientInfo | null>,
+  issuer: string,
+): Promise<Response> {
+  if (request.method !== 'GET') {
+    return oauthErrorResponse(
+      new OAuthHttpError(405, 'invalid_request', 'A registration is read with GET; updating or deleting it is not offered', {
+        Allow: 'GET',
+      }),
+    );
+  }
+  const token = /^Bearer ([A-Za-z0-9_-]{1,128})$/.exec(request.headers.get('Authorization') ?? '')?.[1];
+  const key = `${KEY_PREFIX}${clientId}`;
+  const stored = token === undefined ? null : await store.get(key);
+  if (token === undefined || stored === null || !equalHex(await sha256(token), stored)) return invalidToken();
+  const client = await lookupClient(clientId);
+  if (client === null) {
+    await store.delete(key);
+    return invalidToken();
+  }
+  return Response.json(registrationOf(client, registrationUri(issuer, clientId)), { headers: { 'Cache-Control': 'no-store' } });
+}
+
+/** The registration as RFC 7591 §3.2.1 names its fields; never the secret (only its hash is kept). */
+function registrationOf(client: ClientInfo, uri: string): Record<string, unknown> {
+  const fields: Record<string, unknown> = {
+    client_id: client.clientId,
+    client_id_issued_at: client.registrationDate,
+    redirect_uris: client.redirectUris,
+    client_name: client.clientName,
+    logo_uri: client.logoUri,
+    client_uri: client.clientUri,
+    policy_uri: client.policyUri,
+    tos_uri: client.tosUri,
+    jwks_uri: client.jwksUri,
+    contacts: client.contacts,
+    grant_types: client.grantTypes,
+    response_types: client.responseTypes,
+    token_endpoint_auth_method: client.tokenEndpointAuthMethod,
+    registration_client_uri: uri,
+  };
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
+}
+
+function invalidToken(): Response {
+  return oauthErrorResponse(
+    new OAuthHttpError(401, 'invalid_token', 'The registration access token is missing, wrong, or of a client that no longer exists', {
+      'WWW-Authenticate': 'Bearer error="invalid_token"',
+    }),
+  );
+}
+
+async function sha256(text: string): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text)));
+  return Array.from(digest, (byte) => byte.toString(16).padStart(2, '0')).join('');
+}
+
+/** Compares two hex digests without stopping at the first difference. */
+function equalHex(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let difference = 0;
+  for (let i = 0; i < a.length; i++) difference |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return difference === 0;
+}
+
+function base64url(bytes: Uint8Array): string {
+  return btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
+}
