@@ -42,6 +42,9 @@ export class McpHttpError extends Error {
   }
 }
 
+/** The start of every unknown-session answer ("Session not found"), what a client may look for. */
+export const SESSION_NOT_FOUND = 'Session not found';
+
 export const httpErrors = {
   badRequest: (message: string, data?: ErrorData) => new McpHttpError(400, JsonRpcCode.ServerError, `Bad Request: ${message}`, data),
   parseError: (message: string) => new McpHttpError(400, JsonRpcCode.ParseError, `Parse error: ${message}`),
@@ -50,7 +53,8 @@ export const httpErrors = {
   invalidParams: (message: string, id: JsonRpcId | null = null) =>
     new McpHttpError(400, JsonRpcCode.InvalidParams, `Invalid params: ${message}`, undefined, id),
   forbidden: (message: string) => new McpHttpError(403, JsonRpcCode.ServerError, `Forbidden: ${message}`),
-  sessionNotFound: () => new McpHttpError(404, JsonRpcCode.SessionNotFound, 'Session not found'),
+  sessionNotFound: () =>
+    new McpHttpError(404, JsonRpcCode.SessionNotFound, `${SESSION_NOT_FOUND}: it ended or never existed; start a new one with initialize`),
   methodNotAllowed: (allow: readonly string[]) =>
     new McpHttpError(405, JsonRpcCode.ServerError, 'Method not allowed', undefined, null, {
       Allow: allow.join(', '),

@@ -23,9 +23,10 @@ export function checkHostAndOrigin(
   urlHost: () => string | null = () => null,
 ): void {
   const host = headers.get('Host') ?? urlHost();
-  if (!isHostAllowed(hosts, host)) throw httpErrors.forbidden(`host ${JSON.stringify(host)} is not allowed`);
+  if (!isHostAllowed(hosts, host)) throw httpErrors.forbidden(`host ${JSON.stringify(host)} is not allowed (add it to ALLOWED_HOSTS)`);
   const origin = headers.get('Origin');
-  if (!isOriginAllowed(origins, origin)) throw httpErrors.forbidden(`origin ${JSON.stringify(origin)} is not allowed`);
+  if (!isOriginAllowed(origins, origin))
+    throw httpErrors.forbidden(`origin ${JSON.stringify(origin)} is not allowed (add it to ALLOWED_ORIGINS)`);
 }
 
 /**

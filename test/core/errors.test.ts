@@ -89,7 +89,7 @@ describe('httpErrors', () => {
     {
       name: 'sessionNotFound is a 404 / -32001',
       error: httpErrors.sessionNotFound(),
-      expected: { status: 404, code: -32001, message: 'Session not found' },
+      expected: { status: 404, code: -32001, message: 'Session not found: it ended or never existed; start a new one with initialize' },
     },
     {
       name: 'methodNotAllowed is a 405 / -32000 with an Allow header joined by ", "',

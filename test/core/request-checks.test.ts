@@ -52,32 +52,47 @@ describe('checkHostAndOrigin', () => {
   });
 
   it.each([
-    { name: 'an evil Host', host: 'evil.example', origin: undefined, message: 'Forbidden: host "evil.example" is not allowed' },
+    {
+      name: 'an evil Host',
+      host: 'evil.example',
+      origin: undefined,
+      message: 'Forbidden: host "evil.example" is not allowed (add it to ALLOWED_HOSTS)',
+    },
     {
       name: 'an evil Host on an allowed port',
       host: 'evil.example:8787',
       origin: undefined,
-      message: 'Forbidden: host "evil.example:8787" is not allowed',
+      message: 'Forbidden: host "evil.example:8787" is not allowed (add it to ALLOWED_HOSTS)',
     },
-    { name: 'a missing Host with no URL host', host: undefined, origin: undefined, message: 'Forbidden: host null is not allowed' },
+    {
+      name: 'a missing Host with no URL host',
+      host: undefined,
+      origin: undefined,
+      message: 'Forbidden: host null is not allowed (add it to ALLOWED_HOSTS)',
+    },
     {
       name: 'an evil Origin',
       host: 'localhost',
       origin: 'http://evil.example',
-      message: 'Forbidden: origin "http://evil.example" is not allowed',
+      message: 'Forbidden: origin "http://evil.example" is not allowed (add it to ALLOWED_ORIGINS)',
     },
     {
       name: 'an https Origin for an http-only entry',
       host: 'localhost',
       origin: 'https://localhost',
-      message: 'Forbidden: origin "https://localhost" is not allowed',
+      message: 'Forbidden: origin "https://localhost" is not allowed (add it to ALLOWED_ORIGINS)',
     },
-    { name: 'the opaque Origin "null"', host: 'localhost', origin: 'null', message: 'Forbidden: origin "null" is not allowed' },
+    {
+      name: 'the opaque Origin "null"',
+      host: 'localhost',
+      origin: 'null',
+      message: 'Forbidden: origin "null" is not allowed (add it to ALLOWED_ORIGINS)',
+    },
     {
       name: 'an evil Host and an evil Origin (the Host is checked first)',
       host: 'evil.example',
       origin: 'http://evil.example',
-      message: 'Forbidden: host "evil.example" is not allowed',
+      message: 'Forbidden: host "evil.example" is not allowed (add it to ALLOWED_HOSTS)',
     },
   ])('refuses $name with 403 / -32000', ({ host, origin, message }) => {
     expectHttpError(
@@ -110,7 +125,11 @@ describe('checkHostAndOrigin', () => {
       });
     if (refused === undefined) expect(check).not.toThrow();
     else
-      expectHttpError(thrownBy(check), { status: 403, code: -32000, message: `Forbidden: host ${JSON.stringify(refused)} is not allowed` });
+      expectHttpError(thrownBy(check), {
+        status: 403,
+        code: -32000,
+        message: `Forbidden: host ${JSON.stringify(refused)} is not allowed (add it to ALLOWED_HOSTS)`,
+      });
     // The URL is parsed only when there is no Host header to go by.
     expect(asked).toBe(host === undefined ? 1 : 0);
   });
@@ -124,7 +143,7 @@ describe('checkHostAndOrigin', () => {
   it('still refuses an evil Origin when only the Host list is *', () => {
     expectHttpError(
       thrownBy(() => checkHostAndOrigin(headersWith({ Host: 'evil.example', Origin: 'http://evil.example' }), anyHost, origins)),
-      { status: 403, code: -32000, message: 'Forbidden: origin "http://evil.example" is not allowed' },
+      { status: 403, code: -32000, message: 'Forbidden: origin "http://evil.example" is not allowed (add it to ALLOWED_ORIGINS)' },
     );
   });
 });
@@ -309,7 +328,7 @@ describe('readSessionId and requireSessionId', () => {
       {
         status: 404,
         code: -32001,
-        message: 'Session not found',
+        message: 'Session not found: it ended or never existed; start a new one with initialize',
       },
     );
   });
