@@ -23,7 +23,7 @@ import {
   type RequestId,
 } from './errors.ts';
 import { answeredId, asMessage, idKey, isTransientStatus, mediaType, parseMessage, readError, reasonOf, sleep } from './http.ts';
-import { SseParser } from '../core/sse-parser.ts';
+import { sseBody, sseFrames } from './sse-frames.ts';
 
 /** What the transport lends each of its followers. */
 export interface FollowerHost {
@@ -271,43 +271,25 @@ export class StreamFollower {
       for (const item of Array.isArray(body) ? body : [body]) await this.#message(asMessage(item), item);
       return this.#owesNothing() ? 'done' : 'broken';
     }
-    if (type !== 'text/event-stream' || response.body === null) {
-      await response.body?.cancel().catch(() => undefined);
-      throw new HttpStatusError(response.status, undefined, `unexpected content type ${JSON.stringify(type)}`);
-    }
-    const reader = response.body.getReader();
-    const leave = () => void reader.cancel().catch(() => undefined);
-    this.#signal.addEventListener('abort', leave, { once: true });
-    const decoder = new TextDecoder();
-    const parser = new SseParser();
+    const body = await sseBody(response);
     let first = true;
-    try {
-      for (;;) {
-        const chunk = await reader.read().catch((error: unknown) => {
-          throw new Broken('the connection broke', { cause: error });
-        });
-        const frames = chunk.done
-          ? parser.push(decoder.decode()).concat(parser.end())
-          : parser.push(decoder.decode(chunk.value, { stream: true }));
-        for (const frame of frames) {
-          if (frame.retry !== undefined) this.#host.retryMs = frame.retry;
-          this.#check(frame, first);
-          if (frame.id !== undefined || frame.data !== undefined) first = false;
-          if (frame.id !== undefined && frame.id !== this.#cursor) {
-            this.#cursor = frame.id;
-            this.#plan?.onresumptiontoken?.(frame.id);
-          }
-          if (frame.data !== undefined && frame.data !== '' && (frame.event ?? 'message') === 'message') {
-            await this.#message(parseMessage(frame.data), frame.data);
-          }
-          if (this.#owesNothing()) return 'done';
+    const broken = (cause: unknown) => new Broken('the connection broke', { cause });
+    for await (const frames of sseFrames(body, this.#signal, broken)) {
+      for (const frame of frames) {
+        if (frame.retry !== undefined) this.#host.retryMs = frame.retry;
+        this.#check(frame, first);
+        if (frame.id !== undefined || frame.data !== undefined) first = false;
+        if (frame.id !== undefined && frame.id !== this.#cursor) {
+          this.#cursor = frame.id;
+          this.#plan?.onresumptiontoken?.(frame.id);
         }
-        if (chunk.done) return 'broken';
+        if (frame.data !== undefined && frame.data !== '' && (frame.event ?? 'message') === 'message') {
+          await this.#message(parseMessage(frame.data), frame.data);
+        }
+        if (this.#owesNothing()) return 'done';
       }
-    } finally {
-      this.#signal.removeEventListener('abort', leave);
-      leave(); // whatever the stream still has is not wanted; the server learns the client left
     }
+    return 'broken';
   }
 
   /** Fails the stream at the first event that does not continue it; on a plain server, any new id is progress. */

@@ -24,6 +24,7 @@
  */
 import type { MODERN_PROTOCOL_VERSIONS } from '../core/era.ts';
 import { SseParser } from '../core/sse-parser.ts';
+import { sseBody, sseFrames } from './sse-frames.ts';
 import { isTerminal, TASKS_EXTENSION } from '../core/task.ts';
 import { HEADERS } from '../core/wire.ts';
 import { reconnectDelay, reconnectOptions, type ReconnectOptions } from './backoff.ts';
@@ -209,36 +210,16 @@ class TaskFollower {
       await this.#take(message, after);
       return;
     }
-    if (type !== 'text/event-stream' || response.body === null) {
-      await response.body?.cancel().catch(() => undefined);
-      throw new HttpStatusError(response.status, undefined, `unexpected content type ${JSON.stringify(type)}`);
-    }
-    const reader = response.body.getReader();
-    // Closing the response is how a stream is cancelled over HTTP.
-    const leave = () => void reader.cancel().catch(() => undefined);
-    this.#signal.addEventListener('abort', leave, { once: true });
-    const decoder = new TextDecoder();
-    const parser = new SseParser();
-    try {
-      for (;;) {
-        const chunk = await reader.read().catch((error: unknown) => {
-          throw new Transient('the stream broke', { cause: error });
-        });
-        // Only events whose blank line arrived: text cut mid-frame is never delivered.
-        const frames = chunk.done
-          ? parser.push(decoder.decode()).concat(parser.end())
-          : parser.push(decoder.decode(chunk.value, { stream: true }));
-        for (const frame of frames) {
-          if (frame.retry !== undefined) this.#retryMs = frame.retry;
-          if (frame.data === undefined || frame.data === '' || (frame.event ?? 'message') !== 'message') continue;
-          if ((await this.#take(readStreamMessage(parseJson(frame.data), id, this.#taskId), after)) === 'end') return;
-        }
-        if (chunk.done) throw new Transient('the stream ended before its result');
+    const body = await sseBody(response);
+    const broken = (cause: unknown) => new Transient('the stream broke', { cause });
+    for await (const frames of sseFrames(body, this.#signal, broken)) {
+      for (const frame of frames) {
+        if (frame.retry !== undefined) this.#retryMs = frame.retry;
+        if (frame.data === undefined || frame.data === '' || (frame.event ?? 'message') !== 'message') continue;
+        if ((await this.#take(readStreamMessage(parseJson(frame.data), id, this.#taskId), after)) === 'end') return;
       }
-    } finally {
-      this.#signal.removeEventListener('abort', leave);
-      leave();
     }
+    throw new Transient('the stream ended before its result');
   }
 
   /** Acts on one message of a stream: `end` at its result. */
