@@ -132,6 +132,10 @@ function provider<E>(app: FetchHandler<E>, path: string, auth: OAuthConfig, opti
     // Client ID metadata documents (a client's id is the https URL of its metadata): fetched by
     // the provider, which needs the `global_fetch_strictly_public` compatibility flag.
     clientIdMetadataDocumentEnabled: true,
+    // Native clients' private-use schemes (RFC 8252 §7.1), such as Cursor's
+    // `cursor://anysphere.cursor-mcp/oauth/callback`: registered, such a client could not sign in
+    // with it. Every authorization is PKCE S256, which is what protects a code sent to one.
+    allowPrivateUseRedirectUris: true,
     scopesSupported: supported,
     // Advertised (metadata, 401 challenge) so clients ask for them; enforced by authenticate.ts.
     ...(auth.requiredScopes.length > 0 && { requiredScopes: [...auth.requiredScopes] }),
