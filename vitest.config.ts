@@ -35,7 +35,7 @@ export default defineConfig({
           ...shared,
           name: 'default',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/configured/**', 'test/bounds/**', 'test/buffered/**', 'test/auth/**', 'test/oauth/**'],
+          exclude: ['test/configured/**', 'test/bounds/**', 'test/buffered/**', 'test/auth/**', 'test/oauth/**', 'test/scale/**'],
         },
       },
       {
@@ -85,6 +85,15 @@ export default defineConfig({
         plugins: [worker({ CONNECTION_BUFFER_BYTES: '8192', BUS_SHARDS: '3' })],
         test: { ...shared, name: 'buffered', include: ['test/buffered/**/*.test.ts'] },
       },
+      // Scale runs, not part of npm test (`npm run bus-scale` sets MCP_SCALE): the listen bus over 8 shards.
+      ...(process.env.MCP_SCALE === '1'
+        ? [
+            {
+              plugins: [worker({ BUS_SHARDS: '8', MAX_LISTEN_STREAMS: '4096' })],
+              test: { ...shared, name: 'scale', include: ['test/scale/**/*.test.ts'] },
+            },
+          ]
+        : []),
     ],
   },
 });

@@ -52,6 +52,8 @@ export interface TransportConfig {
   readonly taskMaxEventBytes: number;
   /** Bus objects `subscriptions/listen` streams are spread over (stateless/event-bus.ts); every publish reaches each. */
   readonly busShards: number;
+  /** Listen streams one isolate holds at once (the SDK handler's `maxSubscriptions`); past it a listen is refused. */
+  readonly maxListenStreams: number;
   /** How requests are authorized (auth/auth-config.ts). */
   readonly auth: AuthConfig;
   /** The prefix an IPv6 client's requests count against in the rate limit (core/client-address.ts). */
@@ -83,6 +85,7 @@ export interface ConfigVars extends AuthVars {
   readonly TASK_MAX_EVENTS?: string;
   readonly TASK_MAX_EVENT_BYTES?: string;
   readonly BUS_SHARDS?: string;
+  readonly MAX_LISTEN_STREAMS?: string;
   /** Secrets (`wrangler secret put`): the MRTR requestState key, and the one it replaces during a rotation. */
   readonly REQUEST_STATE_KEY?: string;
   readonly REQUEST_STATE_KEY_PREVIOUS?: string;
@@ -179,6 +182,8 @@ export function readConfig(env: object): TransportConfig {
     ),
     // Each publish is one request to every shard: the count trades publish cost for listeners per object.
     busShards: atMost('BUS_SHARDS', positiveInteger('BUS_SHARDS', vars.BUS_SHARDS, 1), MAX_BUS_SHARDS),
+    // The SDK's default. An isolate is one of many on the platform; locally, one holds them all.
+    maxListenStreams: positiveInteger('MAX_LISTEN_STREAMS', vars.MAX_LISTEN_STREAMS, 1024),
     auth: readAuthConfig(vars),
     rateLimitIpv6Prefix: readIpv6Prefix(vars.RATE_LIMIT_IPV6_PREFIX),
   };

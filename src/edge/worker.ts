@@ -183,6 +183,7 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
         maxBodyBytes,
         heartbeatMs,
         bus: busOf(c.env, c.get('config').busShards),
+        maxListenStreams: c.get('config').maxListenStreams,
         ...(tasks !== undefined && { decorate: serveTasksInScope }),
       });
       const endpoint = edge.modern;

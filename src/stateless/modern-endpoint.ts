@@ -35,6 +35,8 @@ export interface ModernEndpointOptions {
   readonly heartbeatMs: number;
   /** Carries listen events between isolates (event-bus.ts); the SDK's in-isolate bus when absent. */
   readonly bus?: ServerEventBus;
+  /** Listen streams this handler holds at once (the SDK's `maxSubscriptions`; its default when absent). */
+  readonly maxListenStreams?: number;
   /** The SDK's default (`auto`) at the edge; a task's object asks for `sse` to hear a tool's progress. */
   readonly responseMode?: 'auto' | 'sse';
   /** How long a minted requestState stays valid; the seal's default (300 s) when absent. */
@@ -63,6 +65,7 @@ export function createModernEndpoint(
     legacy: 'reject',
     ...(options.responseMode !== undefined && { responseMode: options.responseMode }),
     ...(options.bus !== undefined && { bus: options.bus }),
+    ...(options.maxListenStreams !== undefined && { maxSubscriptions: options.maxListenStreams }),
     maxRequestBodySize: options.maxBodyBytes,
     keepAliveMs: options.heartbeatMs,
     // Reporting only: the SDK has answered the request already.

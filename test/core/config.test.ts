@@ -23,6 +23,7 @@ describe('readConfig defaults', () => {
       taskMaxEvents: 10_000,
       taskMaxEventBytes: 65_536,
       busShards: 1,
+      maxListenStreams: 1024,
       auth: { mode: 'none' },
       rateLimitIpv6Prefix: 64,
     });
@@ -42,6 +43,7 @@ describe('readConfig defaults', () => {
     { key: 'TASK_MAX_EVENTS', value: '100', field: 'taskMaxEvents', expected: 100 },
     { key: 'TASK_MAX_EVENT_BYTES', value: '2048', field: 'taskMaxEventBytes', expected: 2_048 },
     { key: 'BUS_SHARDS', value: '8', field: 'busShards', expected: 8 },
+    { key: 'MAX_LISTEN_STREAMS', value: '4096', field: 'maxListenStreams', expected: 4_096 },
   ] as const)('reads $key=$value', ({ key, value, field, expected }) => {
     expect(readConfig({ [key]: value })[field]).toBe(expected);
   });
@@ -58,6 +60,7 @@ describe('readConfig defaults', () => {
     'TASK_MAX_EVENTS',
     'TASK_MAX_EVENT_BYTES',
     'BUS_SHARDS',
+    'MAX_LISTEN_STREAMS',
   ] as const)('refuses %s = 0', (key) => {
     expect(() => readConfig({ [key]: '0' })).toThrow(`configuration: ${key} must be positive`);
   });
