@@ -10,6 +10,7 @@
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { withDevServer } from './dev-server.mjs';
+import { postModern } from './task-follow-raw.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -24,39 +25,17 @@ const shards = Number(values.shards);
 const port = Number(process.env.BUS_FANOUT_PORT ?? 8803);
 const WAIT_MS = 120_000;
 const ACK_MS = 30_000;
-const MODERN = '2026-07-28';
-let nextId = 1;
-
-function post(url, method, params, name) {
-  return fetch(url, {
-    method: 'POST',
-    headers: {
-      'Content-Type': 'application/json',
-      Accept: 'application/json, text/event-stream',
-      'MCP-Protocol-Version': MODERN,
-      'Mcp-Method': method,
-      ...(name !== undefined && { 'Mcp-Name': name }),
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: nextId++,
-      method,
-      params: {
-        ...params,
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': MODERN,
-          'io.modelcontextprotocol/clientCapabilities': {},
-          'io.modelcontextprotocol/clientInfo': { name: 'bus-fanout', version: '1' },
-        },
-      },
-    }),
-  });
-}
 
 /** A listen stream: counts the list changes it hears after its acknowledgement. */
 async function listen(url) {
   const controller = new AbortController();
-  const response = await post(url, 'subscriptions/listen', { notifications: { toolsListChanged: true } });
+  // Open until the script closes it: no timeout of its own.
+  const response = await postModern(
+    url,
+    'subscriptions/listen',
+    { notifications: { toolsListChanged: true } },
+    { signal: controller.signal },
+  );
   const state = { acknowledged: false, heard: 0, close: () => controller.abort() };
   const reader = response.body.getReader();
   const decoder = new TextDecoder();
@@ -117,7 +96,12 @@ const result = await withDevServer(
       sockets = await shardSockets(base);
     }
     for (let n = 0; n < publishes; n++) {
-      const answer = await post(url, 'tools/call', { name: 'test_trigger_tool_change', arguments: {} }, 'test_trigger_tool_change');
+      const answer = await postModern(
+        url,
+        'tools/call',
+        { name: 'test_trigger_tool_change', arguments: {} },
+        { name: 'test_trigger_tool_change' },
+      );
       await answer.text();
     }
     const deadline = Date.now() + 30_000;
