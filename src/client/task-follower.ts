@@ -23,6 +23,7 @@
  * task, the receiver "MUST return TaskStreamResult immediately".
  */
 import type { MODERN_PROTOCOL_VERSIONS } from '../core/era.ts';
+import { encodeHeaderValue } from '../core/header-value.ts';
 import { SseParser } from '../core/sse-parser.ts';
 import { sseBody, sseFrames } from './sse-frames.ts';
 import { isTerminal, TASKS_EXTENSION } from '../core/task.ts';
@@ -269,7 +270,7 @@ class TaskFollower {
     headers.set('Accept', 'application/json, text/event-stream');
     headers.set(HEADERS.protocolVersion, PROTOCOL_VERSION);
     headers.set(HEADERS.method, method);
-    headers.set(HEADERS.name, headerValue(this.#taskId));
+    headers.set(HEADERS.name, encodeHeaderValue(this.#taskId));
     const body = JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: this.#meta } });
     try {
       return await this.#fetch(this.#options.url, { method: 'POST', headers, body, signal: this.#signal });
@@ -336,17 +337,4 @@ function parseJson(text: string): unknown {
   } catch {
     return text;
   }
-}
-
-/**
- * `Mcp-Name`: the task id as is when it is a safe plain-ASCII field value, else in the
- * `=?base64?…?=` form (core/header-value.ts decodes it), by the rule of the SDK's own encoder:
- * bytes outside 0x20–0x7E or tab, leading or trailing whitespace, or the sentinel itself.
- */
-function headerValue(value: string): string {
-  const plain = /^[\t\x20-\x7e]+$/.test(value) && value === value.trim() && !(value.startsWith('=?base64?') && value.endsWith('?='));
-  if (plain) return value;
-  let binary = '';
-  for (const byte of new TextEncoder().encode(value)) binary += String.fromCharCode(byte);
-  return `=?base64?${btoa(binary)}?=`;
 }

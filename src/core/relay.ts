@@ -58,7 +58,7 @@ export const RELAY_CLOSE_CODE = 1000;
  * What a relay socket remembers of its connection while the object hibernates: enough to
  * rebuild the connection exactly where it was (ctx.getWebSockets() + deserializeAttachment).
  * Attachments hold at most 2,048 bytes; this one holds numbers and flags, and at most
- * MAX_CLOSING_BYTES of a closing frame.
+ * MAX_CLOSING_CHARS of a closing frame.
  */
 export interface RelayAttachment {
   readonly stream: number;

@@ -104,8 +104,11 @@ export class TaskStreams {
 
   /** A stored event (never the terminal one), to every stream that is caught up. */
   deliver(task: TaskRecord, event: EncodedEvent): void {
+    const open = this.#connections.streams;
+    // Nobody streaming (the usual case, on every progress event): nothing to encode.
+    if (open.length === 0) return;
     const delivery = deliveryOf(task.taskId, event);
-    for (const number of this.#connections.streams) this.#connections.deliver(number, delivery);
+    for (const number of open) this.#connections.deliver(number, delivery);
   }
 
   /** The task has ended with `terminal`, its last event: each stream delivers it, then closes with its result. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeHeaderValue } from '../../src/core/header-value.ts';
+import { decodeHeaderValue, encodeHeaderValue } from '../../src/core/header-value.ts';
 
 describe('decodeHeaderValue', () => {
   it.each([
@@ -19,5 +19,21 @@ describe('decodeHeaderValue', () => {
     ['bytes that are not UTF-8', `=?base64?${btoa('\xff\xfe')}?=`],
   ])('%s is malformed', (_name, raw) => {
     expect(decodeHeaderValue(raw)).toBeUndefined();
+  });
+});
+
+describe('encodeHeaderValue', () => {
+  it.each([
+    ['a plain ASCII value', 'k3Jd9xQ2bT5nW8pL1vR4sA', 'k3Jd9xQ2bT5nW8pL1vR4sA'],
+    ['non-ASCII text', 'tâche', `=?base64?${btoa('t\xc3\xa2che')}?=`],
+    ['leading or trailing whitespace', ' id ', `=?base64?${btoa(' id ')}?=`],
+    ['a control character', 'a\nb', `=?base64?${btoa('a\nb')}?=`],
+    ['a value that reads as the base64 form', '=?base64?eHl6?=', `=?base64?${btoa('=?base64?eHl6?=')}?=`],
+  ])('sends %s as %j', (_name, value, encoded) => {
+    expect(encodeHeaderValue(value)).toBe(encoded);
+  });
+
+  it.each(['plain', 'tâche 1 ', '=?base64?eHl6?=', '😀', '\t tab'])('round-trips %j through decodeHeaderValue', (value) => {
+    expect(decodeHeaderValue(encodeHeaderValue(value))).toBe(value);
   });
 });
