@@ -72,14 +72,14 @@ await withDevServer(port, async (url) => {
 
 // The official v2 client in each era mode, the fork-safe transport, the v1 client and mcp-remote
 // bridging a stdio client, against the example a user runs with `npm run dev`.
-console.log('\n== client matrix (examples/demo)');
+console.log('\n== client matrix (the demo: wrangler.toml)');
 await withDevServer(
   port + 1,
   async (url) => {
     await clientMatrix(url);
     await moreClients(url);
   },
-  { config: 'examples/demo/wrangler.toml' },
+  { config: 'wrangler.toml' },
 );
 
 /** One release of the suite; returns every failure, warning and missing must-pass check. */

@@ -2,7 +2,7 @@ import { cloudflareTest } from '@cloudflare/vitest-plugin';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
-  plugins: [cloudflareTest({ main: './src/index.ts', wrangler: { configPath: './wrangler.toml' } })],
+  plugins: [cloudflareTest({ main: './src/index.ts', wrangler: { configPath: '../../wrangler.toml' } })],
   test: {
     include: ['test/**/*.test.ts'],
     testTimeout: 20_000,
