@@ -1,8 +1,9 @@
 // Starts `wrangler dev` on loopback for a bounded time, hands its URL to a callback, and
 // always stops it (the whole process group) afterwards. By default it serves the library's
 // fixture server (test/fixture-server): the demo tools and the conformance suite's fixtures;
-// `config` names another wrangler config (the example's, for the client matrix); `args` are
-// more of wrangler dev's arguments (`--var NAME:value`).
+// `config` names another wrangler config (the demo's, for the client matrix); `args` are
+// more of wrangler dev's arguments (`--var NAME:value`); `project` runs another project's own
+// `npm run dev` in its folder instead (one `init` wrote, for scripts/check-package.mjs).
 import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -10,14 +11,18 @@ import { setTimeout as sleep } from 'node:timers/promises';
 const READY_TIMEOUT_MS = 90_000;
 const FIXTURE_CONFIG = 'test/fixture-server/wrangler.toml';
 
-export async function withDevServer(port, callback, { config = FIXTURE_CONFIG, args = [] } = {}) {
+export async function withDevServer(port, callback, { config = FIXTURE_CONFIG, args = [], project } = {}) {
   const url = `http://localhost:${port}/mcp`;
   // Another server on the port would answer in this one's place.
   if (await portInUse(port)) throw new Error(`port ${port} is in use: set the script's port variable`);
   const log = [];
-  const dev = spawn('npx', ['wrangler', 'dev', '-c', config, '--ip', '127.0.0.1', '--port', String(port), ...args], {
+  const listen = ['--ip', '127.0.0.1', '--port', String(port), ...args];
+  const [command, commandArgs] =
+    project === undefined ? ['npx', ['wrangler', 'dev', '-c', config, ...listen]] : ['npm', ['run', 'dev', '--', ...listen]];
+  const dev = spawn(command, commandArgs, {
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
+    ...(project !== undefined && { cwd: project }),
   });
   dev.stdout.on('data', (chunk) => log.push(String(chunk)));
   dev.stderr.on('data', (chunk) => log.push(String(chunk)));

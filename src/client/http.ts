@@ -2,7 +2,7 @@
  * The small HTTP and JSON-RPC pieces the client transport reads answers with. No MCP SDK code
  * at runtime: the client entry point stays free of the server's dependencies.
  */
-import type { JSONRPCMessage } from '@modelcontextprotocol/server';
+import type { JsonRpcMessage } from './sdk-transport.ts';
 import type { RequestId } from './errors.ts';
 
 /** The fetch the transport calls: the global one, or the caller's (a test's in-process Worker). */
@@ -59,7 +59,7 @@ export function sleep(ms: number, signal: AbortSignal): Promise<void> {
 // ---- JSON-RPC ------------------------------------------------------------------------------
 
 /** A request: a method and an id. */
-export const isRequest = (message: JSONRPCMessage): message is JSONRPCMessage & { method: string; id: RequestId } =>
+export const isRequest = (message: JsonRpcMessage): message is JsonRpcMessage & { method: string; id: RequestId } =>
   'method' in message && 'id' in message && message.id !== undefined;
 
 /** The id a response answers, or undefined for anything that is not a response. */
@@ -73,7 +73,7 @@ export function answeredId(message: unknown): RequestId | undefined {
 export const idKey = (id: RequestId): string => JSON.stringify(id);
 
 /** A parsed `data:` payload that looks like a JSON-RPC 2.0 message; the SDK's schemas check the rest. */
-export function parseMessage(text: string): JSONRPCMessage | undefined {
+export function parseMessage(text: string): JsonRpcMessage | undefined {
   try {
     return asMessage(JSON.parse(text));
   } catch {
@@ -81,8 +81,8 @@ export function parseMessage(text: string): JSONRPCMessage | undefined {
   }
 }
 
-export function asMessage(value: unknown): JSONRPCMessage | undefined {
+export function asMessage(value: unknown): JsonRpcMessage | undefined {
   const isMessage =
     typeof value === 'object' && value !== null && !Array.isArray(value) && (value as { jsonrpc?: unknown }).jsonrpc === '2.0';
-  return isMessage ? (value as JSONRPCMessage) : undefined;
+  return isMessage ? (value as JsonRpcMessage) : undefined;
 }

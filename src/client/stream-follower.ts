@@ -8,7 +8,7 @@
  * what comes back only as the exact continuation of the cursor (continuation.ts): anything else
  * fails the stream with a typed error, and nothing of it is delivered.
  */
-import type { JSONRPCMessage } from '@modelcontextprotocol/server';
+import type { JsonRpcMessage } from './sdk-transport.ts';
 import { reconnectDelay, type ReconnectOptions } from './backoff.ts';
 import { continueAt, cursorAt, judgeResume, positionOf, resumeHeaders, streamStart, type Position } from './continuation.ts';
 import {
@@ -36,7 +36,7 @@ export interface FollowerHost {
   readonly signal: AbortSignal;
   /** `GET`, with `Last-Event-ID` when `cursor` is given. */
   get(cursor: string | undefined, signal: AbortSignal): Promise<Response>;
-  deliver(message: JSONRPCMessage): void;
+  deliver(message: JsonRpcMessage): void;
   /** A 404: the session is gone. The host aborts `signal` with a SessionLostError before this returns. */
   sessionGone(): void;
   /** Something the caller of no request should know (the standalone stream's troubles, an unreadable message). */
@@ -304,7 +304,7 @@ export class StreamFollower {
     if (step.advanced) this.#advanced = true;
   }
 
-  async #message(message: JSONRPCMessage | undefined, raw: unknown): Promise<void> {
+  async #message(message: JsonRpcMessage | undefined, raw: unknown): Promise<void> {
     if (message === undefined) {
       const text = typeof raw === 'string' ? raw : JSON.stringify(raw);
       this.#host.report(new ForkSafeTransportError(`not a JSON-RPC message: ${text.slice(0, 200)}`));
@@ -319,7 +319,7 @@ export class StreamFollower {
       // Resumed from the caller's token: the stream answers the original request, whose id the
       // SDK no longer waits on; it waits on the id of the request that asked to resume.
       this.#pending.clear();
-      this.#host.deliver({ ...message, id: this.#plan.ids[0] } as JSONRPCMessage);
+      this.#host.deliver({ ...message, id: this.#plan.ids[0] } as JsonRpcMessage);
       return;
     }
     if (answered !== undefined) this.#pending.delete(idKey(answered));

@@ -10,7 +10,7 @@
  * answer) resumes are checked event by event; on any other server the transport still resumes
  * with `Last-Event-ID` as the spec says, and reports `mode: 'plain'`.
  */
-import type { JSONRPCMessage, Transport, TransportSendOptions } from '@modelcontextprotocol/server';
+import type { JsonRpcMessage, Transport, TransportSendOptions } from './sdk-transport.ts';
 import { HEADERS } from '../core/wire.ts';
 import { reconnectOptions, type ReconnectOptions } from './backoff.ts';
 import { formatPosition, headerNumber, isLaterStream, type Position } from './continuation.ts';
@@ -43,7 +43,7 @@ export interface ForkSafeTransportOptions {
 export class ForkSafeTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
-  onmessage?: (message: JSONRPCMessage) => void;
+  onmessage?: (message: JsonRpcMessage) => void;
 
   readonly #url: URL;
   readonly #fetch: FetchLike;
@@ -129,7 +129,7 @@ export class ForkSafeTransport implements Transport {
     onclose?.();
   }
 
-  async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+  async send(message: JsonRpcMessage, options?: TransportSendOptions): Promise<void> {
     if (this.#session === undefined) throw new ForkSafeTransportError('ForkSafeTransport is not started');
     // The SDK's Transport sends one message at a time; an array would be posted and its answers dropped.
     if (Array.isArray(message)) throw new ForkSafeTransportError('ForkSafeTransport sends one message per send, not a batch');
@@ -175,7 +175,7 @@ export class ForkSafeTransport implements Transport {
     this.#sessionId = undefined;
   }
 
-  async #request(message: JSONRPCMessage & { method: string; id: RequestId }, options: TransportSendOptions | undefined) {
+  async #request(message: JsonRpcMessage & { method: string; id: RequestId }, options: TransportSendOptions | undefined) {
     const initialize = message.method === 'initialize';
     if (initialize) {
       // A new handshake: a new session, whose answer says anew whether the contract is kept.
@@ -261,7 +261,7 @@ export class ForkSafeTransport implements Transport {
     return headers;
   }
 
-  async #post(message: JSONRPCMessage, signal: AbortSignal, extra: Readonly<Record<string, string>> = {}): Promise<Response> {
+  async #post(message: JsonRpcMessage, signal: AbortSignal, extra: Readonly<Record<string, string>> = {}): Promise<Response> {
     const initialize = 'method' in message && message.method === 'initialize';
     const headers = this.#headers({ ...extra, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' });
     if (initialize) headers.delete(HEADERS.sessionId);

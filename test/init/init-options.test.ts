@@ -1,0 +1,43 @@
+/** `npx mcp-edge-sessions init`: every accepted and refused command line (src/init/init-options.ts). */
+import { describe, expect, it } from 'vitest';
+import { parseInitCommand } from '../../src/init/init-options.ts';
+
+const defaults = { auth: 'none', tasks: true, packageSpec: undefined };
+
+describe('parseInitCommand', () => {
+  it.each([
+    [['init', 'my-server'], { dir: 'my-server', name: 'my-server', ...defaults }],
+    [['init', './apps/My_Server/'], { dir: './apps/My_Server/', name: 'my-server', ...defaults }],
+    [['init', 'x', '--no-tasks'], { dir: 'x', name: 'x', ...defaults, tasks: false }],
+    [['init', '--auth', 'jwt', 'x'], { dir: 'x', name: 'x', ...defaults, auth: 'jwt' }],
+    [['init', 'x', '--auth=oauth'], { dir: 'x', name: 'x', ...defaults, auth: 'oauth' }],
+    [['init', '9lives', '--name', 'cats'], { dir: '9lives', name: 'cats', ...defaults }],
+    [
+      ['init', 'x', '--from', '../mcp-edge-sessions-0.1.0.tgz'],
+      { dir: 'x', name: 'x', ...defaults, packageSpec: '../mcp-edge-sessions-0.1.0.tgz' },
+    ],
+  ])('%j', (argv, options) => {
+    expect(parseInitCommand(argv)).toEqual({ kind: 'init', options });
+  });
+
+  it.each([[[]], [['--help']], [['init', 'x', '-h']]])('%j asks for the usage', (argv) => {
+    expect(parseInitCommand(argv)).toEqual({ kind: 'help' });
+  });
+
+  it.each([
+    [['create', 'x'], 'unknown command "create"'],
+    [['init'], 'init needs the folder'],
+    [['init', 'a', 'b'], 'one folder only'],
+    [['init', 'x', '--auth', 'basic'], '--auth takes none, jwt or oauth, not "basic"'],
+    [['init', 'x', '--auth'], '--auth takes none, jwt or oauth, not ""'],
+    [['init', 'x', '--no-tasks=yes'], '--no-tasks takes no value'],
+    [['init', 'x', '--name', 'Not A Name'], 'is not a Worker name'],
+    [['init', '9lives'], 'give one with --name'],
+    [['init', 'x', '--from='], '--from takes'],
+    [['init', 'x', '--verbose'], 'unknown option --verbose'],
+  ])('%j is refused', (argv, message) => {
+    const command = parseInitCommand(argv);
+    expect(command.kind).toBe('invalid');
+    expect(command.kind === 'invalid' && command.message).toContain(message);
+  });
+});
