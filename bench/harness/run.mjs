@@ -9,14 +9,16 @@
 // ratios of `ours` against each other peer, and writes two JSON files: every raw sample to
 // raw/<date>.json beside the output (ignored by git), and the summary (report.mjs `toSummary`:
 // metadata, medians, ratios, each round's value of each metric, notes, the table) to the output itself —
-// bench/results/latest.json for a complete full run, partial.json otherwise. Peers are stopped
-// at the end, on error and on SIGINT/SIGTERM.
+// bench/results/latest.json for a complete full run, partial.json otherwise; a complete run also
+// draws its headline ratios (chart.mjs) to chart.svg beside it. Peers are stopped at the end, on
+// error and on SIGINT/SIGTERM.
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
+import { renderChart } from './chart.mjs';
 import { freePort } from './ports.mjs';
 import { formatTable, ratios, summarize, toJson, toSummary } from './report.mjs';
 import { SIZES, WORKLOADS as ALL_WORKLOADS } from './workloads.mjs';
@@ -311,8 +313,16 @@ async function main() {
   const fromRepo = path.relative(REPO, rawFile);
   const summary = toSummary(result, { rawFile: fromRepo.startsWith('..') ? rawFile : fromRepo });
   await writeFile(outFile, `${toJson(summary)}\n`);
+  // The committed chart is redrawn only with the committed results: a subset's chart would be
+  // mostly empty rows, and `node bench/harness/chart.mjs bench/results/partial.json` draws one.
+  let chartFile;
+  if (complete) {
+    chartFile = path.join(path.dirname(outFile), 'chart.svg');
+    const fromRepoOut = path.relative(REPO, outFile);
+    await writeFile(chartFile, renderChart(summary, { source: fromRepoOut.startsWith('..') ? path.basename(outFile) : fromRepoOut }));
+  }
   log(
-    `wrote ${path.relative(process.cwd(), outFile)} (summary) and ${path.relative(process.cwd(), rawFile)} (raw samples); benchmark ${(benchMs / 1000).toFixed(1)} s, total ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+    `wrote ${path.relative(process.cwd(), outFile)} (summary)${chartFile ? `, ${path.relative(process.cwd(), chartFile)} (chart)` : ''} and ${path.relative(process.cwd(), rawFile)} (raw samples); benchmark ${(benchMs / 1000).toFixed(1)} s, total ${((performance.now() - t0) / 1000).toFixed(1)} s`,
   );
 }
 
