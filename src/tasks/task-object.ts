@@ -45,6 +45,7 @@ import {
 import { TASK_ROUTES } from '../core/wire.ts';
 import { createModernEndpoint, type ModernContext } from '../stateless/modern-endpoint.ts';
 import { readConfig, type ConfigEnv, type ConfigVars, type TransportConfig } from '../config.ts';
+import { NotificationTap } from './notification-tap.ts';
 import { runRound, type RoundOptions } from './task-round.ts';
 import { TaskStore, type TaskCall } from './task-store.ts';
 import { TaskStreams, type StreamOpening, type TaskState } from './task-streams.ts';
@@ -215,7 +216,8 @@ export abstract class McpTaskObject<E extends ConfigEnv<E> = ConfigVars> extends
     const controller = new AbortController();
     this.#round = controller;
     const { taskId, ttlMs } = store.read();
-    const handler = createModernEndpoint((context) => this.createServer(context), this.env, {
+    const tap = new NotificationTap((method, params) => this.#append(notificationEvent(method, params)));
+    const handler = createModernEndpoint(async (context) => tap.attach(await this.createServer(context)), this.env, {
       // The body is the call the edge already accepted, with the answers the task gathered.
       maxBodyBytes: Number.MAX_SAFE_INTEGER,
       heartbeatMs: 0,
@@ -225,10 +227,10 @@ export abstract class McpTaskObject<E extends ConfigEnv<E> = ConfigVars> extends
     });
     const round = runRound({
       handler,
+      tap,
       call: store.call(),
       ...(retry !== undefined && { retry }),
       signal: controller.signal,
-      onNotification: (method, params) => this.#append(notificationEvent(method, params)),
     })
       .catch((error: unknown): RunOutcome => {
         // A cancel or a purge ends the round by design; anything else is a bug worth a line.

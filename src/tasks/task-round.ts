@@ -2,33 +2,34 @@
  * One round of a task's tool, inside the task's object: the SDK's own modern handler serves
  * the client's `tools/call` again, in-process, so the tool sees what it would have seen at the
  * edge — validated arguments, the client's capabilities, `inputResponses` and `requestState`
- * on a later round, an abort signal — and all of McpServer's checks still apply. The answer
- * is read as a stream: each notification the tool sends (progress, log lines) is handed to
- * the task's object as it comes, which makes it an event of the task's timeline (MCP has no
- * other way to carry them for tasks); the final message becomes the round's outcome.
+ * on a later round, an abort signal — and all of McpServer's checks still apply. Each
+ * notification the tool sends (progress, log lines) reaches the task's object as it is sent,
+ * through the round's NotificationTap, and becomes an event of the task's timeline (MCP has no
+ * other way to carry them for tasks); the answer's final message becomes the round's outcome.
  */
 import { SERVER_INFO_META_KEY, type McpHttpHandler } from '@modelcontextprotocol/server';
 import { SseParser } from '../core/sse-parser.ts';
 import { TASK_ERRORS, type RunOutcome, type TaskError } from '../core/task.ts';
+import type { NotificationTap } from './notification-tap.ts';
 import { taskScope } from './run-task.ts';
 import type { TaskCall } from './task-store.ts';
 
 export interface RoundOptions {
-  /** A handler built for this round alone (it is closed when the round ends or is cancelled). */
+  /** A handler built for this round alone, its servers attached to `tap` (it is closed when the round ends or is cancelled). */
   readonly handler: McpHttpHandler;
+  /** Where the tool's notifications (its events, run-task.ts `emitTaskEvent`, among them) go, in order. */
+  readonly tap: NotificationTap;
   readonly call: TaskCall;
   /** After `tasks/update`: the answers and the state the tool asked to get back. */
   readonly retry?: { readonly inputResponses: Record<string, unknown>; readonly requestState: string | null };
   /** Aborted by `tasks/cancel`: the tool's `ctx.mcpReq.signal` fires. */
   readonly signal: AbortSignal;
-  /** A notification the tool sent on its round's stream (its events, run-task.ts `emitTaskEvent`, among them), in order. */
-  readonly onNotification: (method: string, params: Readonly<Record<string, unknown>>) => void;
 }
 
 /** The progress token the round's request carries, so that a tool reporting progress reports it here. */
 const PROGRESS_TOKEN = 'task';
 
-export async function runRound({ handler, call, retry, signal, onNotification }: RoundOptions): Promise<RunOutcome> {
+export async function runRound({ handler, tap, call, retry, signal }: RoundOptions): Promise<RunOutcome> {
   const cancel = () => void handler.close();
   signal.addEventListener('abort', cancel, { once: true });
   let thrown: TaskError | undefined;
@@ -38,7 +39,9 @@ export async function runRound({ handler, call, retry, signal, onNotification }:
     const { principal } = call;
     const authInfo = { token: '', clientId: principal.clientId ?? '', scopes: [...principal.scopes], extra: { principal } };
     const response = await taskScope.run({ kind: 'run', fail: (error) => (thrown = error) }, () => handler.fetch(request, { authInfo }));
-    const answer = await readAnswer(response, onNotification);
+    const answer = await readAnswer(response, tap);
+    // A notification not stored fails the round, whatever the tool made of its rejected notify.
+    if (tap.failure !== undefined) throw tap.failure.error;
     if (thrown !== undefined) return { kind: 'error', error: thrown };
     return answer === undefined ? { kind: 'error', error: TASK_ERRORS.noAnswer } : outcomeOf(answer);
   } finally {
@@ -78,8 +81,11 @@ function roundRequest(call: TaskCall, retry: RoundOptions['retry']): Request {
 
 type Answer = { result?: Record<string, unknown>; error?: TaskError };
 
-/** The final JSON-RPC message of the SDK's answer; every notification before it goes to `onNotification`. */
-async function readAnswer(response: Response, onNotification: RoundOptions['onNotification']): Promise<Answer | undefined> {
+/**
+ * The final JSON-RPC message of the SDK's answer. Notifications the tap kept are not in it; any
+ * other before it (were the SDK to connect the server some other way) goes to the tap too.
+ */
+async function readAnswer(response: Response, tap: NotificationTap): Promise<Answer | undefined> {
   if (response.body === null) return undefined;
   if (!response.headers.get('Content-Type')?.startsWith('text/event-stream')) return parse(await response.text());
   const parser = new SseParser();
@@ -96,7 +102,7 @@ async function readAnswer(response: Response, onNotification: RoundOptions['onNo
       if (data === undefined) continue;
       const message = parse(data) as (Answer & { method?: string; params?: Record<string, unknown> }) | undefined;
       if (message?.method !== undefined) {
-        onNotification(message.method, message.params ?? {});
+        tap.receive(message.method, message.params ?? {});
       } else if (message !== undefined) {
         answer = message;
       }

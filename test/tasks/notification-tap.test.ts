@@ -1,0 +1,122 @@
+/**
+ * The round's NotificationTap (src/tasks/notification-tap.ts): the SDK's modern handler, as a
+ * task's round builds it, hands the tool's notifications to the tap as they are sent and
+ * frames none of them in its answer; a notification that cannot be stored fails the round.
+ */
+import { McpServer, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/server';
+import { describe, expect, it } from 'vitest';
+import * as z from 'zod';
+import { createModernEndpoint } from '../../src/stateless/modern-endpoint.ts';
+import { NotificationTap } from '../../src/tasks/notification-tap.ts';
+
+const META = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': {},
+  'io.modelcontextprotocol/clientInfo': { name: 'tap-test', version: '0' },
+};
+
+/** A server whose `count` tool sends `n` progress notifications, its notify results kept. */
+function server(outcomes: string[]): McpServer {
+  const mcp = new McpServer({ name: 'tap-test', version: '0' });
+  mcp.registerTool('count', { inputSchema: z.object({ n: z.number().int() }) }, async ({ n }, ctx) => {
+    for (let progress = 1; progress <= n; progress++) {
+      const notify = ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: 't', progress, total: n } });
+      outcomes.push(
+        await notify.then(
+          () => 'sent',
+          (error: Error) => `rejected: ${error.message}`,
+        ),
+      );
+    }
+    return { content: [{ type: 'text', text: `counted ${n}` }] };
+  });
+  return mcp;
+}
+
+async function call(tap: NotificationTap, outcomes: string[], n: number): Promise<string> {
+  const handler = createModernEndpoint(
+    () => tap.attach(server(outcomes)),
+    {},
+    { maxBodyBytes: 1 << 20, heartbeatMs: 0, responseMode: 'sse' },
+  );
+  const body = {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: { name: 'count', arguments: { n }, _meta: { ...META, progressToken: 't' } },
+  };
+  const response = await handler.fetch(
+    new Request('https://task.internal/mcp', {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        'MCP-Protocol-Version': '2026-07-28',
+        'Mcp-Method': 'tools/call',
+        'Mcp-Name': 'count',
+      },
+      body: JSON.stringify(body),
+    }),
+  );
+  const text = await response.text();
+  await handler.close();
+  return text;
+}
+
+describe('NotificationTap', () => {
+  it('takes the tool’s notifications as they are sent; the answer carries only the result', async () => {
+    const received: unknown[] = [];
+    const outcomes: string[] = [];
+    const answer = await call(new NotificationTap((method, params) => received.push({ method, progress: params.progress })), outcomes, 3);
+    expect(received).toEqual([1, 2, 3].map((progress) => ({ method: 'notifications/progress', progress })));
+    expect(outcomes).toEqual(['sent', 'sent', 'sent']);
+    expect(answer).not.toContain('notifications/progress');
+    expect(answer).toContain('counted 3');
+  });
+
+  it('fails the round when a notification cannot be stored: the tool’s notify rejects, and every later one', async () => {
+    const outcomes: string[] = [];
+    const tap = new NotificationTap((_method, params) => {
+      if (params.progress === 2) throw new Error('SQLITE_FULL');
+    });
+    const answer = await call(tap, outcomes, 3);
+    expect(outcomes).toEqual(['sent', 'rejected: SQLITE_FULL', 'rejected: SQLITE_FULL']);
+    expect(String(tap.failure?.error)).toContain('SQLITE_FULL');
+    // The tool went on and answered; the round (task-round.ts) fails on `failure` regardless.
+    expect(answer).toContain('counted 3');
+  });
+
+  it('passes everything else through to the transport itself, which keeps the handlers the SDK sets', async () => {
+    const sent: JSONRPCMessage[] = [];
+    const transport = new (class implements Transport {
+      onmessage?: Transport['onmessage'];
+      readonly #sent = sent;
+      async start() {}
+      async close() {}
+      async send(message: JSONRPCMessage) {
+        this.#sent.push(message); // a private field: the view calls it bound to the transport
+      }
+    })();
+    const received: string[] = [];
+    const mcp = new McpServer({ name: 'tap-test', version: '0' });
+    let view: Transport | undefined;
+    mcp.server.connect = async (connected: Transport) => {
+      view = connected;
+    };
+    await new NotificationTap((method) => received.push(method)).attach(mcp).connect(transport);
+    const handler = () => undefined;
+    view!.onmessage = handler;
+    expect(transport.onmessage).toBe(handler);
+    await view!.send({ jsonrpc: '2.0', id: 1, result: {} }, { relatedRequestId: 1 });
+    await view!.send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+    await view!.send(
+      { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 't', progress: 1 } },
+      { relatedRequestId: 1 },
+    );
+    expect(sent).toEqual([
+      { jsonrpc: '2.0', id: 1, result: {} },
+      { jsonrpc: '2.0', method: 'notifications/tools/list_changed' },
+    ]);
+    expect(received).toEqual(['notifications/progress']);
+  });
+});
