@@ -23,6 +23,8 @@ export { grantScopes, type ScopeGrant } from './auth/grant-scopes.ts';
 export { sessionServerOptions } from './session/server-options.ts';
 export type { ConfigEnv, ConfigVars, ResponseMode, TransportConfig } from './config.ts';
 export type { LogEvent } from './core/log.ts';
+export type { MetricEvent } from './core/metrics.ts';
+export type { MetricsDataset } from './metrics/metrics.ts';
 export { HEADERS, JsonRpcCode } from './core/wire.ts';
 export type { ErrorData, RefusalReason } from './core/errors.ts';
 export { SUPPORTED_PROTOCOL_VERSIONS, type ProtocolVersion } from './core/protocol-version.ts';

@@ -1,7 +1,7 @@
 /**
  * Every line this server logs, as one typed union: one JSON object per line, readable in
  * `wrangler tail` and Workers Logs. Message bodies and whole session ids are never logged.
- * Adding a kind here is the only way to add a log line; README "Logs" documents each.
+ * Adding a kind here is the only way to add a log line; docs/operations.md "Logs" documents each.
  */
 export type LogEvent =
   /** One per request at the edge (unless `REQUEST_LOG=off`). `session`: the id's first 8 characters. */
@@ -35,6 +35,8 @@ export type LogEvent =
   | { readonly msg: 'mcp.task.interrupted'; readonly task: string }
   /** A bug in a task's object or its round: the task is failed. */
   | { readonly msg: 'mcp.task.error'; readonly task: string; readonly error: string }
+  /** The metrics dataset refused a data point (src/metrics/metrics.ts); what it counted went on. */
+  | { readonly msg: 'mcp.metrics.error'; readonly error: string }
   /** An idle session was deleted on its alarm. */
   | { readonly msg: 'mcp.session.expired'; readonly idle_ms: number };
 
@@ -50,6 +52,7 @@ const FAILURES = new Set<LogEvent['msg']>([
   'mcp.session.level_refused',
   'mcp.task.interrupted',
   'mcp.task.error',
+  'mcp.metrics.error',
 ]);
 
 export function log(event: LogEvent): void {

@@ -1,5 +1,10 @@
-/** One structured line per request at the edge, readable in `wrangler tail`; never message bodies. */
+/**
+ * What the edge records of each request: one structured line, readable in `wrangler tail`, and
+ * its metrics point (core/metrics.ts); never message bodies.
+ */
+import { eraOfHeader } from '../core/era.ts';
 import { log } from '../core/log.ts';
+import type { MetricEra, MetricEvent } from '../core/metrics.ts';
 import { HEADERS } from '../core/wire.ts';
 
 export function logRequest(request: Request, response: Response, started: number): void {
@@ -18,3 +23,20 @@ export function logRequest(request: Request, response: Response, started: number
 }
 
 const numberOrNull = (value: string | null) => (value === null ? null : Number(value));
+
+/** The request's `request` point: its JSON-RPC method when it names one (`Mcp-Method`), else its HTTP method. */
+export function requestMetric(request: Request, response: Response, started: number): MetricEvent {
+  const declared = Number(request.headers.get('Content-Length'));
+  return {
+    kind: 'request',
+    era: metricEra(request.headers),
+    method: request.headers.get(HEADERS.method) ?? request.method,
+    status: response.status,
+    durationMs: Date.now() - started,
+    bytes: Number.isFinite(declared) ? declared : 0,
+  };
+}
+
+/** A request of 2026-07-28 (its MCP-Protocol-Version says so), or of the sessionful era. */
+export const metricEra = (headers: Headers): MetricEra =>
+  eraOfHeader(headers.get(HEADERS.protocolVersion)) === 'modern' ? 'modern' : 'legacy';

@@ -39,7 +39,8 @@ import { METADATA_ROOT, metadataDocument, resourceUrl } from '../auth/protected-
 import { preflightResponse, withCors } from './cors.ts';
 import { refuseModern } from './refuse-modern.ts';
 import { relayResponse } from './sse-relay.ts';
-import { logRequest } from './request-log.ts';
+import { logRequest, metricEra, requestMetric } from './request-log.ts';
+import { Metrics } from '../metrics/metrics.ts';
 
 /** All the Worker needs of the session namespace: name → object, and a way to fetch it. */
 export interface SessionNamespace {
@@ -106,6 +107,8 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
 }: McpWorkerOptions<E>) {
   const app = new Hono<Env<E>>();
   let cached: EdgeState<E> | undefined;
+  /** Who each request authenticated as, for its metrics point (none for one refused before). */
+  const principals = new WeakMap<Request, string>();
 
   const edgeOf = (env: E): EdgeState<E> => {
     if (cached?.vars !== env) {
@@ -142,6 +145,8 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
     const authenticated = await c.get('edge').authenticate(c.req.raw, () => propsOf(c));
     if (authenticated instanceof Response) return authenticated;
     const { principal } = authenticated;
+    c.set('principal', principal);
+    principals.set(c.req.raw, principal.id);
     const limiter = rateLimit?.(c.env);
     if (limiter !== undefined) {
       const key =
@@ -150,7 +155,6 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
           : principal.id;
       if (!(await limiter.limit({ key })).success) throw httpErrors.tooManyRequests(RATE_LIMIT_PERIOD_S);
     }
-    c.set('principal', principal);
     c.set('authInfo', authenticated.authInfo);
     await next();
   });
@@ -293,9 +297,14 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
 
   app.notFound(() => errorResponse(new McpHttpError(404, JsonRpcCode.ServerError, `Not found: the MCP endpoint is ${path}`)));
 
-  app.onError((error) => {
+  app.onError((error, c) => {
     const failure = asHttpError(error);
     if (!(error instanceof McpHttpError)) log({ msg: 'mcp.worker.error', error: String(error) });
+    const reason = failure.data?.reason;
+    if (reason !== undefined) {
+      const event = { kind: 'refusal', era: metricEra(c.req.raw.headers), reason, status: failure.status } as const;
+      Metrics.of(c.env, (promise) => c.executionCtx.waitUntil(promise)).write(event, c.get('principal')?.id);
+    }
     return errorResponse(failure);
   });
 
@@ -352,7 +361,11 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
       const { pathname } = new URL(request.url);
       const response = await serve(request, env, ctx, config, pathname);
       // Every request to the endpoint, whoever answered it (the app, or the authorization server's challenge).
-      if (pathname === path && config.requestLog) logRequest(request, response, started);
+      if (pathname === path) {
+        if (config.requestLog) logRequest(request, response, started);
+        const metrics = Metrics.of(env, (promise) => ctx.waitUntil(promise));
+        if (metrics.enabled) metrics.write(requestMetric(request, response, started), principals.get(request));
+      }
       return response;
     },
   };

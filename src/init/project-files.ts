@@ -123,6 +123,12 @@ class_name = "Tasks"
 name = "MCP_RATE_LIMIT"
 namespace_id = "1001"
 simple = { limit = 600, period = 60 }
+
+# Optional: metrics, a data point per request and per notable event (the library's
+# docs/operations.md has the schema and queries). Uncomment to write them to Analytics Engine.
+# [[analytics_engine_datasets]]
+# binding = "MCP_METRICS"
+# dataset = "mcp_metrics"
 ${
   auth === 'oauth'
     ? `

@@ -25,6 +25,7 @@ import {
 import { log } from '../core/log.ts';
 import type { StreamRecord } from '../core/resume.ts';
 import { JsonRpcCode } from '../core/wire.ts';
+import type { CallMeter } from './call-meter.ts';
 import type { DurableTransport } from './durable-transport.ts';
 import type { SessionRecord, SessionStore } from './session-store.ts';
 import { MessageTooLargeError } from './message-size.ts';
@@ -49,8 +50,10 @@ export class MessageRouter {
   readonly #streams: SessionStreams;
   readonly #sessions: SessionStore;
   readonly #responseMode: ResponseMode;
+  readonly #calls: CallMeter;
 
-  constructor(streams: SessionStreams, sessions: SessionStore, responseMode: ResponseMode) {
+  constructor(streams: SessionStreams, sessions: SessionStore, responseMode: ResponseMode, calls: CallMeter) {
+    this.#calls = calls;
     this.#streams = streams;
     this.#sessions = sessions;
     this.#responseMode = responseMode;
@@ -82,6 +85,8 @@ export class MessageRouter {
       return;
     }
     const delivered = stream !== undefined && this.#emit(stream, m, answers);
+    if (answers !== undefined) this.#calls.answered(answers, m);
+    else if (key !== undefined && !isRequest(m)) this.#calls.event(key);
     if (!isRequest(m)) return;
     if (delivered) {
       this.#outstanding.set(String(m.id), stream);
@@ -141,7 +146,9 @@ export class MessageRouter {
     const initialize = live.record.initializeKey;
     if (initialize !== null && keys.includes(initialize)) this.#refuseReused(requests.find((r) => idKey(r.id) === initialize)!, 1, 1);
     try {
-      return this.#streams.openRequestStream(live.record.epoch, keys, { id: requests.length === 1 ? requests[0]!.id : null });
+      const stream = this.#streams.openRequestStream(live.record.epoch, keys, { id: requests.length === 1 ? requests[0]!.id : null });
+      this.#calls.started(requests, keys);
+      return stream;
     } catch (error) {
       // Registering an id a second time violates the requests table's key, and the whole
       // registration rolls back; only then is it worth finding out which id it was. A re-sent
@@ -172,6 +179,7 @@ export class MessageRouter {
   /** The session ended: nothing is outstanding any more. */
   forget(): void {
     this.#outstanding.clear();
+    this.#calls.forget();
   }
 
   /**

@@ -41,7 +41,9 @@ import { RelayEndpoint } from './relay-endpoint.ts';
 import { createSessionSchema, SESSION_SCHEMA, upgradeSession } from './schema.ts';
 import { storedVersion } from '../storage/migrator.ts';
 import { isExpired, nextAlarm, SessionClock } from './session-clock.ts';
+import { CallMeter } from './call-meter.ts';
 import { interruptOrphanedStreams, replayHandshake } from './session-revival.ts';
+import { Metrics } from '../metrics/metrics.ts';
 import { SessionStore, type SessionRecord } from './session-store.ts';
 import type { SessionContext } from './session-context.ts';
 import { ANONYMOUS, principalOf, type Principal } from '../auth/principal.ts';
@@ -59,6 +61,8 @@ export abstract class McpSessionObject<Env extends ConfigEnv<Env> = ConfigVars> 
   readonly #router: MessageRouter;
   readonly #clock: SessionClock;
   readonly #relay: RelayEndpoint;
+  /** Counts to the MCP_METRICS dataset, when bound (metrics/metrics.ts). */
+  readonly #metrics: Metrics;
   #live: Promise<LiveSession> | undefined;
   /** Who the request being served is from (SessionContext.principal). */
   #principal: Principal = ANONYMOUS;
@@ -74,7 +78,13 @@ export abstract class McpSessionObject<Env extends ConfigEnv<Env> = ConfigVars> 
       ...this.#config,
       keepResident: (until) => this.ctx.waitUntil(until),
     });
-    this.#router = new MessageRouter(this.#streams, this.#sessions, this.#config.responseMode);
+    this.#metrics = Metrics.of(env, (promise) => ctx.waitUntil(promise));
+    this.#router = new MessageRouter(
+      this.#streams,
+      this.#sessions,
+      this.#config.responseMode,
+      new CallMeter(this.#metrics, () => this.#principal.id),
+    );
     // A woken instance rebuilds its relayed connections here; the McpServer waits for the next
     // request (#open), which finds no call interrupted: a hibernated object was running none.
     this.#relay = new RelayEndpoint(ctx, this.#streams.connections, this.#config.connectionBufferBytes);
@@ -102,6 +112,7 @@ export abstract class McpSessionObject<Env extends ConfigEnv<Env> = ConfigVars> 
           return await this.#get(live, request);
         case 'DELETE':
           await this.#destroy(live);
+          this.#metrics.write({ kind: 'session', outcome: 'deleted' }, this.#principal.id);
           return new Response(null, { status: 204 });
         default:
           throw httpErrors.methodNotAllowed(ALLOWED_METHODS);
@@ -109,6 +120,8 @@ export abstract class McpSessionObject<Env extends ConfigEnv<Env> = ConfigVars> 
     } catch (error) {
       const failure = asHttpError(error);
       if (failure.status >= 500) log({ msg: 'mcp.session.error', error: String(error) });
+      const reason = failure.data?.reason ?? (failure.status === 404 ? 'session_not_found' : undefined);
+      if (reason !== undefined) this.#metrics.write({ kind: 'refusal', era: 'legacy', reason, status: failure.status }, this.#principal.id);
       return errorResponse(failure, this.#epochHeader());
     }
   }
@@ -145,6 +158,7 @@ export abstract class McpSessionObject<Env extends ConfigEnv<Env> = ConfigVars> 
     this.#streams.emit(stream.stream, JSON.stringify(response), idKey(init.id));
     this.#clock.created(now);
     this.#clock.arm(now + this.#config.sessionTtlMs);
+    this.#metrics.write({ kind: 'session', outcome: 'created' }, this.#principal.id);
     const headers = { [HEADERS.sessionId]: sessionId };
     if (this.#config.responseMode === 'json') return Response.json(response, { headers: this.#streamHeaders(stream, false, headers) });
     return this.#sse(live, stream, 0, false, headers);
@@ -199,6 +213,7 @@ export abstract class McpSessionObject<Env extends ConfigEnv<Env> = ConfigVars> 
           ? httpErrors.gone(verdict.reason, verdict.message)
           : httpErrors.conflict(verdict.reason, verdict.message);
       case 'resume':
+        this.#metrics.write({ kind: 'resume' }, this.#principal.id);
         return this.#sse(live, stream!, verdict.afterSeq, true);
       case 'new-standalone':
         return this.#openStandalone(live);
@@ -276,7 +291,11 @@ export abstract class McpSessionObject<Env extends ConfigEnv<Env> = ConfigVars> 
     const stored = this.#load();
     if (stored === undefined) throw httpErrors.sessionNotFound();
     this.#clock.recorded(stored.lastActiveAt);
-    const record = interruptOrphanedStreams(this.ctx.storage, this.#sessions, this.#streams, stored);
+    const { record, interrupted } = interruptOrphanedStreams(this.ctx.storage, this.#sessions, this.#streams, stored);
+    // Their tools are not stored (only their ids): the points say how many, not which.
+    for (let i = 0; i < interrupted; i++) {
+      this.#metrics.write({ kind: 'call', tool: '', outcome: 'interrupted', durationMs: 0, events: 0 }, this.#principal.id);
+    }
     const live = await this.#startServer(sessionId);
     live.record = record;
     await replayHandshake(live.transport, this.#pending, record);
@@ -328,6 +347,8 @@ export abstract class McpSessionObject<Env extends ConfigEnv<Env> = ConfigVars> 
       if ((this.#sessions.load()?.lastActiveAt ?? 0) === record.lastActiveAt) {
         log({ msg: 'mcp.session.expired', idle_ms: state.now - record.lastActiveAt });
         await this.#destroy(live);
+        // The alarm knows no principal (a session stores none): the point's index is empty.
+        this.#metrics.write({ kind: 'session', outcome: 'expired' }, undefined);
         return;
       }
     }

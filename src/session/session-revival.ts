@@ -17,18 +17,20 @@ export const INTERRUPTED_CODE = JsonRpcCode.InternalError;
  * Request streams left open by a previous instance have lost their handlers. Advance the
  * epoch and finish each with an explicit error response, so a resuming client gets a
  * gap-free replay followed by that error — never events from a handler re-created with
- * default state. Call before serving anything else.
+ * default state. Call before serving anything else. Returns the record, and how many
+ * requests were so interrupted.
  */
 export function interruptOrphanedStreams(
   storage: DurableObjectStorage,
   sessions: SessionStore,
   streams: SessionStreams,
   record: SessionRecord,
-): SessionRecord {
+): { readonly record: SessionRecord; readonly interrupted: number } {
   const orphaned = streams.log.openRequestStreams();
-  if (orphaned.length === 0) return record;
+  if (orphaned.length === 0) return { record, interrupted: 0 };
   return storage.transactionSync(() => {
     const epoch = sessions.advanceEpoch();
+    let interrupted = 0;
     for (const { stream } of orphaned) {
       for (const key of streams.log.requests.unanswered(stream)) {
         const error = errorAnswer(
@@ -39,10 +41,11 @@ export function interruptOrphanedStreams(
         );
         // The last answer finishes the stream, as any response does.
         streams.emit(stream, JSON.stringify(error), key);
+        interrupted++;
       }
       streams.finish(stream); // a no-op unless it had nothing unanswered
     }
-    return { ...record, epoch };
+    return { record: { ...record, epoch }, interrupted };
   });
 }
 

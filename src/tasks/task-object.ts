@@ -45,6 +45,7 @@ import {
 import { TASK_ROUTES } from '../core/wire.ts';
 import { createModernEndpoint, type ModernContext } from '../stateless/modern-endpoint.ts';
 import { readConfig, type ConfigEnv, type ConfigVars, type TransportConfig } from '../config.ts';
+import { Metrics } from '../metrics/metrics.ts';
 import { NotificationTap } from './notification-tap.ts';
 import { runRound, type RoundOptions } from './task-round.ts';
 import { TaskStore, type TaskCall } from './task-store.ts';
@@ -76,10 +77,13 @@ export abstract class McpTaskObject<E extends ConfigEnv<E> = ConfigVars> extends
   readonly #streams: TaskStreams;
   /** Cancels the round this instance is running, if any. */
   #round: AbortController | undefined;
+  /** Counts to the MCP_METRICS dataset, when bound (metrics/metrics.ts). */
+  readonly #metrics: Metrics;
 
   constructor(ctx: DurableObjectState, env: E) {
     super(ctx, env);
     this.#config = readConfig(env);
+    this.#metrics = Metrics.of(env, (promise) => ctx.waitUntil(promise));
     this.#store = TaskStore.open(ctx.storage);
     this.#timeline = new TaskTimeline(ctx.storage.sql, { maxEvents: this.#config.taskMaxEvents });
     // Before anything else: a woken instance rebuilds its open streams from their sockets.
@@ -178,6 +182,7 @@ export abstract class McpTaskObject<E extends ConfigEnv<E> = ConfigVars> extends
     const task = newTask(taskId, Date.now(), ttlMs, pollIntervalMs);
     await this.ctx.storage.setAlarm(expiresAt(task));
     this.#store = TaskStore.create(this.ctx.storage, task, call);
+    this.#count(task);
     this.#startRoundSoon();
     return json(taskOnWire(task));
   }
@@ -324,7 +329,26 @@ export abstract class McpTaskObject<E extends ConfigEnv<E> = ConfigVars> extends
     }
     if (ends) this.#streams.end(after, { seq: after.finalSeq!, ...statusEvent(after) });
     else if (event !== undefined) this.#streams.deliver(after, { seq: event.seq, ...encodeBody(event) });
+    if (after.status !== before.status) this.#count(after);
     this.#tellWatchers(after);
+  }
+
+  /** The task's `task` point for the status it has just reached (created: `working`). */
+  #count(task: TaskRecord): void {
+    if (!this.#metrics.enabled || this.#store === undefined) return;
+    const { message, principal } = this.#store.call();
+    this.#metrics.write(
+      {
+        kind: 'task',
+        tool: typeof message.params.name === 'string' ? message.params.name : '',
+        status: task.status,
+        interrupted: (task.error?.data as { reason?: unknown } | undefined)?.reason === TASK_ERRORS.interrupted.data.reason,
+        ageMs: task.updatedAt - task.createdAt,
+        // Ended: every event before its terminal one.
+        events: task.finalSeq ?? 0,
+      },
+      principal.id,
+    );
   }
 
   #tellWatchers(task: TaskRecord): void {

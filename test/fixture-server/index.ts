@@ -17,10 +17,15 @@ import {
 import { readConfig } from '../../src/config.ts';
 import { conformanceCapabilities, registerConformanceFixtures } from './conformance-fixtures.ts';
 import { registerDemoTools, registerStatelessTools } from './demo-tools.ts';
+import { withRecorder } from './metrics-recorder.ts';
 import { registerModernConformanceFixtures } from './modern-fixtures.ts';
 import { registerTaskFixtures } from './task-fixtures.ts';
 
 export class FixtureSession extends McpSessionObject<Env> {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, withRecorder(env));
+  }
+
   protected override createServer(session: SessionContext): McpServer {
     const server = new McpServer(
       { name: 'mcp-edge-sessions-fixture', version: '0.1.0' },
@@ -54,6 +59,10 @@ function modernServer(context: ModernContext): McpServer {
 
 /** Runs the tasks of 2026-07-28 clients that declare the Tasks extension: the same tools as `modernServer`. */
 export class FixtureTasks extends McpTaskObject<Env> {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, withRecorder(env));
+  }
+
   protected override createServer(context: ModernContext): McpServer {
     return modernServer(context);
   }
@@ -76,6 +85,6 @@ export default {
       const shard = (index: number) => env.MCP_BUS.get(env.MCP_BUS.idFromName(busShardName(index)));
       return busShardSockets(shard, readConfig(env).busShards).then((sockets) => Response.json({ sockets }));
     }
-    return worker.fetch(request, env, ctx);
+    return worker.fetch(request, withRecorder(env), ctx);
   },
 } satisfies ExportedHandler<Env>;

@@ -311,7 +311,8 @@ class Restart implements Command {
     world.system = world.newSystem();
     const before = world.sessions.load()!;
     const orphaned = world.streams.filter((s) => s.kind === 'request' && s.state === 'open');
-    const after = interruptOrphanedStreams(world.storage, world.sessions, world.system, before);
+    const { record: after, interrupted } = interruptOrphanedStreams(world.storage, world.sessions, world.system, before);
+    expect(interrupted, 'one interruption per open request stream here (one request each)').toBe(orphaned.length);
     if (orphaned.length > 0) {
       world.epoch++;
       expect(after.epoch, 'the epoch advances when calls were interrupted').toBe(world.epoch);

@@ -1,0 +1,61 @@
+/**
+ * A session's `tools/call`s as the metrics count them (core/metrics.ts `call`): each running
+ * call's tool, start and events in this instance's memory, and one point when it is answered.
+ * Nothing is kept, and nothing read, when the metrics are off: the hot path pays one check.
+ */
+import type { JsonRpcMessage, JsonRpcRequest } from '../core/jsonrpc.ts';
+import type { Metrics } from '../metrics/metrics.ts';
+
+interface RunningCall {
+  readonly tool: string;
+  readonly started: number;
+  events: number;
+}
+
+export class CallMeter {
+  readonly #metrics: Metrics;
+  readonly #principal: () => string;
+  /** By request key (jsonrpc.ts idKey). */
+  readonly #running = new Map<string, RunningCall>();
+
+  /** `principal`: who the session's current request is from. */
+  constructor(metrics: Metrics, principal: () => string) {
+    this.#metrics = metrics;
+    this.#principal = principal;
+  }
+
+  /** Requests registered under `keys` (in order): the calls among them start now. */
+  started(requests: readonly JsonRpcRequest[], keys: readonly string[]): void {
+    if (!this.#metrics.enabled) return;
+    const now = Date.now();
+    requests.forEach((request, i) => {
+      if (request.method !== 'tools/call') return;
+      const tool = request.params?.name;
+      this.#running.set(keys[i]!, { tool: typeof tool === 'string' ? tool : '', started: now, events: 0 });
+    });
+  }
+
+  /** A notification the server sent on request `key`'s behalf (progress, a log line). */
+  event(key: string): void {
+    const call = this.#running.get(key);
+    if (call !== undefined) call.events++;
+  }
+
+  /** Request `key` is answered with `answer`. */
+  answered(key: string, answer: JsonRpcMessage): void {
+    const call = this.#running.get(key);
+    if (call === undefined) return;
+    this.#running.delete(key);
+    const outcome =
+      'error' in answer ? 'error' : (answer as { result?: { isError?: unknown } }).result?.isError === true ? 'tool_error' : 'ok';
+    this.#metrics.write(
+      { kind: 'call', tool: call.tool, outcome, durationMs: Date.now() - call.started, events: call.events },
+      this.#principal(),
+    );
+  }
+
+  /** The session ended: its calls end with it, uncounted (the session's own point says why). */
+  forget(): void {
+    this.#running.clear();
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * With an MCP_METRICS binding (project `metrics`: test/fixture-server/metrics-recorder.ts,
+ * standing in for the Analytics Engine dataset), a scripted run — a session, calls, a cut and its resume, a refused fork, a
+ * restart mid-call, a deleted session, a task — produces exactly the data points, per kind and
+ * outcome, of what the script did, each with the principal's hash and nothing of its bodies.
+ */
+import { abortAllDurableObjects } from 'cloudflare:test';
+import { expect, it } from 'vitest';
+import { recordedPoints } from '../fixture-server/metrics-recorder.ts';
+import { principalHash } from '../../src/metrics/metrics.ts';
+import { callTool, messages, openSession, toolCall } from '../support/mcp-http.ts';
+import { SseReader } from '../support/sse-reader.ts';
+import { createTask, getTask } from '../support/task-http.ts';
+
+interface Point {
+  readonly indexes: string[];
+  readonly blobs: string[];
+  readonly doubles: number[];
+}
+
+/** The points once they stop arriving (a first point of a principal waits for its hash), at most 5 s. */
+async function settledPoints(): Promise<Point[]> {
+  let last = -1;
+  for (let waited = 0; waited < 5_000; waited += 100) {
+    if (recordedPoints.length === last) return recordedPoints as unknown as Point[];
+    last = recordedPoints.length;
+    await scheduler.wait(100);
+  }
+  throw new Error('data points still arriving after 5 s');
+}
+
+/** `kind outcome [reason]` → how many points. */
+function tally(points: readonly Point[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const { blobs } of points) {
+    const [kind, , , , outcome, reason] = blobs;
+    const key = [kind, outcome, reason].filter(Boolean).join(' ');
+    counts[key] = (counts[key] ?? 0) + 1;
+  }
+  return counts;
+}
+
+it('a scripted run: the points match what it did, per kind', async () => {
+  recordedPoints.length = 0;
+  let requests = 0;
+  const counted = <T>(request: Promise<T>) => {
+    requests++;
+    return request;
+  };
+
+  const session = await openSession(); // initialize, notifications/initialized
+  requests += 2;
+  await counted(session.call('tools/call', toolCall('tally', { key: 'k' })));
+
+  // A cut after the first progress event, then the resume from it: the call is answered once.
+  const cut = new SseReader(
+    await counted(session.post(callTool('cut', 'countdown', { from: 3, interval_ms: 50 }, { progressToken: 'c' }))),
+  );
+  const [, first] = await cut.take(2);
+  await cut.cancel();
+  const resumed = await new SseReader(await counted(session.get(first!.id))).all();
+  expect(messages(resumed).at(-1)).toMatchObject({ id: 'cut', result: { content: [{ text: 'liftoff after 3' }] } });
+
+  // A fork refused: a cursor of a stream this session never had.
+  expect((await counted(session.get('1-999-0'))).status).toBe(409);
+
+  // A restart mid-call: the resume finds it interrupted.
+  const running = new SseReader(
+    await counted(session.post(callTool('long', 'countdown', { from: 5, interval_ms: 500 }, { progressToken: 'l' }))),
+  );
+  const [, progress] = await running.take(2);
+  await running.cancel();
+  await abortAllDurableObjects();
+  const interrupted = await new SseReader(await counted(session.get(progress!.id))).all();
+  expect(messages(interrupted).at(-1)).toMatchObject({ id: 'long', error: { data: { reason: 'request_interrupted' } } });
+
+  expect((await counted(session.delete())).status).toBe(204);
+  expect((await counted(session.post(callTool('gone', 'tally', { key: 'k' })))).status).toBe(404);
+
+  // A task, to its end.
+  const taskId = await counted(createTask('slow_compute', { seconds: 0, label: 'a-label' }));
+  for (let polls = 0; ; polls++) {
+    if (polls > 100) throw new Error('the task did not complete');
+    if ((await counted(getTask(taskId))).result?.status === 'completed') break;
+    await scheduler.wait(50);
+  }
+
+  const points = await settledPoints();
+  expect(tally(points)).toEqual({
+    'request ok': requests - 2, // all but the refused fork and the unknown session
+    'request refused': 2,
+    'session created': 1,
+    'session deleted': 1,
+    'call ok': 2, // tally, and the countdown that was cut and resumed
+    'call interrupted': 1,
+    'resume resumed': 2,
+    'refusal refused unknown_stream': 1,
+    'refusal refused session_not_found': 1,
+    'task working': 1,
+    'task completed': 1,
+  });
+  // The resumed countdown's point counts its three progress notifications.
+  expect(points.find((p) => p.blobs[0] === 'call' && p.blobs[3] === 'countdown')?.doubles[1]).toBe(3);
+  // Every point is the anonymous principal's hash; no point carries a body or an id.
+  const anonymous = await principalHash('anonymous');
+  expect(new Set(points.map((p) => p.indexes[0]))).toEqual(new Set([anonymous]));
+  const text = JSON.stringify(points);
+  for (const secret of [session.id, taskId, 'liftoff', 'a-label', '"k"']) expect(text).not.toContain(secret);
+});
