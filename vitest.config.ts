@@ -1,7 +1,7 @@
 import { cloudflareTest } from '@cloudflare/vitest-plugin';
 import { defineConfig } from 'vitest/config';
 import { dropExpectedWorkerdLines } from './scripts/test-quiet-workerd.mjs';
-import { TEST_ISSUER, TEST_PUBLIC_JWKS } from './test/support/tokens.ts';
+import { TEST_ADMIN_TOKEN, TEST_ISSUER, TEST_PUBLIC_JWKS } from './test/support/tokens.ts';
 
 // The one workerd line a test causes on purpose that `verbose: false` (below) can still let
 // through, now and then: dropped here, every other line printed as it comes (see the script).
@@ -60,6 +60,7 @@ export default defineConfig({
             'test/buffered/**',
             'test/auth/**',
             'test/oauth/**',
+            'test/principals/**',
             'test/scale/**',
             'test/metrics/recorded-run.test.ts',
           ],
@@ -101,10 +102,25 @@ export default defineConfig({
         test: { ...shared, name: 'auth', include: ['test/auth/**/*.test.ts'] },
       },
       {
+        // AUTH=jwt with small bounds per principal, and the operator's routes (test/support/principals.ts).
+        plugins: [
+          worker({
+            AUTH: 'jwt',
+            AUTH_ISSUER: TEST_ISSUER,
+            AUTH_JWKS: JSON.stringify(TEST_PUBLIC_JWKS),
+            AUTH_SCOPES: 'mcp',
+            MAX_SESSIONS_PER_PRINCIPAL: '3',
+            MAX_TASKS_PER_PRINCIPAL: '2',
+            ADMIN_TOKEN: TEST_ADMIN_TOKEN,
+          }),
+        ],
+        test: { ...shared, name: 'principals', include: ['test/principals/**/*.test.ts'] },
+      },
+      {
         // AUTH=oauth: the embedded authorization server in front of the endpoint.
         plugins: [
           worker(
-            { AUTH: 'oauth', MCP_RESOURCE: 'http://localhost/mcp', AUTH_SCOPES: 'mcp' },
+            { AUTH: 'oauth', MCP_RESOURCE: 'http://localhost/mcp', AUTH_SCOPES: 'mcp', ADMIN_TOKEN: TEST_ADMIN_TOKEN },
             // 60 a minute per client address: a flood of registrations or authorizations is refused within a test.
             { ratelimits: { MCP_RATE_LIMIT: { namespace_id: '1001', simple: { limit: 60, period: 60 } } } },
           ),

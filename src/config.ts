@@ -54,6 +54,12 @@ export interface TransportConfig {
   readonly busShards: number;
   /** Listen streams one isolate holds at once (the SDK handler's `maxSubscriptions`); past it a listen is refused. */
   readonly maxListenStreams: number;
+  /**
+   * Live sessions and unexpired tasks one authenticated principal may hold at once; 0 =
+   * unbounded. Enforced by the principal registry (principals/), when the Worker has one.
+   */
+  readonly maxSessionsPerPrincipal: number;
+  readonly maxTasksPerPrincipal: number;
   /** How requests are authorized (auth/auth-config.ts). */
   readonly auth: AuthConfig;
   /** The prefix an IPv6 client's requests count against in the rate limit (core/client-address.ts). */
@@ -86,6 +92,10 @@ export interface ConfigVars extends AuthVars {
   readonly TASK_MAX_EVENT_BYTES?: string;
   readonly BUS_SHARDS?: string;
   readonly MAX_LISTEN_STREAMS?: string;
+  readonly MAX_SESSIONS_PER_PRINCIPAL?: string;
+  readonly MAX_TASKS_PER_PRINCIPAL?: string;
+  /** Secret: the bearer token of the operator's routes (`/admin/…`); without it they are not served. */
+  readonly ADMIN_TOKEN?: string;
   /** Secrets (`wrangler secret put`): the MRTR requestState key, and the one it replaces during a rotation. */
   readonly REQUEST_STATE_KEY?: string;
   readonly REQUEST_STATE_KEY_PREVIOUS?: string;
@@ -184,6 +194,8 @@ export function readConfig(env: object): TransportConfig {
     busShards: atMost('BUS_SHARDS', positiveInteger('BUS_SHARDS', vars.BUS_SHARDS, 1), MAX_BUS_SHARDS),
     // The SDK's default. An isolate is one of many on the platform; locally, one holds them all.
     maxListenStreams: positiveInteger('MAX_LISTEN_STREAMS', vars.MAX_LISTEN_STREAMS, 1024),
+    maxSessionsPerPrincipal: nonNegativeInteger('MAX_SESSIONS_PER_PRINCIPAL', vars.MAX_SESSIONS_PER_PRINCIPAL, 100),
+    maxTasksPerPrincipal: nonNegativeInteger('MAX_TASKS_PER_PRINCIPAL', vars.MAX_TASKS_PER_PRINCIPAL, 1_000),
     auth: readAuthConfig(vars),
     rateLimitIpv6Prefix: readIpv6Prefix(vars.RATE_LIMIT_IPV6_PREFIX),
   };

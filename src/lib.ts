@@ -2,7 +2,7 @@
  * mcp-edge-sessions: fork-proof MCP Streamable HTTP sessions on Cloudflare Durable Objects.
  * What a user's Worker imports: the edge Worker (`createMcpWorker`), the session object to
  * subclass and the options its McpServer needs, the task object and `runTask`, the event bus
- * object, the wire's header names and codes, and the types around them. Everything else is
+ * object, the principal registry (bounds per principal, revocation), the wire's header names and codes, and the types around them. Everything else is
  * internal.
  */
 export { createMcpWorker, type McpWorkerOptions, type SessionNamespace } from './edge/worker.ts';
@@ -14,6 +14,9 @@ export { McpTaskObject } from './tasks/task-object.ts';
 export { emitTaskEvent, runTask, type RunTaskOptions, type ToolOutcome } from './tasks/run-task.ts';
 export type { TaskNamespace } from './tasks/task-directory.ts';
 export { McpSessionObject } from './session/session-object.ts';
+export { McpPrincipalRegistry, type PrincipalRegistryNamespace } from './principals/principal-registry.ts';
+export { PrincipalControl, type ControlBindings, type Revocation } from './principals/principal-control.ts';
+export type { Holding, HoldingKind } from './core/holdings.ts';
 export type { SessionContext } from './session/session-context.ts';
 export type { Principal } from './auth/principal.ts';
 export type { GrantProps } from './auth/authenticate.ts';

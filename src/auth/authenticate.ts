@@ -7,13 +7,18 @@
 import { OAuthError, OAuthErrorCode, verifyBearerToken, type AuthInfo } from '@modelcontextprotocol/server';
 import type { AuthConfig } from './auth-config.ts';
 import { jwtVerifier } from './jwt-verifier.ts';
-import { ANONYMOUS, type Principal } from './principal.ts';
+import { ANONYMOUS, OAUTH_PRINCIPAL_PREFIX, type Principal } from './principal.ts';
 import { challenge, metadataUrl, resourceUrl } from './protected-resource.ts';
 
 /** Who is asking, and the SDK's form of it for the 2026-07-28 handler (`ctx.http.authInfo`). */
 export interface Authenticated {
   readonly principal: Principal;
   readonly authInfo?: AuthInfo;
+  /**
+   * The OAuth grant the token belongs to (AUTH=oauth), so that revoking one grant ends what
+   * was created under it alone (principals/principal-control.ts); '' otherwise.
+   */
+  readonly grant?: string;
 }
 
 /**
@@ -68,9 +73,25 @@ export function authenticator(config: AuthConfig, path: string): Authenticator {
         if (!config.requiredScopes.every((scope) => scopes.includes(scope))) {
           return challenge(new OAuthError(OAuthErrorCode.InsufficientScope, 'Insufficient scope'), resource, config.requiredScopes);
         }
-        const principal: Principal = { id: `oauth#${grant.userId}`, subject: grant.userId, clientId: null, scopes, claims: { ...grant } };
+        const principal: Principal = {
+          id: `${OAUTH_PRINCIPAL_PREFIX}${grant.userId}`,
+          subject: grant.userId,
+          clientId: null,
+          scopes,
+          claims: { ...grant },
+        };
         const token = request.headers.get('Authorization')?.replace(/^Bearer\s+/i, '') ?? '';
-        return { principal, authInfo: { token, clientId: '', scopes, extra: { principal } } };
+        return { principal, authInfo: { token, clientId: '', scopes, extra: { principal } }, grant: grantOfToken(token) };
       };
   }
+}
+
+/**
+ * The grant a token of the embedded authorization server belongs to: its tokens are
+ * `<userId>:<grantId>:<secret>` (the provider's format, which its own revocation parses). The
+ * provider has verified the token before this runs; only the grant's id is read from it.
+ */
+export function grantOfToken(token: string): string {
+  const parts = token.split(':');
+  return parts.length === 3 ? parts[1]! : '';
 }

@@ -8,7 +8,7 @@
  * (consent-page.ts), which authenticates nobody. Nothing reaches the provider before the walls
  * (oauth-walls.ts), and every failure on its paths is an OAuth error response (oauth-errors.ts).
  */
-import { OAuthProvider, type OAuthHelpers } from '@cloudflare/workers-oauth-provider';
+import { getOAuthApi, OAuthProvider, type OAuthHelpers, type OAuthProviderOptions } from '@cloudflare/workers-oauth-provider';
 import { parseOriginAllowlist, type Allowlist } from '../core/allowlist.ts';
 import { asHttpError, errorResponse, McpHttpError } from '../core/errors.ts';
 import { log } from '../core/log.ts';
@@ -45,10 +45,12 @@ export interface FrontConfig {
 
 export type OAuthConfig = Extract<AuthConfig, { mode: 'oauth' }>;
 
-/** The Worker's rate limit, which the authorization server's paths count against too. */
-export interface FrontLimit<E> {
+/** What the front takes of the Worker: its rate limit, which the authorization server's paths count against too, and what ends a grant's holdings. */
+export interface FrontOptions<E> {
   readonly limiter: (env: E) => RateLimit | undefined;
   readonly periodSeconds: number;
+  /** A grant was revoked at the token endpoint (RFC 7009): end what was created under it. */
+  readonly grantRevoked?: (env: E, userId: string, grantId: string) => Promise<unknown> | undefined;
 }
 
 /** The scopes the server supports (`scopes_supported`): those every request needs, or `mcp`. */
@@ -59,18 +61,19 @@ const supportedScopes = (config: OAuthConfig): string[] => (config.requiredScope
  * resource is the deployment's), with `app` as the protected endpoint and as the fallback
  * for every other path (the root form of the resource metadata, not-found answers).
  */
-export function oauthFront<E>(app: FetchHandler<E>, path: string, options: OAuthOptions<E> | undefined, limit: FrontLimit<E>) {
-  const fronts = new WeakMap<object, { provider: OAuthProvider; origins: Allowlist }>();
+export function oauthFront<E>(app: FetchHandler<E>, path: string, options: OAuthOptions<E> | undefined, limit: FrontOptions<E>) {
+  const fronts = new WeakMap<object, { provider: OAuthProvider; settings: OAuthProviderOptions; origins: Allowlist }>();
   const frontOf = (env: E, config: FrontConfig, auth: OAuthConfig) => {
     let front = fronts.get(env as object);
     if (front === undefined) {
-      front = { provider: provider(app, path, auth, options), origins: withOwnOrigin(config.allowedOrigins, auth.resource) };
+      const settings = providerOptions(app, path, auth, options);
+      front = { provider: new OAuthProvider(settings), settings, origins: withOwnOrigin(config.allowedOrigins, auth.resource) };
       fronts.set(env as object, front);
     }
     return front;
   };
   return async (request: Request, env: E, ctx: ExecutionContext, config: FrontConfig, auth: OAuthConfig, pathname: string) => {
-    const { provider, origins } = frontOf(env, config, auth);
+    const { provider, settings, origins } = frontOf(env, config, auth);
     // The endpoint and below it: the Worker's own checks, first ("Servers MUST validate the
     // Origin header on all incoming connections"): a foreign Host or Origin gets no challenge.
     const endpoint = pathname === path || pathname.startsWith(`${path}/`);
@@ -89,7 +92,9 @@ export function oauthFront<E>(app: FetchHandler<E>, path: string, options: OAuth
       // The provider answers the path-suffixed resource metadata, and 404 at the root form (RFC
       // 9728 allows both; clients try the suffixed one first): the Worker serves the root one.
       if (pathname === METADATA_ROOT) return await app.fetch(passed, env, ctx);
+      const revoking = pathname === TOKEN_PATH && limit.grantRevoked !== undefined ? await revokedGrantOf(passed) : undefined;
       const answer = await provider.fetch(passed, env as never, ctx);
+      if (revoking !== undefined && answer.ok) await endIfRevoked(getOAuthApi(settings, env as never), env, revoking, limit.grantRevoked!);
       // A registration is told where it lives and how to read it (client-registration.ts).
       if (pathname === REGISTER_PATH && request.method === 'POST')
         return await withRegistrationAccess(answer, issuerOf(auth), storeOf(env));
@@ -102,7 +107,12 @@ export function oauthFront<E>(app: FetchHandler<E>, path: string, options: OAuth
   };
 }
 
-function provider<E>(app: FetchHandler<E>, path: string, auth: OAuthConfig, options: OAuthOptions<E> | undefined): OAuthProvider {
+function providerOptions<E>(
+  app: FetchHandler<E>,
+  path: string,
+  auth: OAuthConfig,
+  options: OAuthOptions<E> | undefined,
+): OAuthProviderOptions {
   const supported = supportedScopes(auth);
   const authorize = options?.authorize ?? (consentPage(supported) as unknown as FetchHandler<E & { OAUTH_PROVIDER: OAuthHelpers }>);
   // The provider's issuer, and every endpoint its metadata names, are the token endpoint's
@@ -111,7 +121,7 @@ function provider<E>(app: FetchHandler<E>, path: string, auth: OAuthConfig, opti
   // origin), so the endpoints are given as URLs on that origin (RFC 8414 §3.3: the metadata's
   // `issuer` is the identifier the client looked it up with).
   const issuer = issuerOf(auth);
-  return new OAuthProvider({
+  return {
     apiRoute: path,
     apiHandler: app as never,
     defaultHandler: {
@@ -145,7 +155,41 @@ function provider<E>(app: FetchHandler<E>, path: string, auth: OAuthConfig, opti
       const violation = clientMetadataViolation(clientMetadata);
       return violation === undefined ? undefined : { code: 'invalid_client_metadata', description: violation };
     },
-  });
+  };
+}
+
+/**
+ * The grant a token endpoint request would revoke: a revocation request (RFC 7009: a `token`
+ * and no `grant_type`, as the provider tells them apart) names it in its token
+ * (`<userId>:<grantId>:<secret>`). Read from a copy: the provider reads the request itself.
+ */
+async function revokedGrantOf(request: Request): Promise<{ userId: string; grantId: string } | undefined> {
+  if (request.method !== 'POST' || !request.headers.get('Content-Type')?.startsWith('application/x-www-form-urlencoded')) return undefined;
+  const form = new URLSearchParams(await request.clone().text());
+  const token = form.get('token');
+  if (token === null || form.has('grant_type')) return undefined;
+  const [userId, grantId, secret] = token.split(':');
+  return userId && grantId && secret ? { userId, grantId } : undefined;
+}
+
+/**
+ * The provider answers every revocation request 200, whether it revoked anything or not (RFC
+ * 7009 §2.2); a grant it revoked is gone from its store. Revoking an access token alone leaves
+ * the grant, and what it opened, as it was.
+ */
+async function endIfRevoked<E>(
+  helpers: OAuthHelpers,
+  env: E,
+  { userId, grantId }: { userId: string; grantId: string },
+  end: NonNullable<FrontOptions<E>['grantRevoked']>,
+): Promise<void> {
+  let cursor: string | undefined;
+  do {
+    const page = await helpers.listUserGrants(userId, cursor === undefined ? {} : { cursor });
+    if (page.items.some((grant) => grant.id === grantId)) return;
+    cursor = page.cursor;
+  } while (cursor !== undefined);
+  await end(env, userId, grantId);
 }
 
 /** The issuer: the origin of the resource, which the resource metadata names (`authorization_servers`). */

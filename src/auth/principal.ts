@@ -19,6 +19,9 @@ export interface Principal {
   readonly claims: Readonly<Record<string, unknown>>;
 }
 
+/** The prefix of the principal ids AUTH=oauth gives its users: `oauth#<userId>`. */
+export const OAUTH_PRINCIPAL_PREFIX = 'oauth#';
+
 /** Everyone, when `AUTH=none`. */
 export const ANONYMOUS: Principal = Object.freeze({ id: 'anonymous', subject: null, clientId: null, scopes: [], claims: {} });
 
@@ -26,7 +29,7 @@ export const ANONYMOUS: Principal = Object.freeze({ id: 'anonymous', subject: nu
  * The name an object of `id` is addressed by for `principal`. The anonymous principal keeps
  * the bare id, so sessions opened before authorization existed keep their address.
  */
-export function objectName(principal: Principal, id: string): string {
+export function objectName(principal: Pick<Principal, 'id'>, id: string): string {
   return principal.id === ANONYMOUS.id ? id : JSON.stringify([principal.id, id]);
 }
 

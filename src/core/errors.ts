@@ -16,7 +16,10 @@ export type RefusalReason =
   | 'message_too_large'
   | 'rate_limited'
   | 'session_full'
-  | 'too_many_running_calls';
+  | 'too_many_running_calls'
+  | 'session_limit'
+  | 'task_limit'
+  | 'grant_revoked';
 
 export interface ErrorData {
   readonly reason?: RefusalReason;
@@ -82,6 +85,25 @@ export const httpErrors = {
       `the session is running the ${limit} calls it may run at once; retry when one has ended`,
       { reason: 'too_many_running_calls', limit },
       id,
+    ),
+  /** The principal holds the live sessions it may (MAX_SESSIONS_PER_PRINCIPAL). */
+  sessionLimit: (limit: number, id: JsonRpcId | null = null) =>
+    new McpHttpError(
+      429,
+      JsonRpcCode.ServerError,
+      `you have the ${limit} live sessions you may have; end one you no longer use (DELETE with its Mcp-Session-Id), or wait for an idle one to expire, then initialize again`,
+      { reason: 'session_limit', limit },
+      id,
+    ),
+  /** The principal holds the unexpired tasks it may (MAX_TASKS_PER_PRINCIPAL): the next expires in `retryAfterSeconds`. */
+  taskLimit: (limit: number, retryAfterSeconds: number, id: JsonRpcId | null = null) =>
+    new McpHttpError(
+      429,
+      JsonRpcCode.ServerError,
+      `you have the ${limit} unexpired tasks you may have; retry once one expires (in ${retryAfterSeconds} s), or call without a task`,
+      { reason: 'task_limit', limit, retryAfterSeconds },
+      id,
+      { 'Retry-After': String(retryAfterSeconds) },
     ),
   internal: () => new McpHttpError(500, JsonRpcCode.InternalError, 'Internal error'),
   tooManyRequests: (retryAfterSeconds: number) =>

@@ -81,6 +81,12 @@ export const TASK_ERRORS = {
     data: { reason: 'input_key_reused' },
   },
   /** An MRTR round with nothing to answer (only `requestState`) would leave the task waiting forever. */
+  /** The grant of the principal that created it was revoked (principals/principal-control.ts); the tool was stopped. */
+  revoked: {
+    code: -32603,
+    message: 'Task failed: the grant of the principal that created it was revoked',
+    data: { reason: 'grant_revoked' },
+  },
   nothingAsked: {
     code: -32603,
     message: 'Task failed: the tool asked for input without inputRequests',
@@ -178,6 +184,12 @@ export function afterAnswers(
 export function afterCancel(task: TaskRecord, now: number): TaskRecord {
   if (isTerminal(task.status)) return task;
   return { ...task, status: 'cancelled', inputRequests: null, answers: null, requestState: null, updatedAt: now };
+}
+
+/** The principal's grant was revoked: a task not yet ended fails, saying so, whatever it was waiting for. */
+export function afterRevocation(task: TaskRecord, now: number): TaskRecord {
+  if (isTerminal(task.status)) return task;
+  return afterOutcome({ ...task, status: 'working' }, { kind: 'error', error: TASK_ERRORS.revoked }, now);
 }
 
 /** A new instance found the task working: whatever ran it is gone. */

@@ -57,6 +57,10 @@ export const OBJECT_ROUTES = {
   session: '/session',
   /** The WebSocket upgrade that carries an SSE connection's events on from the object (core/relay.ts). */
   relay: '/relay',
+  /** GET: 204 while the session is stored, 404 once it is not (the principal registry's liveness check). */
+  probe: '/probe',
+  /** POST `{ reason }`: ends the session now (an operator, a revoked grant): its running calls are answered with an error first. */
+  end: '/end',
 } as const;
 
 /** Paths of requests to the event bus object (src/stateless/bus-object.ts). */
@@ -67,6 +71,8 @@ export const BUS_ROUTES = {
   publish: '/publish',
   /** GET how many listen streams the shard holds: `{sockets}`. */
   sockets: '/sockets',
+  /** POST `{ tag }`: closes the listen streams of one principal (its tag), answering `{ closed }`. */
+  revoke: '/revoke',
 } as const;
 
 /** Paths of requests the Worker sends a task's object (src/tasks/task-object.ts), each a POST of JSON. */
@@ -77,6 +83,8 @@ export const TASK_ROUTES = {
   /** `{ inputResponses }` from `tasks/update`. */
   update: '/task/update',
   cancel: '/task/cancel',
+  /** The principal's grant was revoked: the task fails with `grant_revoked`, its tool is stopped. */
+  revoke: '/task/revoke',
   /** WebSocket upgrade: the task now and at every change, for a listen stream (tasks/task-listen.ts). */
   watch: '/task/watch',
   /** `{ after, id }` from `tasks/stream`: its refusal or result as JSON, or the first part of its SSE response (tasks/task-streams.ts). */
@@ -102,6 +110,8 @@ export const INTERNAL_HEADERS = {
   relayFull: 'Mcp-Internal-Relay-Full',
   /** On every request to a session object: who is asking, as the Worker established it (auth/principal.ts). */
   principal: 'Mcp-Internal-Principal',
+  /** On a bus subscription: the tag (a principal's hash) its socket is kept under, so a revocation can close it. */
+  listenTag: 'Mcp-Internal-Listen-Tag',
 } as const;
 
 /** JSON-RPC 2.0 codes, plus the implementation-defined server range MCP transports use. */

@@ -33,14 +33,19 @@ import { TaskDirectory, type TaskNamespace } from '../tasks/task-directory.ts';
 import { ALLOWED_METHODS, HEADERS, INTERNAL_HEADERS, JsonRpcCode, OBJECT_ROUTES } from '../core/wire.ts';
 import { authenticator, type Authenticator } from '../auth/authenticate.ts';
 import { type FetchHandler, oauthFront, type OAuthOptions } from '../auth/oauth-server.ts';
-import { ANONYMOUS, headersForObject, objectName, type Principal } from '../auth/principal.ts';
+import { ANONYMOUS, headersForObject, OAUTH_PRINCIPAL_PREFIX, objectName, type Principal } from '../auth/principal.ts';
 import { rateLimitAddress } from '../core/client-address.ts';
 import { METADATA_ROOT, metadataDocument, resourceUrl } from '../auth/protected-resource.ts';
 import { preflightResponse, withCors } from './cors.ts';
 import { refuseModern } from './refuse-modern.ts';
 import { relayResponse } from './sse-relay.ts';
 import { logRequest, metricEra, requestMetric } from './request-log.ts';
-import { Metrics } from '../metrics/metrics.ts';
+import { Metrics, principalHash } from '../metrics/metrics.ts';
+import { serveRevocableListen } from '../stateless/revocable-listen.ts';
+import { PrincipalControl } from '../principals/principal-control.ts';
+import { PrincipalHoldings } from '../principals/principal-holdings.ts';
+import type { PrincipalRegistryNamespace } from '../principals/principal-registry.ts';
+import { serveAdminRoutes } from './admin-routes.ts';
 
 /** All the Worker needs of the session namespace: name → object, and a way to fetch it. */
 export interface SessionNamespace {
@@ -78,6 +83,13 @@ export interface McpWorkerOptions<E> {
    * (the anonymous principal's, per client address); beyond it, `429` with `Retry-After: 60`.
    */
   readonly rateLimit?: (env: E) => RateLimit | undefined;
+  /**
+   * The namespace of `McpPrincipalRegistry`: one object per authenticated principal, which
+   * bounds its live sessions and unexpired tasks (MAX_SESSIONS_PER_PRINCIPAL,
+   * MAX_TASKS_PER_PRINCIPAL), and which the operator's routes (`ADMIN_TOKEN`) and a revoked
+   * grant walk to end what it holds. Without it: no bounds per principal, no revocation.
+   */
+  readonly principals?: (env: E) => PrincipalRegistryNamespace;
 }
 
 /** What the Worker derives from one environment, once per isolate: the configuration, and the modern endpoint when first needed. */
@@ -93,8 +105,24 @@ const RATE_LIMIT_PERIOD_S = 60;
 
 type Env<E> = {
   Bindings: E;
-  Variables: { config: TransportConfig; edge: EdgeState<E>; principal: Principal; authInfo: AuthInfo | undefined };
+  Variables: {
+    config: TransportConfig;
+    edge: EdgeState<E>;
+    principal: Principal;
+    authInfo: AuthInfo | undefined;
+    /** The principal's registry, for an authenticated principal of a Worker that has one. */
+    holdings: PrincipalHoldings | undefined;
+  };
 };
+
+/** A body as JSON, or undefined where it is not (the SDK answers it from the text). */
+function parseOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
 
 export function createMcpWorker<E extends ConfigEnv<E>>({
   sessions,
@@ -104,11 +132,12 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
   tasks,
   oauth,
   rateLimit,
+  principals,
 }: McpWorkerOptions<E>) {
   const app = new Hono<Env<E>>();
   let cached: EdgeState<E> | undefined;
   /** Who each request authenticated as, for its metrics point (none for one refused before). */
-  const principals = new WeakMap<Request, string>();
+  const principalOfRequest = new WeakMap<Request, string>();
 
   const edgeOf = (env: E): EdgeState<E> => {
     if (cached?.vars !== env) {
@@ -146,7 +175,7 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
     if (authenticated instanceof Response) return authenticated;
     const { principal } = authenticated;
     c.set('principal', principal);
-    principals.set(c.req.raw, principal.id);
+    principalOfRequest.set(c.req.raw, principal.id);
     const limiter = rateLimit?.(c.env);
     if (limiter !== undefined) {
       const key =
@@ -156,6 +185,7 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
       if (!(await limiter.limit({ key })).success) throw httpErrors.tooManyRequests(RATE_LIMIT_PERIOD_S);
     }
     c.set('authInfo', authenticated.authInfo);
+    c.set('holdings', holdingsOf(c, principal, authenticated.grant ?? ''));
     await next();
   });
 
@@ -192,8 +222,19 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
       });
       const endpoint = edge.modern;
       const authInfo = c.get('authInfo');
-      if (tasks === undefined) return requestScope.run(c.executionCtx, () => endpoint.fetch(c.req.raw, authInfo && { authInfo }));
-      return serveWithTasks(c, endpoint, tasks(c.env));
+      if (tasks !== undefined) return serveWithTasks(c, endpoint, tasks(c.env));
+      if (revocable(c) && headers.get(HEADERS.method) === 'subscriptions/listen') {
+        const text = await readBoundedText(c.req.raw, maxBodyBytes);
+        const parsedBody = parseOrUndefined(text);
+        return listenRevocably(c, parsedBody, () =>
+          requestScope.run(c.executionCtx, () =>
+            parsedBody === undefined
+              ? endpoint.fetch(new Request(c.req.raw, { body: text }), authInfo && { authInfo })
+              : endpoint.fetch(c.req.raw, { parsedBody, ...(authInfo && { authInfo }) }),
+          ),
+        );
+      }
+      return requestScope.run(c.executionCtx, () => endpoint.fetch(c.req.raw, authInfo && { authInfo }));
     }
     checkPostAccept(headers);
     readProtocolVersion(headers);
@@ -214,7 +255,13 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
       throw httpErrors.badRequest('Mcp-Session-Id header is required (only an initialize request starts a session)');
     }
     await checkHandshakeParams(messages[0]);
-    return forward(c, newSessionId(), OBJECT_ROUTES.create, body);
+    const created = newSessionId();
+    const holdings = c.get('holdings');
+    await holdings?.admitSession(created);
+    const response = await forward(c, created, OBJECT_ROUTES.create, body);
+    // A handshake the SDK refused stored no session: nor does the registry keep it.
+    if (holdings !== undefined && response.status !== 200) c.executionCtx.waitUntil(holdings.forget('session', created));
+    return response;
   });
 
   app.get(path, (c) => {
@@ -228,9 +275,13 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
     return forward(c, sessionId, OBJECT_ROUTES.session);
   });
 
-  app.delete(path, (c) => {
+  app.delete(path, async (c) => {
     readProtocolVersion(c.req.raw.headers);
-    return forward(c, requireSessionId(c.req.raw.headers), OBJECT_ROUTES.session);
+    const sessionId = requireSessionId(c.req.raw.headers);
+    const response = await forward(c, sessionId, OBJECT_ROUTES.session);
+    const holdings = c.get('holdings');
+    if (holdings !== undefined && response.status === 204) c.executionCtx.waitUntil(holdings.forget('session', sessionId));
+    return response;
   });
 
   app.all(path, () => {
@@ -246,24 +297,26 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
     const { maxBodyBytes, taskTtlMs, taskPollIntervalMs } = c.get('config');
     const authInfo = c.get('authInfo');
     const text = await readBoundedText(c.req.raw, maxBodyBytes);
-    let parsedBody: unknown;
-    try {
-      parsedBody = JSON.parse(text);
-    } catch {
-      // Not JSON: the SDK answers it, from the text.
-    }
-    const directory = new TaskDirectory(namespace, c.get('principal'), { ttlMs: taskTtlMs, pollIntervalMs: taskPollIntervalMs });
+    const parsedBody = parseOrUndefined(text);
+    const directory = new TaskDirectory(
+      namespace,
+      c.get('principal'),
+      { ttlMs: taskTtlMs, pollIntervalMs: taskPollIntervalMs },
+      c.get('holdings'),
+    );
     if (isTaskListen(parsedBody, c.req.raw.headers)) {
       return serveTaskListen(parsedBody, directory, { signal: c.req.raw.signal, heartbeatMs: c.get('config').heartbeatMs });
     }
     const scope = new EdgeTasks(directory, parsedBody, c.req.raw.headers);
-    const response = await requestScope.run(c.executionCtx, () =>
-      taskScope.run(scope, () =>
-        parsedBody === undefined
-          ? endpoint.fetch(new Request(c.req.raw, { body: text }), authInfo && { authInfo })
-          : endpoint.fetch(c.req.raw, { parsedBody, ...(authInfo && { authInfo }) }),
-      ),
-    );
+    const serve = () =>
+      requestScope.run(c.executionCtx, () =>
+        taskScope.run(scope, () =>
+          parsedBody === undefined
+            ? endpoint.fetch(new Request(c.req.raw, { body: text }), authInfo && { authInfo })
+            : endpoint.fetch(c.req.raw, { parsedBody, ...(authInfo && { authInfo }) }),
+        ),
+      );
+    const response = revocable(c) ? await listenRevocably(c, parsedBody, serve) : await serve();
     if (scope.refusal === undefined && scope.stream === undefined) return response;
     // The SDK's placeholder answer is dropped: the tool was refused before any of its work ran,
     // or a tasks/stream is answered by the task's object, whose response this Worker holds.
@@ -285,6 +338,47 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
     const namespace = bus(env);
     return new DurableEventBus((index) => namespace.get(namespace.idFromName(busShardName(index))), shards);
   }
+
+  /** Whether the request's listen streams can be ended by a revocation: a principal with a registry, and a bus to reach them by. */
+  function revocable(c: Context<Env<E>>): boolean {
+    return c.get('holdings') !== undefined && bus !== undefined;
+  }
+
+  /**
+   * A `subscriptions/listen` served so that a revocation of its principal ends it with an error
+   * (stateless/revocable-listen.ts); any other request served as it is.
+   */
+  async function listenRevocably(c: Context<Env<E>>, parsedBody: unknown, serve: () => Promise<Response>): Promise<Response> {
+    const listen = parsedBody as { method?: unknown; id?: unknown } | undefined;
+    if (listen?.method !== 'subscriptions/listen' || (typeof listen.id !== 'string' && typeof listen.id !== 'number')) return serve();
+    return serveRevocableListen(await principalHash(c.get('principal').id), listen.id, serve);
+  }
+
+  /** The registry of an authenticated principal (the anonymous one is everyone: it has none). */
+  function holdingsOf(c: Context<Env<E>>, principal: Principal, grant: string): PrincipalHoldings | undefined {
+    if (principals === undefined || principal === ANONYMOUS) return undefined;
+    const namespace = sessions(c.env);
+    return new PrincipalHoldings(principals(c.env), principal.id, grant, c.get('config'), async (sessionId) => {
+      const stub = namespace.get(namespace.idFromName(objectName(principal, sessionId)));
+      const response = await stub.fetch(new Request(`https://session.internal${OBJECT_ROUTES.probe}`));
+      return response.status === 204;
+    });
+  }
+
+  /** What an operator can do about a principal (the admin routes, a revoked grant); undefined without a registry. */
+  function controlOf(env: E): PrincipalControl | undefined {
+    if (principals === undefined) return undefined;
+    const shards = edgeOf(env).config.busShards;
+    const eventBus = busOf(env, shards);
+    return new PrincipalControl({
+      registry: principals(env),
+      sessions: sessions(env),
+      ...(tasks !== undefined && { tasks: tasks(env) }),
+      ...(eventBus !== undefined && { closeListens: (tag: string) => eventBus.revoke(tag) }),
+    });
+  }
+
+  serveAdminRoutes(app as never, controlOf);
 
   /** What the embedded authorization server (AUTH=oauth) found the request's token to stand for. */
   function propsOf(c: Context<Env<E>>): unknown {
@@ -339,6 +433,8 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
   const oauthServer = oauthFront<E>(app as unknown as FetchHandler<E>, path, oauth, {
     limiter: (env) => rateLimit?.(env),
     periodSeconds: RATE_LIMIT_PERIOD_S,
+    // A client revoking its refresh token at the token endpoint (RFC 7009) ends its grant: what it opened ends too.
+    grantRevoked: (env, userId, grantId) => controlOf(env)?.revoke(`${OAUTH_PRINCIPAL_PREFIX}${userId}`, grantId),
   });
   /**
    * The app, or with AUTH=oauth the authorization server in front of it, which checks Host and
@@ -364,7 +460,7 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
       if (pathname === path) {
         if (config.requestLog) logRequest(request, response, started);
         const metrics = Metrics.of(env, (promise) => ctx.waitUntil(promise));
-        if (metrics.enabled) metrics.write(requestMetric(request, response, started), principals.get(request));
+        if (metrics.enabled) metrics.write(requestMetric(request, response, started), principalOfRequest.get(request));
       }
       return response;
     },

@@ -88,7 +88,7 @@ function packageJson({ name, packageSpec }: InitOptions, manifest: LibraryManife
 }
 
 function wranglerToml({ name, auth, tasks }: InitOptions): string {
-  const classes = ['Sessions', 'McpEventBus', ...(tasks ? ['Tasks'] : [])];
+  const classes = ['Sessions', 'McpEventBus', ...(tasks ? ['Tasks'] : []), ...(auth === 'none' ? [] : ['McpPrincipalRegistry'])];
   return `name = "${name}"
 main = "src/index.ts"
 compatibility_date = "${COMPATIBILITY_DATE}"
@@ -119,6 +119,16 @@ name = "MCP_TASKS"
 class_name = "Tasks"
 `
     : ''
+}${
+  auth === 'none'
+    ? ''
+    : `
+# Optional: one object per signed-in principal; bounds its sessions and tasks
+# (MAX_SESSIONS_PER_PRINCIPAL, MAX_TASKS_PER_PRINCIPAL) and lets a revocation end them.
+[[durable_objects.bindings]]
+name = "MCP_PRINCIPALS"
+class_name = "McpPrincipalRegistry"
+`
 }
 # Optional: each principal's (or client address's) requests a minute; beyond it, 429. The
 # namespace id is any number you choose for this limit.

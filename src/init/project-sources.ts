@@ -4,7 +4,7 @@
  */
 import type { InitOptions } from './init-options.ts';
 
-export function indexTs({ name, tasks }: InitOptions): string {
+export function indexTs({ name, tasks, auth }: InitOptions): string {
   const imports = [
     'createMcpWorker',
     'McpSessionObject',
@@ -49,14 +49,14 @@ export class Tasks extends McpTaskObject<Env> {
 `
     : ''
 }
-export { McpEventBus } from 'mcp-edge-sessions';
+export { McpEventBus${auth === 'none' ? '' : ', McpPrincipalRegistry'} } from 'mcp-edge-sessions';
 
 export default createMcpWorker<Env>({
   sessions: (env) => env.MCP_SESSION,
   modern: modernServer,
   bus: (env) => env.MCP_BUS,
 ${tasks ? '  tasks: (env) => env.MCP_TASKS,\n' : ''}  rateLimit: (env) => env.MCP_RATE_LIMIT,
-}) satisfies ExportedHandler<Env>;
+${auth === 'none' ? '' : '  principals: (env) => env.MCP_PRINCIPALS,\n'}}) satisfies ExportedHandler<Env>;
 `;
 }
 

@@ -21,6 +21,7 @@ import type { JSONRPCMessage, McpServer } from '@modelcontextprotocol/server';
 import { readConfig, type ConfigEnv, type ConfigVars, type TransportConfig } from '../config.ts';
 import { asHttpError, errorResponse, httpErrors, McpHttpError } from '../core/errors.ts';
 import {
+  errorAnswer,
   idKey,
   isInitializeRequest,
   isRequest,
@@ -43,12 +44,16 @@ import { storedVersion } from '../storage/migrator.ts';
 import { isExpired, nextAlarm, SessionClock } from './session-clock.ts';
 import { CallMeter } from './call-meter.ts';
 import { interruptOrphanedStreams, replayHandshake } from './session-revival.ts';
+import { answerOpenCalls } from './open-calls.ts';
 import { Metrics } from '../metrics/metrics.ts';
 import { SessionStore, type SessionRecord } from './session-store.ts';
 import type { SessionContext } from './session-context.ts';
 import { ANONYMOUS, principalOf, type Principal } from '../auth/principal.ts';
 import { refuseUnstorable } from './message-size.ts';
 import { SessionStreams } from './session-streams.ts';
+
+/** Why a session is ended from outside (OBJECT_ROUTES.end): `data.reason` of its calls' error answers. */
+export type EndReason = 'grant_revoked' | 'ended_by_operator';
 
 export abstract class McpSessionObject<Env extends ConfigEnv<Env> = ConfigVars> extends DurableObject<Env> {
   /** Builds the McpServer for a session. Construct it with `sessionServerOptions(...)`. */
@@ -96,6 +101,9 @@ export abstract class McpSessionObject<Env extends ConfigEnv<Env> = ConfigVars> 
       if (route === OBJECT_ROUTES.relay) return this.#relay.bind(request);
       const sessionId = request.headers.get(HEADERS.sessionId) ?? '';
       this.#principal = principalOf(request.headers);
+      // The principal registry's question (principals/principal-holdings.ts): reads, never creates.
+      if (route === OBJECT_ROUTES.probe) return new Response(null, { status: this.#load() === undefined ? 404 : 204 });
+      if (route === OBJECT_ROUTES.end) return await this.#end((await request.json()) as { reason: EndReason });
       // The body is read (bounded, checked: the Worker forwards it unread) before the session is
       // looked at: from there on nothing awaits I/O, so a DELETE cannot remove it mid-request.
       const body = request.method === 'POST' ? await readBoundedText(request, this.#config.maxBodyBytes) : '';
@@ -300,6 +308,28 @@ export abstract class McpSessionObject<Env extends ConfigEnv<Env> = ConfigVars> 
     live.record = record;
     await replayHandshake(live.transport, this.#pending, record);
     return live;
+  }
+
+  /**
+   * Ends the session from outside (principals/principal-control.ts): an operator, or the
+   * revocation of its principal's grant. Every call still running is answered first, on its
+   * own stream, with an error that says why — so its client, reading live or resuming, gets
+   * the explicit end rather than a stream that stops — and then the session is gone: 404 to
+   * every request after, as for one that never existed.
+   */
+  async #end({ reason }: { reason: EndReason }): Promise<Response> {
+    if (this.#load() === undefined) return new Response(null, { status: 404 });
+    const live = await this.#live?.catch(() => undefined);
+    const message =
+      reason === 'grant_revoked'
+        ? 'Request ended: the session was ended because the grant it was authorized by was revoked'
+        : 'Request ended: the session was ended by the server operator';
+    this.ctx.storage.transactionSync(() =>
+      answerOpenCalls(this.#streams, (id) => errorAnswer(id, JsonRpcCode.ServerError, message, { reason })),
+    );
+    await this.#destroy(live);
+    this.#metrics.write({ kind: 'session', outcome: 'deleted' }, this.#principal.id);
+    return new Response(null, { status: 204 });
   }
 
   /** Ends the session: connections, handlers, and every byte it stored, in one step. */

@@ -1,7 +1,7 @@
 /**
  * Reviving a session in a fresh object instance (after eviction, a crash or a deploy).
  */
-import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/server';
+import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import { errorAnswer } from '../core/jsonrpc.ts';
 import { log } from '../core/log.ts';
 import { JsonRpcCode } from '../core/wire.ts';
@@ -9,6 +9,7 @@ import type { DurableTransport } from './durable-transport.ts';
 import type { PendingAnswers } from './pending-answers.ts';
 import type { SessionRecord, SessionStore } from './session-store.ts';
 import type { SessionStreams } from './session-streams.ts';
+import { answerOpenCalls } from './open-calls.ts';
 
 /** JSON-RPC "internal error": the request did not complete, through no fault of the client. */
 export const INTERRUPTED_CODE = JsonRpcCode.InternalError;
@@ -26,25 +27,15 @@ export function interruptOrphanedStreams(
   streams: SessionStreams,
   record: SessionRecord,
 ): { readonly record: SessionRecord; readonly interrupted: number } {
-  const orphaned = streams.log.openRequestStreams();
-  if (orphaned.length === 0) return { record, interrupted: 0 };
+  if (streams.log.openRequestStreams().length === 0) return { record, interrupted: 0 };
   return storage.transactionSync(() => {
     const epoch = sessions.advanceEpoch();
-    let interrupted = 0;
-    for (const { stream } of orphaned) {
-      for (const key of streams.log.requests.unanswered(stream)) {
-        const error = errorAnswer(
-          JSON.parse(key) as RequestId,
-          INTERRUPTED_CODE,
-          'Request interrupted: the server instance running it stopped; it may have partly run',
-          { reason: 'request_interrupted', epoch },
-        );
-        // The last answer finishes the stream, as any response does.
-        streams.emit(stream, JSON.stringify(error), key);
-        interrupted++;
-      }
-      streams.finish(stream); // a no-op unless it had nothing unanswered
-    }
+    const interrupted = answerOpenCalls(streams, (id) =>
+      errorAnswer(id, INTERRUPTED_CODE, 'Request interrupted: the server instance running it stopped; it may have partly run', {
+        reason: 'request_interrupted',
+        epoch,
+      }),
+    );
     return { record: { ...record, epoch }, interrupted };
   });
 }

@@ -3,10 +3,13 @@
  * (event-bus.ts): one per bus shard (`bus`, `bus:1`, …: `BUS_SHARDS`). It keeps nothing but
  * the sockets of the listen streams dealt to it, accepted with the Hibernation API: between
  * events it runs nothing and may be evicted, sockets open. A published event goes to every
- * socket, in the order the object receives them.
+ * socket, in the order the object receives them. A socket may carry one tag, its principal's
+ * (`INTERNAL_HEADERS.listenTag`): a revocation closes the sockets of that tag
+ * (`REVOKED_CLOSE_CODE`), which their listeners do not reopen.
  */
 import { DurableObject } from 'cloudflare:workers';
-import { BUS_ROUTES } from '../core/wire.ts';
+import { BUS_ROUTES, INTERNAL_HEADERS } from '../core/wire.ts';
+import { isListenTag, REVOKED_CLOSE_CODE } from './event-bus.ts';
 
 const EVENT_KINDS = new Set(['tools_list_changed', 'prompts_list_changed', 'resources_list_changed', 'resource_updated']);
 const MAX_EVENT_BYTES = 64 * 1024;
@@ -15,8 +18,11 @@ export class McpEventBus extends DurableObject {
   override async fetch(request: Request): Promise<Response> {
     const route = new URL(request.url).pathname;
     if (route === BUS_ROUTES.subscribe && request.headers.get('Upgrade')?.toLowerCase() === 'websocket') {
+      const tag = request.headers.get(INTERNAL_HEADERS.listenTag);
+      if (tag !== null && !isListenTag(tag)) return new Response(null, { status: 400 });
       const pair = new WebSocketPair();
-      this.ctx.acceptWebSocket(pair[1]);
+      // The tag is kept with the socket through hibernation: `getWebSockets(tag)` finds it.
+      this.ctx.acceptWebSocket(pair[1], tag === null ? [] : [tag]);
       return new Response(null, { status: 101, webSocket: pair[0] });
     }
     if (route === BUS_ROUTES.publish && request.method === 'POST') {
@@ -31,12 +37,45 @@ export class McpEventBus extends DurableObject {
       }
       return new Response(null, { status: 204 });
     }
+    if (route === BUS_ROUTES.revoke && request.method === 'POST') {
+      const tag = revokedTag(await request.text());
+      if (tag === undefined) return new Response(null, { status: 400 });
+      return Response.json({ closed: this.#close(tag) });
+    }
     if (route === BUS_ROUTES.sockets && request.method === 'GET') return Response.json({ sockets: this.ctx.getWebSockets().length });
     return new Response(null, { status: 404 });
   }
 
   /** Isolates only listen; anything they send is ignored. */
   override webSocketMessage(): void {}
+
+  /**
+   * Closes the open sockets of `tag`, answering how many. One already closing (a revocation a
+   * moment ago, its listener gone) is not counted again.
+   */
+  #close(tag: string): number {
+    let closed = 0;
+    for (const socket of this.ctx.getWebSockets(tag)) {
+      if (socket.readyState !== WebSocket.OPEN) continue;
+      try {
+        socket.close(REVOKED_CLOSE_CODE, 'revoked');
+        closed++;
+      } catch {
+        // Closed meanwhile by its listener.
+      }
+    }
+    return closed;
+  }
+}
+
+/** The tag of a revocation's body, `{ "tag": "<32 hex>" }`; undefined for anything else. */
+function revokedTag(body: string): string | undefined {
+  try {
+    const { tag } = JSON.parse(body) as { tag?: unknown };
+    return typeof tag === 'string' && isListenTag(tag) ? tag : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function isServerEvent(body: string): boolean {

@@ -13,12 +13,15 @@
  * A change published before a stream's socket is open (the round trip after its
  * acknowledgement) does not reach that stream.
  * A publish made while a request runs is kept alive past its response (`waitUntil`).
+ * Revocation: a stream opened under a {@link ListenOwner} (`listenScope`) has its socket kept
+ * under the owner's tag, so `revoke(tag)` can close that principal's streams on every shard,
+ * and only theirs; a socket closed so (`REVOKED_CLOSE_CODE`) is not reopened.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ServerEvent, ServerEventBus } from '@modelcontextprotocol/server';
 import { log } from '../core/log.ts';
 import type { Scope } from '../core/scope.ts';
-import { BUS_ROUTES } from '../core/wire.ts';
+import { BUS_ROUTES, INTERNAL_HEADERS } from '../core/wire.ts';
 
 /** Shard `index` of the bus, addressed anew in each request that uses it (a stub is an I/O object of its request). */
 export type BusObject = (index: number) => { fetch(request: Request): Promise<Response> };
@@ -34,6 +37,32 @@ export function busShardName(index: number): string {
 
 /** The current request's `waitUntil`, so that a publish outlives the response that follows it. */
 export const requestScope: Scope<{ waitUntil(promise: Promise<unknown>): void }> = new AsyncLocalStorage();
+
+/** Whose listen stream is being served, and how it learns that it was revoked (revocable-listen.ts). */
+export interface ListenOwner {
+  /** The principal's tag: 32 lowercase hex digits ({@link isListenTag}). */
+  readonly tag: string;
+  /** Called once, when a revocation closed the stream's socket; the subscription hears no more. */
+  revoked(): void;
+}
+
+/**
+ * The owner of the listen stream being served. The SDK subscribes from within the listen
+ * request's `fetch` (its stream's `start`), so a store set around that call is the one
+ * `subscribe` reads: the bus needs no other way to learn whose stream a subscription is.
+ */
+export const listenScope: Scope<ListenOwner> = new AsyncLocalStorage();
+
+/** The close code of a socket a revocation closed (4000–4999: the application's own; 403's digits). */
+export const REVOKED_CLOSE_CODE = 4403;
+
+/**
+ * Whether `tag` can key a bus socket: exactly 32 lowercase hex digits (a principal's hash).
+ * A fixed shape keeps an untrusted value out of the object's tags, which are bounded in length.
+ */
+export function isListenTag(tag: string): boolean {
+  return /^[0-9a-f]{32}$/.test(tag);
+}
 
 export class DurableEventBus implements ServerEventBus {
   readonly #object: BusObject;
@@ -64,17 +93,25 @@ export class DurableEventBus implements ServerEventBus {
    * One socket for this listener, closed when it unsubscribes (its stream ended). If the bus
    * object goes away under it (a deploy, a reset), it opens another; what was published in
    * between is unknown, so the listener is told its lists may have changed (a spare
-   * `list_changed` makes a client list again; a missed one leaves it stale).
+   * `list_changed` makes a client list again; a missed one leaves it stale). A socket closed
+   * by a revocation is not reopened: the stream's owner is told instead, once.
    */
   subscribe(listener: (event: ServerEvent) => void): () => void {
+    const owner = listenScope.getStore();
+    if (owner !== undefined && !isListenTag(owner.tag)) throw new RangeError('a listen tag is 32 lowercase hex digits');
+    const headers: Record<string, string> = {
+      Upgrade: 'websocket',
+      ...(owner !== undefined && { [INTERNAL_HEADERS.listenTag]: owner.tag }),
+    };
     // Dealt in turn; a listener that reconnects stays on its shard.
     const shard = this.#next;
     this.#next = (this.#next + 1) % this.#shards;
-    let unsubscribed = false;
+    /** Unsubscribed, or revoked: no socket is opened again. */
+    let ended = false;
     let socket: WebSocket | null = null;
     let retries = 0;
     const retry = () => {
-      if (unsubscribed) return;
+      if (ended) return;
       if (retries >= MAX_RETRIES) {
         log({ msg: 'mcp.modern.error', error: `event bus unreachable after ${retries} retries: this listen stream hears no more` });
         return;
@@ -83,23 +120,25 @@ export class DurableEventBus implements ServerEventBus {
       setTimeout(() => open(true), Math.min(RETRY_BASE_MS * 2 ** retries, RETRY_MAX_MS));
     };
     const open = (reconnecting: boolean) => {
+      if (ended) return;
       this.#object(shard)
-        .fetch(new Request(`https://bus.internal${BUS_ROUTES.subscribe}`, { headers: { Upgrade: 'websocket' } }))
+        .fetch(new Request(`https://bus.internal${BUS_ROUTES.subscribe}`, { headers }))
         .then((response) => {
           const opened = response.webSocket;
           if (opened === null) throw new Error(`the event bus answered ${response.status}`);
           opened.accept();
-          if (unsubscribed) return opened.close(1000, 'unsubscribed');
+          if (ended) return opened.close(1000, 'unsubscribed');
           socket = opened;
           retries = 0;
           opened.addEventListener('message', ({ data }) => deliver(listener, data));
-          const lost = () => {
-            if (socket !== opened) return;
-            socket = null;
-            retry();
-          };
-          opened.addEventListener('close', lost);
-          opened.addEventListener('error', lost);
+          opened.addEventListener('close', ({ code }) => {
+            if (code !== REVOKED_CLOSE_CODE) return lost(opened);
+            if (socket === opened) socket = null;
+            if (ended) return;
+            ended = true;
+            owner?.revoked();
+          });
+          opened.addEventListener('error', () => lost(opened));
           if (reconnecting) for (const kind of LIST_KINDS) listener({ kind });
         })
         .catch((error: unknown) => {
@@ -107,9 +146,14 @@ export class DurableEventBus implements ServerEventBus {
           retry();
         });
     };
+    const lost = (opened: WebSocket) => {
+      if (socket !== opened) return;
+      socket = null;
+      retry();
+    };
     open(false);
     return () => {
-      unsubscribed = true;
+      ended = true;
       const open = socket as WebSocket | null;
       socket = null;
       try {
@@ -118,6 +162,29 @@ export class DurableEventBus implements ServerEventBus {
         // Already closed.
       }
     };
+  }
+
+  /**
+   * Closes the listen streams opened under `tag`, on every shard (each stream's owner is told:
+   * `ListenOwner.revoked`), and answers how many. Every shard is asked even when one fails, and
+   * then the call fails naming the shards it could not reach: a revocation that skipped a shard
+   * would leave that principal listening there, unseen.
+   */
+  async revoke(tag: string): Promise<number> {
+    if (!isListenTag(tag)) throw new RangeError('a listen tag is 32 lowercase hex digits');
+    const body = JSON.stringify({ tag });
+    const answers = await Promise.allSettled(
+      Array.from({ length: this.#shards }, async (_, shard) => {
+        const response = await this.#object(shard).fetch(new Request(`https://bus.internal${BUS_ROUTES.revoke}`, { method: 'POST', body }));
+        if (!response.ok) throw new Error(`answered ${response.status}`);
+        return ((await response.json()) as { closed: number }).closed;
+      }),
+    );
+    const failed = answers.flatMap((answer, shard) =>
+      answer.status === 'rejected' ? [`bus shard ${shard} (${String(answer.reason)})`] : [],
+    );
+    if (failed.length > 0) throw new Error(`listen streams not revoked on ${failed.join(', ')}`);
+    return answers.reduce((sum, answer) => sum + (answer.status === 'fulfilled' ? answer.value : 0), 0);
   }
 }
 

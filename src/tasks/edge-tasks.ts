@@ -37,8 +37,17 @@ export class EdgeTasks implements Extract<TaskScope, { kind: 'edge' }> {
     this.declared = this.#message?.method === 'tools/call' && declaresTasks(this.#message.params);
   }
 
-  create(): Promise<Record<string, unknown>> {
-    return this.directory.create(this.#call());
+  async create(): Promise<Record<string, unknown>> {
+    try {
+      return await this.directory.create(this.#call());
+    } catch (error) {
+      // A refusal of the edge's own (the principal's task limit) answers the call, not the tool's isError.
+      if (error instanceof McpHttpError) {
+        const id = this.#message?.id;
+        this.refusal = new McpHttpError(error.status, error.code, error.message, error.data, isId(id) ? id : null, error.headers);
+      }
+      throw error;
+    }
   }
 
   refuse(): void {
@@ -48,7 +57,7 @@ export class EdgeTasks implements Extract<TaskScope, { kind: 'edge' }> {
       JsonRpcCode.MissingRequiredClientCapability,
       `Missing required client capability: this tool runs only as a task (extension ${TASKS_EXTENSION})`,
       TASKS_REQUIRED,
-      typeof id === 'string' || typeof id === 'number' ? id : null,
+      isId(id) ? id : null,
     );
   }
 
@@ -59,6 +68,8 @@ export class EdgeTasks implements Extract<TaskScope, { kind: 'edge' }> {
     return { message: this.#message as TaskCall['message'], headers, principal: this.directory.principal };
   }
 }
+
+const isId = (id: unknown): id is string | number => typeof id === 'string' || typeof id === 'number';
 
 /** `decorate` for the edge's modern endpoint: within a request that has task support, serve the task methods. */
 export function serveTasksInScope(server: McpServer): void {

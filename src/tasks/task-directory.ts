@@ -37,21 +37,42 @@ export interface TaskSettings {
   readonly pollIntervalMs: number;
 }
 
+/** The principal's registry, where it has one (principals/principal-holdings.ts): admits a task, or throws its refusal. */
+export interface TaskAdmission {
+  admitTask(taskId: string, expiresAt: number): Promise<void>;
+  forget(kind: 'task', taskId: string): Promise<void>;
+}
+
 export class TaskDirectory {
   readonly #namespace: TaskNamespace;
   readonly principal: Principal;
   readonly #settings: TaskSettings;
 
-  constructor(namespace: TaskNamespace, principal: Principal, settings: TaskSettings) {
+  readonly #admission: TaskAdmission | undefined;
+
+  constructor(namespace: TaskNamespace, principal: Principal, settings: TaskSettings, admission?: TaskAdmission) {
     this.#namespace = namespace;
     this.principal = principal;
     this.#settings = settings;
+    this.#admission = admission;
   }
 
-  /** Creates a task running `call` and resolves to its `CreateTaskResult` once it is stored. */
+  /**
+   * Creates a task running `call` and resolves to its `CreateTaskResult` once it is stored;
+   * first, where the principal has a registry, the task is admitted by it (or refused: 429
+   * `task_limit`, thrown as McpHttpError), and forgotten again if it was not created after all.
+   */
   async create(call: TaskCall): Promise<Record<string, unknown>> {
     const creation: TaskCreation = { taskId: newTaskId(), call, ...this.#settings };
-    const response = await this.#object(creation.taskId).fetch(internal(TASK_ROUTES.create, creation));
+    await this.#admission?.admitTask(creation.taskId, Date.now() + creation.ttlMs);
+    let response: Response;
+    try {
+      response = await this.#object(creation.taskId).fetch(internal(TASK_ROUTES.create, creation));
+    } catch (error) {
+      await this.#admission?.forget('task', creation.taskId);
+      throw error;
+    }
+    if (!response.ok) await this.#admission?.forget('task', creation.taskId);
     if (response.status === 413) throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'The call is too large to run as a task');
     if (!response.ok) throw new Error(`the task object answered ${response.status} to create`);
     return response.json();

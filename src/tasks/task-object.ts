@@ -30,6 +30,7 @@ import {
   afterAnswers,
   afterCancel,
   afterInterruption,
+  afterRevocation,
   afterOutcome,
   afterStatusMessage,
   detailedTaskOnWire,
@@ -127,6 +128,11 @@ export abstract class McpTaskObject<E extends ConfigEnv<E> = ConfigVars> extends
       case TASK_ROUTES.cancel:
         // Stored before the tool hears of it: whatever the tool does next, the task stays cancelled.
         this.#change((current) => afterCancel(current, Date.now()));
+        this.#round?.abort();
+        return json({});
+      case TASK_ROUTES.revoke:
+        // As a cancel: stored first, then the tool is stopped; the task reads failed, `grant_revoked`.
+        this.#change((current) => afterRevocation(current, Date.now()));
         this.#round?.abort();
         return json({});
       default:

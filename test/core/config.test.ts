@@ -24,6 +24,8 @@ describe('readConfig defaults', () => {
       taskMaxEventBytes: 65_536,
       busShards: 1,
       maxListenStreams: 1024,
+      maxSessionsPerPrincipal: 100,
+      maxTasksPerPrincipal: 1_000,
       auth: { mode: 'none' },
       rateLimitIpv6Prefix: 64,
     });
@@ -44,6 +46,10 @@ describe('readConfig defaults', () => {
     { key: 'TASK_MAX_EVENT_BYTES', value: '2048', field: 'taskMaxEventBytes', expected: 2_048 },
     { key: 'BUS_SHARDS', value: '8', field: 'busShards', expected: 8 },
     { key: 'MAX_LISTEN_STREAMS', value: '4096', field: 'maxListenStreams', expected: 4_096 },
+    { key: 'MAX_SESSIONS_PER_PRINCIPAL', value: '5', field: 'maxSessionsPerPrincipal', expected: 5 },
+    { key: 'MAX_SESSIONS_PER_PRINCIPAL', value: '0', field: 'maxSessionsPerPrincipal', expected: 0 },
+    { key: 'MAX_TASKS_PER_PRINCIPAL', value: '7', field: 'maxTasksPerPrincipal', expected: 7 },
+    { key: 'MAX_TASKS_PER_PRINCIPAL', value: '0', field: 'maxTasksPerPrincipal', expected: 0 },
   ] as const)('reads $key=$value', ({ key, value, field, expected }) => {
     expect(readConfig({ [key]: value })[field]).toBe(expected);
   });

@@ -68,7 +68,7 @@ export class FixtureTasks extends McpTaskObject<Env> {
   }
 }
 
-export { McpEventBus } from '../../src/lib.ts';
+export { McpEventBus, McpPrincipalRegistry } from '../../src/lib.ts';
 
 const worker = createMcpWorker<Env>({
   sessions: (env) => env.MCP_SESSION,
@@ -76,6 +76,7 @@ const worker = createMcpWorker<Env>({
   bus: (env) => env.MCP_BUS,
   tasks: (env) => env.MCP_TASKS,
   rateLimit: (env) => env.MCP_RATE_LIMIT,
+  principals: (env) => env.MCP_PRINCIPALS,
 });
 
 export default {

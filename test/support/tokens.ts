@@ -6,6 +6,8 @@ import { importJWK, SignJWT } from 'jose';
 
 export const TEST_ISSUER = 'https://issuer.test';
 export const TEST_RESOURCE = 'http://localhost/mcp';
+/** The operator's bearer token (`ADMIN_TOKEN`) in the projects that serve the admin routes. */
+export const TEST_ADMIN_TOKEN = 'test-admin-token-not-a-secret';
 export const TEST_PUBLIC_JWKS = {
   keys: [
     {

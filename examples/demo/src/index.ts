@@ -37,7 +37,7 @@ export class DemoTasks extends McpTaskObject<Env> {
   }
 }
 
-export { McpEventBus } from 'mcp-edge-sessions';
+export { McpEventBus, McpPrincipalRegistry } from 'mcp-edge-sessions';
 
 export default createMcpWorker<Env>({
   sessions: (env) => env.MCP_SESSION,
@@ -45,4 +45,5 @@ export default createMcpWorker<Env>({
   bus: (env) => env.MCP_BUS,
   tasks: (env) => env.MCP_TASKS,
   rateLimit: (env) => env.MCP_RATE_LIMIT,
+  principals: (env) => env.MCP_PRINCIPALS,
 }) satisfies ExportedHandler<Env>;

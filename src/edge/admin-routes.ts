@@ -1,0 +1,120 @@
+/**
+ * The operator's routes, beside the endpoint: served only when the `ADMIN_TOKEN` secret is set
+ * (and the Worker has a principal registry), each request carrying it as a bearer token.
+ *
+ *   GET    /admin/principals/{id}                   what the principal holds: { sessions, tasks }
+ *   POST   /admin/principals/{id}/revoke[?grant=g]  ends all of it (or what grant g created): { sessions, tasks, listens, grants }
+ *   DELETE /admin/principals/{id}/sessions/{sid}    ends one session (204, or 404)
+ *   DELETE /admin/principals/{id}/tasks/{tid}       ends one task (204, or 404)
+ *
+ * `{id}` is the principal's id as the server names it (`oauth#<userId>` with AUTH=oauth; the
+ * issuer and subject with AUTH=jwt: auth/jwt-verifier.ts), URL-encoded. With AUTH=oauth a
+ * revocation also revokes the user's grants at the embedded authorization server (all of
+ * them, or grant g), so their tokens stop working at once. With AUTH=jwt the issuer stops
+ * issuing: tokens already issued cannot be recalled here (see docs/operations.md).
+ */
+import type { OAuthHelpers } from '@cloudflare/workers-oauth-provider';
+import type { Hono } from 'hono';
+import { OAUTH_PRINCIPAL_PREFIX } from '../auth/principal.ts';
+import { McpHttpError } from '../core/errors.ts';
+import type { Holding } from '../core/holdings.ts';
+import { JsonRpcCode } from '../core/wire.ts';
+import type { PrincipalControl } from '../principals/principal-control.ts';
+
+export const ADMIN_ROOT = '/admin/principals';
+
+type AdminEnv = { ADMIN_TOKEN?: string; OAUTH_PROVIDER?: OAuthHelpers };
+
+export function serveAdminRoutes<E extends object>(
+  // The Worker's own app: the routes take whatever variables it sets.
+  app: Hono<{ Bindings: E; Variables: never }>,
+  control: (env: E) => PrincipalControl | undefined,
+): void {
+  const guarded = async (env: E, authorization: string | undefined): Promise<PrincipalControl> => {
+    const token = (env as AdminEnv).ADMIN_TOKEN;
+    const served = token !== undefined && token !== '' ? control(env) : undefined;
+    if (served === undefined) throw new McpHttpError(404, JsonRpcCode.ServerError, 'Not found');
+    if (!(await sameSecret(authorization ?? '', `Bearer ${token}`))) {
+      throw new McpHttpError(
+        401,
+        JsonRpcCode.ServerError,
+        'Unauthorized: the admin routes need `Authorization: Bearer <ADMIN_TOKEN>`',
+        undefined,
+        null,
+        {
+          'WWW-Authenticate': 'Bearer realm="admin"',
+        },
+      );
+    }
+    return served;
+  };
+
+  app.get(`${ADMIN_ROOT}/:principal`, async (c) => {
+    const held = await (await guarded(c.env, c.req.header('Authorization'))).list(c.req.param('principal'));
+    return c.json(holdingsOnWire(held));
+  });
+
+  app.post(`${ADMIN_ROOT}/:principal/revoke`, async (c) => {
+    const control = await guarded(c.env, c.req.header('Authorization'));
+    const principal = c.req.param('principal');
+    const grant = c.req.query('grant');
+    // Tokens first: nothing the principal holds is ended while its tokens could open more.
+    const grants = await revokeOAuthGrants((c.env as AdminEnv).OAUTH_PROVIDER, principal, grant);
+    return c.json({ ...(await control.revoke(principal, grant)), grants });
+  });
+
+  app.delete(`${ADMIN_ROOT}/:principal/sessions/:session`, async (c) => {
+    const control = await guarded(c.env, c.req.header('Authorization'));
+    const ended = await control.endSession(c.req.param('principal'), c.req.param('session'));
+    return c.body(null, ended ? 204 : 404);
+  });
+
+  app.delete(`${ADMIN_ROOT}/:principal/tasks/:task`, async (c) => {
+    const control = await guarded(c.env, c.req.header('Authorization'));
+    const ended = await control.endTask(c.req.param('principal'), c.req.param('task'));
+    return c.body(null, ended ? 204 : 404);
+  });
+}
+
+/** AUTH=oauth: the user's grants (or one of them) revoked at the authorization server; how many. */
+async function revokeOAuthGrants(helpers: OAuthHelpers | undefined, principal: string, grant: string | undefined): Promise<number> {
+  if (helpers === undefined || !principal.startsWith(OAUTH_PRINCIPAL_PREFIX)) return 0;
+  const userId = principal.slice(OAUTH_PRINCIPAL_PREFIX.length);
+  if (grant !== undefined) {
+    await helpers.revokeGrant(grant, userId);
+    return 1;
+  }
+  let revoked = 0;
+  let cursor: string | undefined;
+  do {
+    const page = await helpers.listUserGrants(userId, cursor === undefined ? {} : { cursor });
+    for (const { id } of page.items) {
+      await helpers.revokeGrant(id, userId);
+      revoked++;
+    }
+    cursor = page.cursor;
+  } while (cursor !== undefined);
+  return revoked;
+}
+
+function holdingsOnWire(held: readonly Holding[]) {
+  const iso = (ms: number) => new Date(ms).toISOString();
+  return {
+    sessions: held.filter((h) => h.kind === 'session').map((h) => ({ id: h.id, grant: h.grant || null, createdAt: iso(h.createdAt) })),
+    tasks: held
+      .filter((h) => h.kind === 'task')
+      .map((h) => ({
+        id: h.id,
+        grant: h.grant || null,
+        createdAt: iso(h.createdAt),
+        expiresAt: h.expiresAt === null ? null : iso(h.expiresAt),
+      })),
+  };
+}
+
+/** Compares two secrets in constant time (over their digests, which have one length). */
+async function sameSecret(given: string, expected: string): Promise<boolean> {
+  const digest = (text: string) => crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
+  const [a, b] = await Promise.all([digest(given), digest(expected)]);
+  return crypto.subtle.timingSafeEqual(a, b);
+}

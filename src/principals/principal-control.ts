@@ -1,0 +1,106 @@
+/**
+ * What an operator can do about one principal (the Worker's `/admin` routes, admin-routes.ts,
+ * and the revocation of an OAuth grant): list what it holds, end a session, end a task, and
+ * revoke — end everything it holds, or everything created under one grant:
+ * - each session is ended by its object: its running calls are answered with an error,
+ *   `grant_revoked`, on their streams, then it is dropped (404 afterwards);
+ * - each task not yet ended fails, `grant_revoked`, and its tool is stopped; its streams end
+ *   with that terminal event;
+ * - its `subscriptions/listen` streams, on every isolate, end with an error (the bus closes
+ *   their sockets: stateless/event-bus.ts).
+ * Each step is idempotent and the registry rows go only once their object has answered, so a
+ * revocation cut short is finished by calling it again.
+ */
+import { objectName } from '../auth/principal.ts';
+import type { Holding } from '../core/holdings.ts';
+import { OBJECT_ROUTES, HEADERS, TASK_ROUTES } from '../core/wire.ts';
+import { principalHash } from '../metrics/metrics.ts';
+import type { EndReason } from '../session/session-object.ts';
+import type { TaskNamespace } from '../tasks/task-directory.ts';
+import type { PrincipalRegistryNamespace, PrincipalRegistryStub } from './principal-registry.ts';
+
+/** An object namespace as the control uses it (a `DurableObjectNamespace` is one). */
+export interface ObjectNamespace {
+  idFromName(name: string): DurableObjectId;
+  get(id: DurableObjectId): { fetch(request: Request): Promise<Response> };
+}
+
+export interface ControlBindings {
+  readonly registry: PrincipalRegistryNamespace;
+  readonly sessions: ObjectNamespace;
+  readonly tasks?: TaskNamespace;
+  /** Closes the listen streams tagged with a principal's hash, on every bus shard; absent without a bus. */
+  readonly closeListens?: (tag: string) => Promise<number>;
+}
+
+/** What a revocation ended. */
+export interface Revocation {
+  readonly sessions: number;
+  readonly tasks: number;
+  readonly listens: number;
+}
+
+export class PrincipalControl {
+  readonly #bindings: ControlBindings;
+
+  constructor(bindings: ControlBindings) {
+    this.#bindings = bindings;
+  }
+
+  /** The principal's sessions and tasks, oldest first (sessions that expired idle included until swept). */
+  list(principalId: string): Promise<Holding[]> {
+    return this.#registry(principalId).list();
+  }
+
+  /** Ends one session; false when the principal has none of that id. */
+  async endSession(principalId: string, sessionId: string, reason: EndReason = 'ended_by_operator'): Promise<boolean> {
+    const stub = this.#bindings.sessions.get(this.#bindings.sessions.idFromName(objectName({ id: principalId }, sessionId)));
+    const response = await stub.fetch(
+      new Request(`https://session.internal${OBJECT_ROUTES.end}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', [HEADERS.sessionId]: sessionId },
+        body: JSON.stringify({ reason }),
+      }),
+    );
+    if (response.status !== 204 && response.status !== 404) throw new Error(`session object answered ${response.status} to end`);
+    await this.#registry(principalId).forget('session', [sessionId]);
+    return response.status === 204;
+  }
+
+  /** Ends one task (it fails, `grant_revoked`, unless it had ended); false when the principal has none of that id. */
+  async endTask(principalId: string, taskId: string): Promise<boolean> {
+    const tasks = this.#bindings.tasks;
+    if (tasks === undefined) return false;
+    const stub = tasks.get(tasks.idFromName(JSON.stringify([principalId, taskId])));
+    const response = await stub.fetch(
+      new Request(`https://task.internal${TASK_ROUTES.revoke}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: '{}',
+      }),
+    );
+    if (response.status !== 200 && response.status !== 404) throw new Error(`task object answered ${response.status} to revoke`);
+    return response.status === 200;
+  }
+
+  /** Ends what the principal holds — under `grant` only, when given — and closes its listen streams. */
+  async revoke(principalId: string, grant?: string): Promise<Revocation> {
+    const held = (await this.list(principalId)).filter((h) => grant === undefined || h.grant === grant);
+    const now = Date.now();
+    const [sessions, tasks, listens] = await Promise.all([
+      countTrue(held.filter((h) => h.kind === 'session').map((h) => this.endSession(principalId, h.id, 'grant_revoked'))),
+      countTrue(held.filter((h) => h.kind === 'task' && (h.expiresAt ?? 0) > now).map((h) => this.endTask(principalId, h.id))),
+      this.#bindings.closeListens?.(await principalHash(principalId)) ?? 0,
+    ]);
+    return { sessions, tasks, listens };
+  }
+
+  #registry(principalId: string): PrincipalRegistryStub {
+    const { registry } = this.#bindings;
+    return registry.get(registry.idFromName(principalId));
+  }
+}
+
+async function countTrue(pending: readonly Promise<boolean>[]): Promise<number> {
+  return (await Promise.all(pending)).filter(Boolean).length;
+}

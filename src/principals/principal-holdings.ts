@@ -1,0 +1,66 @@
+/**
+ * The Worker's side of the bounds per principal: before a session or a task is created, its
+ * principal's registry admits it (principal-registry.ts), or the creation is refused with a
+ * typed error that says what to do — 429 `session_limit` (end a session, or wait for an idle
+ * one to expire) or 429 `task_limit` with `Retry-After` (when the first task expires).
+ *
+ * A session the registry may count although it has expired is probed: its object answers
+ * whether it is still stored (the session object's `probe` route), which wakes it but writes
+ * nothing. Probes happen only when the principal is at its limit.
+ */
+import { httpErrors } from '../core/errors.ts';
+import type { HoldingKind } from '../core/holdings.ts';
+import type { AdmissionAnswer, AdmissionRequest, PrincipalRegistryNamespace, PrincipalRegistryStub } from './principal-registry.ts';
+
+export interface HoldingLimits {
+  readonly maxSessionsPerPrincipal: number;
+  readonly maxTasksPerPrincipal: number;
+}
+
+export class PrincipalHoldings {
+  readonly #registry: PrincipalRegistryStub;
+  readonly #grant: string;
+  readonly #limits: HoldingLimits;
+  /** Whether a session is still stored: its object's answer to a probe. */
+  readonly #stored: (sessionId: string) => Promise<boolean>;
+
+  constructor(
+    namespace: PrincipalRegistryNamespace,
+    principalId: string,
+    grant: string,
+    limits: HoldingLimits,
+    stored: (sessionId: string) => Promise<boolean>,
+  ) {
+    this.#registry = namespace.get(namespace.idFromName(principalId));
+    this.#grant = grant;
+    this.#limits = limits;
+    this.#stored = stored;
+  }
+
+  /** Registers a session about to be created, or throws the `session_limit` refusal. */
+  async admitSession(sessionId: string): Promise<void> {
+    const limit = this.#limits.maxSessionsPerPrincipal;
+    const request: AdmissionRequest = { kind: 'session', id: sessionId, grant: this.#grant, limit };
+    let answer: AdmissionAnswer = await this.#registry.admit(request);
+    if (!answer.admitted && answer.probe !== undefined) {
+      const stored = await Promise.all(answer.probe.map((id) => this.#stored(id)));
+      const gone = answer.probe.filter((_, i) => !stored[i]);
+      answer = await this.#registry.admit({ ...request, gone, probed: true });
+    }
+    if (!answer.admitted) throw httpErrors.sessionLimit(limit);
+  }
+
+  /** Registers a task about to be created (it expires at `expiresAt`), or throws the `task_limit` refusal. */
+  async admitTask(taskId: string, expiresAt: number): Promise<void> {
+    const limit = this.#limits.maxTasksPerPrincipal;
+    const answer = await this.#registry.admit({ kind: 'task', id: taskId, grant: this.#grant, limit, expiresAt });
+    if (answer.admitted) return;
+    const retryAt = answer.probe === undefined ? answer.retryAt : null;
+    throw httpErrors.taskLimit(limit, Math.max(1, Math.ceil(((retryAt ?? Date.now() + 1_000) - Date.now()) / 1_000)));
+  }
+
+  /** The session or task ended, or was never created after all: its row goes. */
+  forget(kind: HoldingKind, id: string): Promise<void> {
+    return this.#registry.forget(kind, [id]);
+  }
+}

@@ -1,0 +1,120 @@
+/**
+ * One authenticated principal's registry: a SQLite-backed Durable Object addressed by
+ * `idFromName(principal.id)`, holding a row per live session and per unexpired task of that
+ * principal. It is what makes the bounds per principal atomic (MAX_SESSIONS_PER_PRINCIPAL,
+ * MAX_TASKS_PER_PRINCIPAL): every admission is one synchronous section of this object — read
+ * the rows, decide (core/holdings.ts), insert — so concurrent creations are serialized here and
+ * never exceed the limit, on any number of isolates. It is also what an operator lists and ends
+ * (principal-control.ts), and what a revocation walks.
+ *
+ * Cost: one row written per session or task (its row: a WITHOUT ROWID table, no index), one
+ * deleted when it ends — at a DELETE, an operator's end, or when a sweep finds it gone — and
+ * nothing per call. The anonymous principal (AUTH=none) has no registry: it is everyone.
+ */
+import { DurableObject } from 'cloudflare:workers';
+import { decideAdmission, type Holding, type HoldingKind } from '../core/holdings.ts';
+
+export interface AdmissionRequest {
+  readonly kind: HoldingKind;
+  readonly id: string;
+  readonly grant: string;
+  readonly limit: number;
+  /** A task's expiry; absent for a session. */
+  readonly expiresAt?: number;
+  /** Sessions the caller found gone when it probed them (dropped first), and that it did. */
+  readonly gone?: readonly string[];
+  readonly probed?: boolean;
+}
+
+export type AdmissionAnswer =
+  | { readonly admitted: true }
+  | { readonly admitted: false; readonly probe: readonly string[] }
+  | { readonly admitted: false; readonly probe?: undefined; readonly retryAt: number | null };
+
+/** What the Worker and an operator call on a registry (a namespace's stub has these methods). */
+export interface PrincipalRegistryStub {
+  admit(request: AdmissionRequest): Promise<AdmissionAnswer>;
+  forget(kind: HoldingKind, ids: readonly string[]): Promise<void>;
+  list(): Promise<Holding[]>;
+}
+
+export interface PrincipalRegistryNamespace {
+  idFromName(name: string): DurableObjectId;
+  get(id: DurableObjectId): PrincipalRegistryStub;
+}
+
+const CREATE = `CREATE TABLE IF NOT EXISTS holdings (
+  kind       TEXT    NOT NULL CHECK (kind IN ('session', 'task')),
+  id         TEXT    NOT NULL,
+  grant_id   TEXT    NOT NULL,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER,
+  PRIMARY KEY (kind, id)
+) WITHOUT ROWID`;
+
+type Row = { kind: HoldingKind; id: string; grant_id: string; created_at: number; expires_at: number | null };
+
+export class McpPrincipalRegistry extends DurableObject {
+  /** Whether the table exists: created by the first admission, so a registry only read writes nothing. */
+  #created: boolean | undefined;
+
+  admit(request: AdmissionRequest): AdmissionAnswer {
+    const { sql } = this.ctx.storage;
+    return this.ctx.storage.transactionSync(() => {
+      this.#create();
+      for (const id of request.gone ?? []) sql.exec(`DELETE FROM holdings WHERE kind = 'session' AND id = ?`, id);
+      const now = Date.now();
+      const decision = decideAdmission({
+        kind: request.kind,
+        limit: request.limit,
+        held: this.#rows(request.kind),
+        now,
+        probed: request.probed === true,
+      });
+      if (decision.kind === 'probe') return { admitted: false, probe: decision.sessions };
+      for (const id of decision.drop) sql.exec(`DELETE FROM holdings WHERE kind = ? AND id = ?`, request.kind, id);
+      if (decision.kind === 'refuse') return { admitted: false, retryAt: decision.retryAt };
+      sql.exec(
+        `INSERT OR IGNORE INTO holdings (kind, id, grant_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?)`,
+        request.kind,
+        request.id,
+        request.grant,
+        now,
+        request.expiresAt ?? null,
+      );
+      return { admitted: true };
+    });
+  }
+
+  forget(kind: HoldingKind, ids: readonly string[]): void {
+    if (!this.#exists()) return;
+    this.ctx.storage.transactionSync(() => {
+      for (const id of ids) this.ctx.storage.sql.exec(`DELETE FROM holdings WHERE kind = ? AND id = ?`, kind, id);
+    });
+  }
+
+  /** Every row, sessions then tasks, oldest first (an expired task's included until it is swept). */
+  list(): Holding[] {
+    if (!this.#exists()) return [];
+    return [...this.#rows('session'), ...this.#rows('task')];
+  }
+
+  #rows(kind: HoldingKind): Holding[] {
+    return this.ctx.storage.sql
+      .exec<Row>(`SELECT kind, id, grant_id, created_at, expires_at FROM holdings WHERE kind = ? ORDER BY created_at, id`, kind)
+      .toArray()
+      .map((row) => ({ kind: row.kind, id: row.id, grant: row.grant_id, createdAt: row.created_at, expiresAt: row.expires_at }));
+  }
+
+  #exists(): boolean {
+    this.#created ??=
+      this.ctx.storage.sql.exec(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'holdings'`).toArray().length > 0;
+    return this.#created;
+  }
+
+  #create(): void {
+    if (this.#exists()) return;
+    this.ctx.storage.sql.exec(CREATE);
+    this.#created = true;
+  }
+}

@@ -1,0 +1,134 @@
+/**
+ * A `subscriptions/listen` stream that a revocation can end. The SDK serves the stream and
+ * knows nothing of grants; its subscription's bus socket is kept under the principal's tag
+ * (event-bus.ts), and when a revocation closes that socket the stream must not simply go
+ * quiet — a client would take silence for "nothing changed". So the SDK's body is passed
+ * through, and on revocation one JSON-RPC error answers the listen request, the stream ends,
+ * and the SDK's body is cancelled (the SDK unsubscribes and forgets the stream).
+ *
+ * The error frame goes in only where a frame of the SDK's has ended: bytes are passed on up to
+ * the last blank line received and the rest held back, so the client never reads the error in
+ * the middle of a notification. The SDK writes one whole event per chunk, so in practice
+ * nothing is held back and no chunk is copied.
+ */
+import { errorAnswer } from '../core/jsonrpc.ts';
+import type { JsonRpcId } from '../core/errors.ts';
+import { parseMediaType } from '../core/media-type.ts';
+import { encodeEvent } from '../core/sse.ts';
+import { JsonRpcCode } from '../core/wire.ts';
+import { isListenTag, listenScope } from './event-bus.ts';
+
+export const REVOKED_LISTEN_MESSAGE = 'Listen ended: the grant of the principal that opened it was revoked';
+
+/** The exact frame that ends a revoked listen stream: the error answer to its request `id`. */
+export function revokedListenFrame(id: JsonRpcId): string {
+  const answer = errorAnswer(id, JsonRpcCode.ServerError, REVOKED_LISTEN_MESSAGE, { reason: 'grant_revoked' });
+  // `event: message`, as the SDK frames every message of the stream.
+  return `event: message\n${encodeEvent({ data: JSON.stringify(answer) })}`;
+}
+
+/**
+ * Serves one listen request of the principal tagged `tag` (32 lowercase hex digits): `serve`
+ * (the SDK's handler, for this request) runs with the stream's owner in `listenScope`, so the
+ * subscription it opens is revocable. An answer that is not an event stream (a refusal, an
+ * error) is returned as it is.
+ */
+export async function serveRevocableListen(tag: string, id: JsonRpcId, serve: () => Promise<Response>): Promise<Response> {
+  if (!isListenTag(tag)) throw new RangeError('a listen tag is 32 lowercase hex digits');
+  // The bus can only call `revoked` once the socket it opens after this returns has closed;
+  // kept in case a revocation ever outruns the answer.
+  let revoke: (() => void) | undefined;
+  let revokedEarly = false;
+  const revoked = () => {
+    if (revoke === undefined) revokedEarly = true;
+    else revoke();
+  };
+  const response = await listenScope.run({ tag, revoked }, serve);
+  if (response.body === null || !isEventStream(response)) return response;
+  const stream = revocableBody(response.body, new TextEncoder().encode(revokedListenFrame(id)));
+  revoke = stream.revoke;
+  if (revokedEarly) revoke();
+  return new Response(stream.body, { status: response.status, statusText: response.statusText, headers: response.headers });
+}
+
+function isEventStream(response: Response): boolean {
+  const type = parseMediaType(response.headers.get('Content-Type') ?? '');
+  return type?.type === 'text' && type.subtype === 'event-stream';
+}
+
+/**
+ * `upstream` passed through whole frames at a time, until `revoke` ends it with `frame`. The
+ * client leaving cancels `upstream`, as it would have without the wrapper.
+ */
+export function revocableBody(
+  upstream: ReadableStream<Uint8Array>,
+  frame: Uint8Array,
+): { readonly body: ReadableStream<Uint8Array>; revoke(): void } {
+  const reader = upstream.getReader();
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  let ended = false;
+  /** Bytes after the last frame end passed on: the start of a frame not yet complete. */
+  let held: Uint8Array = new Uint8Array(0);
+  const body = new ReadableStream<Uint8Array>({
+    start(started) {
+      controller = started;
+    },
+    async pull() {
+      // Until something is passed on: a pull that enqueues nothing is not called again.
+      for (;;) {
+        const read = await reader.read();
+        if (ended) return;
+        if (read.done) {
+          ended = true;
+          // The SDK's stream ended as it was: what it wrote last goes on, complete or not.
+          if (held.byteLength > 0) controller.enqueue(held);
+          controller.close();
+          return;
+        }
+        const bytes = held.byteLength === 0 ? read.value : concat(held, read.value);
+        const end = lastFrameEnd(bytes);
+        held = bytes.subarray(end);
+        if (end > 0) return controller.enqueue(bytes.subarray(0, end));
+      }
+    },
+    cancel(reason) {
+      ended = true;
+      return reader.cancel(reason);
+    },
+  });
+  const revoke = () => {
+    if (ended) return;
+    ended = true;
+    controller.enqueue(frame);
+    controller.close();
+    reader.cancel('revoked').catch(() => undefined);
+  };
+  return { body, revoke };
+}
+
+const LF = 0x0a;
+const CR = 0x0d;
+
+/**
+ * The offset just past the last blank line in `bytes` (where an SSE event is dispatched), 0 if
+ * there is none. Lines end with CRLF, LF or CR. A CR last in `bytes` ends its line whether or
+ * not an LF follows in the next chunk (a CRLF is one line end): what comes next starts a line.
+ */
+export function lastFrameEnd(bytes: Uint8Array): number {
+  for (let i = bytes.length - 1; i > 0; i--) {
+    const byte = bytes[i];
+    if (byte !== LF && byte !== CR) continue;
+    if (byte === CR && bytes[i + 1] === LF) continue; // the first half of a CRLF: its LF was looked at
+    const start = byte === LF && bytes[i - 1] === CR ? i - 1 : i;
+    const before = bytes[start - 1];
+    if (before === LF || before === CR) return i + 1;
+  }
+  return 0;
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const joined = new Uint8Array(a.byteLength + b.byteLength);
+  joined.set(a);
+  joined.set(b, a.byteLength);
+  return joined;
+}

@@ -1,0 +1,87 @@
+/**
+ * AUTH=oauth, end to end with the embedded authorization server: alice's grant is revoked —
+ * by her client at the token endpoint (RFC 7009, her refresh token), or by the operator — and
+ * what she holds ends (test/support/revocation-scenario.ts); bob's goes on. Her old token no
+ * longer works; signed in again, she finds her session gone (404) and her task failed.
+ */
+import { describe, expect, it } from 'vitest';
+import { fetchWorker, openSession } from '../support/mcp-http.ts';
+import { admin } from '../support/principals.ts';
+import { runRevocationScenario } from '../support/revocation-scenario.ts';
+import { freshAddress, send, signIn } from './oauth-flow.ts';
+
+const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
+const user = (name: string) => `${name}-${crypto.randomUUID()}`;
+
+/** Whether `token` still opens the endpoint (a 401 once its grant is revoked). */
+const accepted = async (token: string) => {
+  const headers = { Host: 'localhost', ...bearer(token), 'Mcp-Session-Id': 'x'.repeat(43) };
+  return (await fetchWorker({ method: 'DELETE', headers })).status !== 401;
+};
+
+describe('revoking an OAuth grant', () => {
+  it('by the client, revoking its refresh token (RFC 7009), ends what the grant holds', async () => {
+    const aliceName = user('alice');
+    const alice = await signIn(aliceName);
+    const bob = await signIn(user('bob'));
+    await runRevocationScenario({
+      alice: bearer(alice.access_token),
+      bob: bearer(bob.access_token),
+      async revoke() {
+        const revoked = await send('/oauth/token', {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ token: alice.refresh_token, token_type_hint: 'refresh_token', client_id: alice.client_id }),
+          address: freshAddress(),
+        });
+        expect(revoked.status).toBe(200);
+        expect(await accepted(alice.access_token)).toBe(false);
+      },
+      aliceAfter: async () => bearer((await signIn(aliceName)).access_token),
+    });
+    expect(await accepted(bob.access_token)).toBe(true);
+  });
+
+  it('by the operator, revoking the user at the authorization server as well', async () => {
+    const aliceName = user('alice');
+    const alice = await signIn(aliceName);
+    const bob = await signIn(user('bob'));
+    await runRevocationScenario({
+      alice: bearer(alice.access_token),
+      bob: bearer(bob.access_token),
+      async revoke() {
+        const response = await admin('POST', `oauth#${aliceName}`, '/revoke');
+        expect(response.status).toBe(200);
+        expect(await response.json()).toEqual({ sessions: 1, tasks: 1, listens: 1, grants: 1 });
+        expect(await accepted(alice.access_token)).toBe(false);
+      },
+      aliceAfter: async () => bearer((await signIn(aliceName)).access_token),
+    });
+    expect(await accepted(bob.access_token)).toBe(true);
+  });
+
+  it('revoking only an access token leaves the grant, and what it holds, as they were', async () => {
+    const alice = await signIn(user('alice'));
+    const session = await openSession('2025-11-25', {}, bearer(alice.access_token));
+    const revoked = await send('/oauth/token', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: alice.access_token, client_id: alice.client_id }),
+      address: freshAddress(),
+    });
+    expect(revoked.status).toBe(200);
+    expect(await accepted(alice.access_token)).toBe(false);
+    // The grant is whole: its refresh token gives a new access token, and the session is still hers.
+    const refreshed = await send('/oauth/token', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: alice.refresh_token, client_id: alice.client_id }),
+      address: freshAddress(),
+    });
+    expect(refreshed.status).toBe(200);
+    const { access_token } = (await refreshed.json()) as { access_token: string };
+    const listed = await session.post({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, bearer(access_token));
+    expect(listed.status).toBe(200);
+    await listed.body?.cancel();
+  });
+});

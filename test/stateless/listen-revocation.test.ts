@@ -1,0 +1,260 @@
+/**
+ * Revoking a principal's grant closes its listen streams on every bus shard (event-bus.ts,
+ * bus-object.ts), and only its: each stream's socket is kept under its owner's tag, a socket so
+ * closed is not reopened, and its owner is told once. Over the fixture's real bus objects,
+ * under names of each test's own so that no test hears another's sockets.
+ */
+import { abortAllDurableObjects, runInDurableObject } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import { McpServer, type ServerEvent } from '@modelcontextprotocol/server';
+import { describe, expect, it, type Mock, vi } from 'vitest';
+import { BUS_ROUTES, INTERNAL_HEADERS } from '../../src/core/wire.ts';
+import {
+  busShardName,
+  busShardSockets,
+  DurableEventBus,
+  type BusObject,
+  listenScope,
+  type ListenOwner,
+} from '../../src/stateless/event-bus.ts';
+import { createModernEndpoint } from '../../src/stateless/modern-endpoint.ts';
+import { revokedListenFrame, serveRevocableListen } from '../../src/stateless/revocable-listen.ts';
+import { ENDED, SseReader } from '../support/sse-reader.ts';
+import { MODERN } from '../support/modern-http.ts';
+
+const SHARDS = 3;
+
+/** Bus shards named for one test alone. */
+function shardsOf() {
+  const prefix = crypto.randomUUID();
+  return (index: number) => env.MCP_BUS.get(env.MCP_BUS.idFromName(`${prefix}/${busShardName(index)}`));
+}
+
+const newTag = () => [...crypto.getRandomValues(new Uint8Array(16))].map((byte) => byte.toString(16).padStart(2, '0')).join('');
+
+function ownerOf(tag: string): ListenOwner & { revoked: Mock<() => void> } {
+  return { tag, revoked: vi.fn<() => void>() };
+}
+
+/** A listener that keeps what it hears, subscribed under `owner` (none: untagged). */
+function listen(bus: DurableEventBus, owner?: ListenOwner): { heard: ServerEvent[]; unsubscribe: () => void } {
+  const heard: ServerEvent[] = [];
+  const subscribe = () => bus.subscribe((event) => heard.push(event));
+  return { heard, unsubscribe: owner === undefined ? subscribe() : listenScope.run(owner, subscribe) };
+}
+
+async function until(what: string, condition: () => boolean | Promise<boolean>, ms = 5_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await scheduler.wait(10);
+  }
+}
+
+const total = (counts: number[]) => counts.reduce((a, b) => a + b, 0);
+
+describe('a revocation of listen streams', () => {
+  it('closes the streams of its tag only: the others still hear, the revoked one is told once and never reconnects', async () => {
+    const shard = shardsOf();
+    const bus = new DurableEventBus(shard, SHARDS);
+    const [ownerA, ownerB] = [ownerOf(newTag()), ownerOf(newTag())];
+    // Dealt in turn: A on shard 0, B on shard 1, the untagged one on shard 2.
+    const a = listen(bus, ownerA);
+    const b = listen(bus, ownerB);
+    const untagged = listen(bus);
+    try {
+      await until('every socket is open', async () => total(await busShardSockets(shard, SHARDS)) === 3);
+      expect(await runInDurableObject(shard(0), (_instance, state) => state.getWebSockets(ownerA.tag).length)).toBe(1);
+      expect(await runInDurableObject(shard(1), (_instance, state) => state.getWebSockets(ownerB.tag).length)).toBe(1);
+
+      bus.publish({ kind: 'tools_list_changed' });
+      await until('all three hear the first change', () => [a, b, untagged].every(({ heard }) => heard.length === 1));
+
+      expect(await bus.revoke(ownerA.tag)).toBe(1);
+      await until('A is told', () => ownerA.revoked.mock.calls.length > 0);
+      bus.publish({ kind: 'prompts_list_changed' });
+      await until('B and the untagged one hear the next change', () => b.heard.length === 2 && untagged.heard.length === 2);
+      // Past the first reconnection delay (100 ms): a reconnect would also bring A spare list_changed events.
+      await scheduler.wait(300);
+      expect(a.heard).toEqual([{ kind: 'tools_list_changed' }]);
+      expect(ownerA.revoked).toHaveBeenCalledTimes(1);
+      expect(ownerB.revoked).not.toHaveBeenCalled();
+      expect(b.heard.at(-1)).toEqual({ kind: 'prompts_list_changed' });
+      expect(untagged.heard.at(-1)).toEqual({ kind: 'prompts_list_changed' });
+      expect(await busShardSockets(shard, SHARDS), 'A’s socket stays closed').toEqual([0, 1, 1]);
+    } finally {
+      for (const { unsubscribe } of [a, b, untagged]) unsubscribe();
+    }
+  });
+
+  it('counts the streams it closed on every shard, and finds none of a tag that has none', async () => {
+    const shard = shardsOf();
+    const bus = new DurableEventBus(shard, SHARDS);
+    const tag = newTag();
+    const owners = [ownerOf(tag), ownerOf(tag), ownerOf(tag), ownerOf(tag)];
+    const listeners = owners.map((owner) => listen(bus, owner));
+    try {
+      await until('every socket is open', async () => total(await busShardSockets(shard, SHARDS)) === 4);
+      expect(await bus.revoke(newTag())).toBe(0);
+      expect(await bus.revoke(tag)).toBe(4);
+      await until('every owner is told', () => owners.every((owner) => owner.revoked.mock.calls.length === 1));
+      expect(await bus.revoke(tag), 'nothing left to close').toBe(0);
+    } finally {
+      for (const { unsubscribe } of listeners) unsubscribe();
+    }
+  });
+
+  it('fails naming a shard it could not revoke on, having closed the streams of the others', async () => {
+    const shard = shardsOf();
+    const broken: BusObject = (index) => ({
+      fetch: (request) =>
+        index === 1 && new URL(request.url).pathname === BUS_ROUTES.revoke
+          ? Promise.resolve(new Response(null, { status: 503 }))
+          : shard(index).fetch(request),
+    });
+    const bus = new DurableEventBus(broken, SHARDS);
+    const tag = newTag();
+    const owners = [ownerOf(tag), ownerOf(tag), ownerOf(tag)];
+    const listeners = owners.map((owner) => listen(bus, owner));
+    try {
+      await until('every socket is open', async () => total(await busShardSockets(shard, SHARDS)) === 3);
+      await expect(bus.revoke(tag)).rejects.toThrow(/bus shard 1 .*503/);
+      await until(
+        'the streams of shards 0 and 2 are told',
+        () => owners[0]!.revoked.mock.calls.length + owners[2]!.revoked.mock.calls.length === 2,
+      );
+      expect(owners[1]!.revoked).not.toHaveBeenCalled();
+    } finally {
+      for (const { unsubscribe } of listeners) unsubscribe();
+    }
+  });
+
+  it('reaches a stream that reconnected after its bus object went away: the new socket carries the tag too', async () => {
+    const shard = shardsOf();
+    const bus = new DurableEventBus(shard, 1);
+    const owner = ownerOf(newTag());
+    const listener = listen(bus, owner);
+    try {
+      await until('the socket is open', async () => total(await busShardSockets(shard, 1)) === 1);
+      await abortAllDurableObjects();
+      await until('it reconnected (told its lists may have changed)', () => listener.heard.length === 3);
+      await until('the new socket is open', async () => total(await busShardSockets(shard, 1)) === 1);
+      expect(await bus.revoke(owner.tag)).toBe(1);
+      await until('the owner is told', () => owner.revoked.mock.calls.length === 1);
+    } finally {
+      listener.unsubscribe();
+    }
+  });
+
+  it('refuses a tag that is not 32 lowercase hex digits, before anything reaches the bus', async () => {
+    const bus = new DurableEventBus(shardsOf(), SHARDS);
+    await expect(bus.revoke('A'.repeat(32))).rejects.toThrow(RangeError);
+    expect(() => listenScope.run(ownerOf('not-a-tag'), () => bus.subscribe(() => undefined))).toThrow(RangeError);
+  });
+});
+
+describe('a bus object', () => {
+  it.each([
+    ['upper-case hex', 'A'.repeat(32)],
+    ['31 digits', 'a'.repeat(31)],
+    ['33 digits', 'a'.repeat(33)],
+    ['not hex', 'g'.repeat(32)],
+    ['empty', ''],
+  ])('refuses a subscription tagged with %s (400)', async (_name, tag) => {
+    const response = await shardsOf()(0).fetch(
+      new Request(`https://bus.internal${BUS_ROUTES.subscribe}`, { headers: { Upgrade: 'websocket', [INTERNAL_HEADERS.listenTag]: tag } }),
+    );
+    expect(response.status).toBe(400);
+    expect(response.webSocket).toBeNull();
+  });
+
+  it.each([
+    ['not JSON', 'tag'],
+    ['null', 'null'],
+    ['an array', '[]'],
+    ['no tag', '{}'],
+    ['a number for a tag', '{"tag":5}'],
+    ['a tag of the wrong shape', JSON.stringify({ tag: 'A'.repeat(32) })],
+  ])('refuses a revocation whose body is %s (400)', async (_name, body) => {
+    const response = await shardsOf()(0).fetch(new Request(`https://bus.internal${BUS_ROUTES.revoke}`, { method: 'POST', body }));
+    expect(response.status).toBe(400);
+  });
+});
+
+describe('a listen stream served by the SDK under serveRevocableListen', () => {
+  it('subscribes under its tag, hears changes, and on revocation reads the error for its request, then ends', async () => {
+    const shard = shardsOf();
+    const bus = new DurableEventBus(shard, 1);
+    const endpoint = createModernEndpoint(
+      () => new McpServer({ name: 'revocation-test', version: '1.0.0' }, { capabilities: { tools: { listChanged: true } } }),
+      {},
+      // One stream at a time: a second is refused until the SDK has let go of the first.
+      { maxBodyBytes: 1 << 20, heartbeatMs: 0, bus, maxListenStreams: 1 },
+    );
+    const tag = newTag();
+    const id = 'listen-1';
+    const response = await serveRevocableListen(tag, id, () => endpoint.fetch(listenRequest(id)));
+    expect(response.headers.get('Content-Type')).toBe('text/event-stream');
+    const reader = new SseReader(response);
+    try {
+      const [ack] = await reader.take(1);
+      expect(JSON.parse(ack!.data).method).toBe('notifications/subscriptions/acknowledged');
+      // The SDK subscribed within the request's fetch: the scope's owner reached the bus.
+      await until('the tagged socket is open', async () =>
+        runInDurableObject(shard(0), (_instance, state) => state.getWebSockets(tag).length === 1),
+      );
+      bus.publish({ kind: 'tools_list_changed' });
+      const [change] = await reader.take(1);
+      expect(JSON.parse(change!.data).method).toBe('notifications/tools/list_changed');
+
+      expect(await bus.revoke(tag)).toBe(1);
+      const [end] = await reader.take(1);
+      expect(end!.raw, 'the exact frame').toBe(revokedListenFrame(id));
+      expect(JSON.parse(end!.data)).toEqual({
+        jsonrpc: '2.0',
+        id,
+        error: {
+          code: -32000,
+          message: 'Listen ended: the grant of the principal that opened it was revoked',
+          data: { reason: 'grant_revoked' },
+        },
+      });
+      expect(await reader.next(1_000), 'then the stream ends').toBe(ENDED);
+    } finally {
+      await reader.cancel();
+    }
+    // The SDK let go of the stream (its body was cancelled): its one place is free again.
+    const next = new SseReader(await serveRevocableListen(newTag(), 'listen-2', () => endpoint.fetch(listenRequest('listen-2'))));
+    try {
+      const [ack] = await next.take(1);
+      expect(JSON.parse(ack!.data).method).toBe('notifications/subscriptions/acknowledged');
+    } finally {
+      await next.cancel();
+    }
+  });
+});
+
+function listenRequest(id: string): Request {
+  return new Request('http://localhost/mcp', {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      'MCP-Protocol-Version': MODERN,
+      'Mcp-Method': 'subscriptions/listen',
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id,
+      method: 'subscriptions/listen',
+      params: {
+        notifications: { toolsListChanged: true },
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': MODERN,
+          'io.modelcontextprotocol/clientCapabilities': {},
+          'io.modelcontextprotocol/clientInfo': { name: 'test', version: '1.0.0' },
+        },
+      },
+    }),
+  });
+}
