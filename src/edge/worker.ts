@@ -40,8 +40,8 @@ import { preflightResponse, withCors } from './cors.ts';
 import { refuseModern } from './refuse-modern.ts';
 import { relayResponse } from './sse-relay.ts';
 import { logRequest, metricEra, requestMetric } from './request-log.ts';
-import { Metrics, principalHash } from '../metrics/metrics.ts';
-import { serveRevocableListen } from '../stateless/revocable-listen.ts';
+import { Metrics } from '../metrics/metrics.ts';
+import { serveListenRevocably } from '../stateless/revocable-listen.ts';
 import { PrincipalControl } from '../principals/principal-control.ts';
 import { PrincipalHoldings } from '../principals/principal-holdings.ts';
 import type { PrincipalRegistryNamespace } from '../principals/principal-registry.ts';
@@ -344,25 +344,14 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
     return c.get('holdings') !== undefined && bus !== undefined;
   }
 
-  /**
-   * A `subscriptions/listen` served so that a revocation of its principal ends it with an error
-   * (stateless/revocable-listen.ts); any other request served as it is.
-   */
-  async function listenRevocably(c: Context<Env<E>>, parsedBody: unknown, serve: () => Promise<Response>): Promise<Response> {
-    const listen = parsedBody as { method?: unknown; id?: unknown } | undefined;
-    if (listen?.method !== 'subscriptions/listen' || (typeof listen.id !== 'string' && typeof listen.id !== 'number')) return serve();
-    return serveRevocableListen(await principalHash(c.get('principal').id), listen.id, serve);
-  }
+  /** A listen of the request's principal served revocably (stateless/revocable-listen.ts); anything else as it is. */
+  const listenRevocably = (c: Context<Env<E>>, parsedBody: unknown, serve: () => Promise<Response>) =>
+    serveListenRevocably(parsedBody, c.get('principal').id, serve);
 
   /** The registry of an authenticated principal (the anonymous one is everyone: it has none). */
   function holdingsOf(c: Context<Env<E>>, principal: Principal, grant: string): PrincipalHoldings | undefined {
     if (principals === undefined || principal === ANONYMOUS) return undefined;
-    const namespace = sessions(c.env);
-    return new PrincipalHoldings(principals(c.env), principal.id, grant, c.get('config'), async (sessionId) => {
-      const stub = namespace.get(namespace.idFromName(objectName(principal, sessionId)));
-      const response = await stub.fetch(new Request(`https://session.internal${OBJECT_ROUTES.probe}`));
-      return response.status === 204;
-    });
+    return new PrincipalHoldings(principals(c.env), sessions(c.env), principal.id, grant, c.get('config'));
   }
 
   /** What an operator can do about a principal (the admin routes, a revoked grant); undefined without a registry. */

@@ -8,7 +8,10 @@
  * whether it is still stored (the session object's `probe` route), which wakes it but writes
  * nothing. Probes happen only when the principal is at its limit.
  */
+import { objectName } from '../auth/principal.ts';
 import { httpErrors } from '../core/errors.ts';
+import { OBJECT_ROUTES } from '../core/wire.ts';
+import type { ObjectNamespace } from './principal-control.ts';
 import type { HoldingKind } from '../core/holdings.ts';
 import type { AdmissionAnswer, AdmissionRequest, PrincipalRegistryNamespace, PrincipalRegistryStub } from './principal-registry.ts';
 
@@ -24,17 +27,14 @@ export class PrincipalHoldings {
   /** Whether a session is still stored: its object's answer to a probe. */
   readonly #stored: (sessionId: string) => Promise<boolean>;
 
-  constructor(
-    namespace: PrincipalRegistryNamespace,
-    principalId: string,
-    grant: string,
-    limits: HoldingLimits,
-    stored: (sessionId: string) => Promise<boolean>,
-  ) {
-    this.#registry = namespace.get(namespace.idFromName(principalId));
+  constructor(registry: PrincipalRegistryNamespace, sessions: ObjectNamespace, principalId: string, grant: string, limits: HoldingLimits) {
+    this.#registry = registry.get(registry.idFromName(principalId));
     this.#grant = grant;
     this.#limits = limits;
-    this.#stored = stored;
+    this.#stored = async (sessionId) => {
+      const stub = sessions.get(sessions.idFromName(objectName({ id: principalId }, sessionId)));
+      return (await stub.fetch(new Request(`https://session.internal${OBJECT_ROUTES.probe}`))).status === 204;
+    };
   }
 
   /** Registers a session about to be created, or throws the `session_limit` refusal. */

@@ -16,6 +16,7 @@ import type { JsonRpcId } from '../core/errors.ts';
 import { parseMediaType } from '../core/media-type.ts';
 import { encodeEvent } from '../core/sse.ts';
 import { JsonRpcCode } from '../core/wire.ts';
+import { principalHash } from '../metrics/metrics.ts';
 import { isListenTag, listenScope } from './event-bus.ts';
 
 export const REVOKED_LISTEN_MESSAGE = 'Listen ended: the grant of the principal that opened it was revoked';
@@ -49,6 +50,17 @@ export async function serveRevocableListen(tag: string, id: JsonRpcId, serve: ()
   revoke = stream.revoke;
   if (revokedEarly) revoke();
   return new Response(stream.body, { status: response.status, statusText: response.statusText, headers: response.headers });
+}
+
+/**
+ * `serve` for a request whose body is `parsedBody`: a `subscriptions/listen` with an id is
+ * served revocably, under the tag of principal `principalId` (its hash, as the bus keeps it);
+ * anything else is served as it is.
+ */
+export async function serveListenRevocably(parsedBody: unknown, principalId: string, serve: () => Promise<Response>): Promise<Response> {
+  const listen = parsedBody as { method?: unknown; id?: unknown } | undefined;
+  if (listen?.method !== 'subscriptions/listen' || (typeof listen.id !== 'string' && typeof listen.id !== 'number')) return serve();
+  return serveRevocableListen(await principalHash(principalId), listen.id, serve);
 }
 
 function isEventStream(response: Response): boolean {
