@@ -19,65 +19,54 @@ const accepted = async (token: string) => {
   return (await fetchWorker({ method: 'DELETE', headers })).status !== 401;
 };
 
-describe('revoking an OAuth grant', () => {
-  it('by the client, revoking its refresh token (RFC 7009), ends what the grant holds', async () => {
-    const aliceName = user('alice');
-    const alice = await signIn(aliceName);
-    const bob = await signIn(user('bob'));
-    await runRevocationScenario({
-      alice: bearer(alice.access_token),
-      bob: bearer(bob.access_token),
-      async revoke() {
-        const revoked = await send('/oauth/token', {
-          method: 'POST',
-          headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-          body: new URLSearchParams({ token: alice.refresh_token, token_type_hint: 'refresh_token', client_id: alice.client_id }),
-          address: freshAddress(),
-        });
-        expect(revoked.status).toBe(200);
-        expect(await accepted(alice.access_token)).toBe(false);
-      },
-      aliceAfter: async () => bearer((await signIn(aliceName)).access_token),
-    });
-    expect(await accepted(bob.access_token)).toBe(true);
+/** A POST of `form` to the token endpoint (revocation, refresh), from an address of its own. */
+const tokenEndpoint = (form: Record<string, string>) =>
+  send('/oauth/token', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(form),
+    address: freshAddress(),
   });
 
-  it('by the operator, revoking the user at the authorization server as well', async () => {
-    const aliceName = user('alice');
-    const alice = await signIn(aliceName);
-    const bob = await signIn(user('bob'));
-    await runRevocationScenario({
-      alice: bearer(alice.access_token),
-      bob: bearer(bob.access_token),
-      async revoke() {
-        const response = await admin('POST', `oauth#${aliceName}`, '/revoke');
-        expect(response.status).toBe(200);
-        expect(await response.json()).toEqual({ sessions: 1, tasks: 1, listens: 1, grants: 1 });
-        expect(await accepted(alice.access_token)).toBe(false);
-      },
-      aliceAfter: async () => bearer((await signIn(aliceName)).access_token),
-    });
-    expect(await accepted(bob.access_token)).toBe(true);
+/** The scenario with alice and bob signed in, alice's grant revoked by `revoke`; her old token is refused after it. */
+async function revokedBy(revoke: (alice: Awaited<ReturnType<typeof signIn>>, aliceName: string) => Promise<void>): Promise<void> {
+  const aliceName = user('alice');
+  const alice = await signIn(aliceName);
+  const bob = await signIn(user('bob'));
+  await runRevocationScenario({
+    alice: bearer(alice.access_token),
+    bob: bearer(bob.access_token),
+    async revoke() {
+      await revoke(alice, aliceName);
+      expect(await accepted(alice.access_token)).toBe(false);
+    },
+    aliceAfter: async () => bearer((await signIn(aliceName)).access_token),
   });
+  expect(await accepted(bob.access_token)).toBe(true);
+}
+
+describe('revoking an OAuth grant', () => {
+  it('by the client, revoking its refresh token (RFC 7009), ends what the grant holds', () =>
+    revokedBy(async (alice) => {
+      const revoked = await tokenEndpoint({ token: alice.refresh_token, token_type_hint: 'refresh_token', client_id: alice.client_id });
+      expect(revoked.status).toBe(200);
+    }));
+
+  it('by the operator, revoking the user at the authorization server as well', () =>
+    revokedBy(async (_, aliceName) => {
+      const response = await admin('POST', `oauth#${aliceName}`, '/revoke');
+      expect(response.status).toBe(200);
+      expect(await response.json()).toEqual({ sessions: 1, tasks: 1, listens: 1, grants: 1 });
+    }));
 
   it('revoking only an access token leaves the grant, and what it holds, as they were', async () => {
     const alice = await signIn(user('alice'));
     const session = await openSession('2025-11-25', {}, bearer(alice.access_token));
-    const revoked = await send('/oauth/token', {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ token: alice.access_token, client_id: alice.client_id }),
-      address: freshAddress(),
-    });
+    const revoked = await tokenEndpoint({ token: alice.access_token, client_id: alice.client_id });
     expect(revoked.status).toBe(200);
     expect(await accepted(alice.access_token)).toBe(false);
     // The grant is whole: its refresh token gives a new access token, and the session is still hers.
-    const refreshed = await send('/oauth/token', {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: alice.refresh_token, client_id: alice.client_id }),
-      address: freshAddress(),
-    });
+    const refreshed = await tokenEndpoint({ grant_type: 'refresh_token', refresh_token: alice.refresh_token, client_id: alice.client_id });
     expect(refreshed.status).toBe(200);
     const { access_token } = (await refreshed.json()) as { access_token: string };
     const listed = await session.post({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, bearer(access_token));
