@@ -17,7 +17,7 @@ import { OBJECT_ROUTES, HEADERS, TASK_ROUTES } from '../core/wire.ts';
 import { principalHash } from '../metrics/metrics.ts';
 import type { EndReason } from '../session/session-object.ts';
 import type { TaskNamespace } from '../tasks/task-directory.ts';
-import type { PrincipalRegistryNamespace, PrincipalRegistryStub } from './principal-registry.ts';
+import { type PrincipalRegistryNamespace, type PrincipalRegistryStub, registryOf } from './principal-registry.ts';
 
 /** An object namespace as the control uses it (a `DurableObjectNamespace` is one). */
 export interface ObjectNamespace {
@@ -96,8 +96,7 @@ export class PrincipalControl {
   }
 
   #registry(principalId: string): PrincipalRegistryStub {
-    const { registry } = this.#bindings;
-    return registry.get(registry.idFromName(principalId));
+    return registryOf(this.#bindings.registry, principalId);
   }
 }
 

@@ -13,7 +13,13 @@ import { httpErrors } from '../core/errors.ts';
 import { OBJECT_ROUTES } from '../core/wire.ts';
 import type { ObjectNamespace } from './principal-control.ts';
 import type { HoldingKind } from '../core/holdings.ts';
-import type { AdmissionAnswer, AdmissionRequest, PrincipalRegistryNamespace, PrincipalRegistryStub } from './principal-registry.ts';
+import {
+  type AdmissionAnswer,
+  type AdmissionRequest,
+  type PrincipalRegistryNamespace,
+  type PrincipalRegistryStub,
+  registryOf,
+} from './principal-registry.ts';
 
 export interface HoldingLimits {
   readonly maxSessionsPerPrincipal: number;
@@ -28,7 +34,7 @@ export class PrincipalHoldings {
   readonly #stored: (sessionId: string) => Promise<boolean>;
 
   constructor(registry: PrincipalRegistryNamespace, sessions: ObjectNamespace, principalId: string, grant: string, limits: HoldingLimits) {
-    this.#registry = registry.get(registry.idFromName(principalId));
+    this.#registry = registryOf(registry, principalId);
     this.#grant = grant;
     this.#limits = limits;
     this.#stored = async (sessionId) => {

@@ -38,9 +38,18 @@ export interface PrincipalRegistryStub {
   list(): Promise<Holding[]>;
 }
 
+/**
+ * The `MCP_PRINCIPALS` namespace, typed or not: `wrangler types` leaves the namespace of a class a
+ * Worker re-exports from a package untyped (`DurableObjectNamespace`), so its stubs are typed here.
+ */
 export interface PrincipalRegistryNamespace {
   idFromName(name: string): DurableObjectId;
-  get(id: DurableObjectId): PrincipalRegistryStub;
+  get(id: DurableObjectId): object;
+}
+
+/** The registry object of `principalId`. */
+export function registryOf(namespace: PrincipalRegistryNamespace, principalId: string): PrincipalRegistryStub {
+  return namespace.get(namespace.idFromName(principalId)) as PrincipalRegistryStub;
 }
 
 const CREATE = `CREATE TABLE IF NOT EXISTS holdings (
