@@ -3,7 +3,8 @@
 // bounded: discovery from the 401, dynamic registration, PKCE, the demo's consent page (this
 // script reads the form and approves it, as a user would), the token; a session and a tool call
 // with progress; a refresh (the access token is spoiled, the client refreshes on the 401 and
-// goes on in the same session); a stream cut mid-call and resumed with its cursor and a token.
+// goes on in the same session); a stream cut mid-call and resumed with its cursor and a token; the
+// refresh token revoked (RFC 7009) mid-call: the call ends `grant_revoked`, the session is gone.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -167,6 +168,59 @@ try {
     `resumed after ${ids[1]} with a token: the rest arrived, ending "liftoff after 4"`,
   );
   await client.close();
+
+  // 5. Revocation: the client revokes its refresh token (RFC 7009) while a call runs; the call
+  //    ends with grant_revoked, the old token is refused, and signed in again the session is gone.
+  const revokedTransport = new StreamableHTTPClientTransport(url, { authProvider: provider });
+  const revokedClient = new Client({ name: 'oauth-e2e', version: '1' });
+  await revokedClient.connect(revokedTransport);
+  const revokedSession = revokedTransport.sessionId;
+  let started;
+  const firstStep = new Promise((resolve) => {
+    started = resolve;
+  });
+  const running = revokedClient
+    .callTool({ name: 'countdown', arguments: { from: 600, interval_ms: 100 } }, { onprogress: () => started(), timeout: 20_000 })
+    .then(
+      () => undefined,
+      (error) => error,
+    );
+  await firstStep;
+  const oldToken = store.tokens.access_token;
+  const revocation = await fetch(new URL('/oauth/token', url), {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ token: store.tokens.refresh_token, token_type_hint: 'refresh_token', client_id: store.client.client_id }),
+    signal: AbortSignal.timeout(10_000),
+  });
+  const ended = await running;
+  check(
+    revocation.status === 200 && ended?.data?.reason === 'grant_revoked',
+    `refresh token revoked (${revocation.status}): the running call ended with ${ended?.code} ${ended?.data?.reason}`,
+  );
+  await revokedClient.close().catch(() => {});
+  const withOld = await fetch(url, {
+    method: 'POST',
+    headers: { ...headers, Authorization: `Bearer ${oldToken}`, 'Mcp-Session-Id': revokedSession },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 'old', method: 'tools/list' }),
+    signal: AbortSignal.timeout(10_000),
+  });
+  // Signed in again (the same user): the session the revoked grant held is gone.
+  delete store.tokens;
+  authorizationUrl = undefined;
+  const again = new StreamableHTTPClientTransport(url, { authProvider: provider });
+  await new Client({ name: 'oauth-e2e', version: '1' }).connect(again).catch(() => {});
+  await again.finishAuth(await consent(authorizationUrl));
+  const afterwards = await fetch(url, {
+    method: 'POST',
+    headers: { ...headers, Authorization: `Bearer ${store.tokens.access_token}`, 'Mcp-Session-Id': revokedSession },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 'again', method: 'tools/list' }),
+    signal: AbortSignal.timeout(10_000),
+  });
+  check(
+    withOld.status === 401 && afterwards.status === 404,
+    `the old token: ${withOld.status}; signed in again, the session: ${afterwards.status}`,
+  );
 } catch (error) {
   console.error(String(error?.stack ?? error));
   failed = true;
