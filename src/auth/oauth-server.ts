@@ -19,6 +19,7 @@ import { readRegistration, withRegistrationAccess, type RegistrationStore } from
 import { consentPage } from './consent-page.ts';
 import { asOAuthError, OAuthHttpError, oauthErrorResponse } from './oauth-errors.ts';
 import { AUTHORIZE_PATH, passWalls, REGISTER_PATH, TOKEN_PATH } from './oauth-walls.ts';
+import { userGrantIds } from './user-grants.ts';
 import { METADATA_ROOT } from './protected-resource.ts';
 
 export { AUTHORIZE_PATH } from './oauth-walls.ts';
@@ -183,12 +184,7 @@ async function endIfRevoked<E>(
   { userId, grantId }: { userId: string; grantId: string },
   end: NonNullable<FrontOptions<E>['grantRevoked']>,
 ): Promise<void> {
-  let cursor: string | undefined;
-  do {
-    const page = await helpers.listUserGrants(userId, cursor === undefined ? {} : { cursor });
-    if (page.items.some((grant) => grant.id === grantId)) return;
-    cursor = page.cursor;
-  } while (cursor !== undefined);
+  if ((await userGrantIds(helpers, userId)).includes(grantId)) return;
   await end(env, userId, grantId);
 }
 

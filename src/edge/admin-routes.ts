@@ -16,6 +16,7 @@
 import type { OAuthHelpers } from '@cloudflare/workers-oauth-provider';
 import type { Hono } from 'hono';
 import { OAUTH_PRINCIPAL_PREFIX } from '../auth/principal.ts';
+import { userGrantIds } from '../auth/user-grants.ts';
 import { McpHttpError } from '../core/errors.ts';
 import type { Holding } from '../core/holdings.ts';
 import { JsonRpcCode } from '../core/wire.ts';
@@ -84,17 +85,9 @@ async function revokeOAuthGrants(helpers: OAuthHelpers | undefined, principal: s
     await helpers.revokeGrant(grant, userId);
     return 1;
   }
-  let revoked = 0;
-  let cursor: string | undefined;
-  do {
-    const page = await helpers.listUserGrants(userId, cursor === undefined ? {} : { cursor });
-    for (const { id } of page.items) {
-      await helpers.revokeGrant(id, userId);
-      revoked++;
-    }
-    cursor = page.cursor;
-  } while (cursor !== undefined);
-  return revoked;
+  const grants = await userGrantIds(helpers, userId);
+  for (const id of grants) await helpers.revokeGrant(id, userId);
+  return grants.length;
 }
 
 function holdingsOnWire(held: readonly Holding[]) {

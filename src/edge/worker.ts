@@ -24,12 +24,10 @@ import {
 import { eraOfHeader } from '../core/era.ts';
 import { newSessionId } from '../core/session-id.ts';
 import { checkHandshakeParams } from '../session/handshake-params.ts';
-import { busShardName, DurableEventBus, requestScope } from '../stateless/event-bus.ts';
+import { busShardName, DurableEventBus } from '../stateless/event-bus.ts';
 import { createModernEndpoint, type ModernServerFactory } from '../stateless/modern-endpoint.ts';
-import { EdgeTasks, serveTasksInScope } from '../tasks/edge-tasks.ts';
-import { taskScope } from '../tasks/run-task.ts';
-import { isTaskListen, serveTaskListen } from '../tasks/task-listen.ts';
-import { TaskDirectory, type TaskNamespace } from '../tasks/task-directory.ts';
+import { serveTasksInScope } from '../tasks/edge-tasks.ts';
+import type { TaskNamespace } from '../tasks/task-directory.ts';
 import { ALLOWED_METHODS, HEADERS, INTERNAL_HEADERS, JsonRpcCode, OBJECT_ROUTES } from '../core/wire.ts';
 import { authenticator, type Authenticator } from '../auth/authenticate.ts';
 import { type FetchHandler, oauthFront, type OAuthOptions } from '../auth/oauth-server.ts';
@@ -39,9 +37,9 @@ import { METADATA_ROOT, metadataDocument, resourceUrl } from '../auth/protected-
 import { preflightResponse, withCors } from './cors.ts';
 import { refuseModern } from './refuse-modern.ts';
 import { relayResponse } from './sse-relay.ts';
+import { serveModern } from './modern-route.ts';
 import { logRequest, metricEra, requestMetric } from './request-log.ts';
 import { Metrics } from '../metrics/metrics.ts';
-import { serveListenRevocably } from '../stateless/revocable-listen.ts';
 import { PrincipalControl } from '../principals/principal-control.ts';
 import { PrincipalHoldings } from '../principals/principal-holdings.ts';
 import type { PrincipalRegistryNamespace } from '../principals/principal-registry.ts';
@@ -114,15 +112,6 @@ type Env<E> = {
     holdings: PrincipalHoldings | undefined;
   };
 };
-
-/** A body as JSON, or undefined where it is not (the SDK answers it from the text). */
-function parseOrUndefined(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
 
 export function createMcpWorker<E extends ConfigEnv<E>>({
   sessions,
@@ -220,21 +209,16 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
         maxListenStreams: c.get('config').maxListenStreams,
         ...(tasks !== undefined && { decorate: serveTasksInScope }),
       });
-      const endpoint = edge.modern;
-      const authInfo = c.get('authInfo');
-      if (tasks !== undefined) return serveWithTasks(c, endpoint, tasks(c.env));
-      if (revocable(c) && headers.get(HEADERS.method) === 'subscriptions/listen') {
-        const text = await readBoundedText(c.req.raw, maxBodyBytes);
-        const parsedBody = parseOrUndefined(text);
-        return listenRevocably(c, parsedBody, () =>
-          requestScope.run(c.executionCtx, () =>
-            parsedBody === undefined
-              ? endpoint.fetch(new Request(c.req.raw, { body: text }), authInfo && { authInfo })
-              : endpoint.fetch(c.req.raw, { parsedBody, ...(authInfo && { authInfo }) }),
-          ),
-        );
-      }
-      return requestScope.run(c.executionCtx, () => endpoint.fetch(c.req.raw, authInfo && { authInfo }));
+      return serveModern(edge.modern, tasks?.(c.env), {
+        request: c.req.raw,
+        executionCtx: c.executionCtx,
+        config: c.get('config'),
+        principal: c.get('principal'),
+        authInfo: c.get('authInfo'),
+        holdings: c.get('holdings'),
+        // A revocation reaches a listen stream through the bus, and finds what to end in the registry.
+        revocable: c.get('holdings') !== undefined && bus !== undefined,
+      });
     }
     checkPostAccept(headers);
     readProtocolVersion(headers);
@@ -288,65 +272,12 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
     throw httpErrors.methodNotAllowed(ALLOWED_METHODS);
   });
 
-  /**
-   * A modern request where tasks are served: the body is parsed here (and handed to the SDK
-   * parsed), because creating a task needs the call, and the request's own declaration decides
-   * whether it may be one.
-   */
-  async function serveWithTasks(c: Context<Env<E>>, endpoint: McpHttpHandler, namespace: TaskNamespace): Promise<Response> {
-    const { maxBodyBytes, taskTtlMs, taskPollIntervalMs } = c.get('config');
-    const authInfo = c.get('authInfo');
-    const text = await readBoundedText(c.req.raw, maxBodyBytes);
-    const parsedBody = parseOrUndefined(text);
-    const directory = new TaskDirectory(
-      namespace,
-      c.get('principal'),
-      { ttlMs: taskTtlMs, pollIntervalMs: taskPollIntervalMs },
-      c.get('holdings'),
-    );
-    if (isTaskListen(parsedBody, c.req.raw.headers)) {
-      return serveTaskListen(parsedBody, directory, { signal: c.req.raw.signal, heartbeatMs: c.get('config').heartbeatMs });
-    }
-    const scope = new EdgeTasks(directory, parsedBody, c.req.raw.headers);
-    const serve = () =>
-      requestScope.run(c.executionCtx, () =>
-        taskScope.run(scope, () =>
-          parsedBody === undefined
-            ? endpoint.fetch(new Request(c.req.raw, { body: text }), authInfo && { authInfo })
-            : endpoint.fetch(c.req.raw, { parsedBody, ...(authInfo && { authInfo }) }),
-        ),
-      );
-    const response = revocable(c) ? await listenRevocably(c, parsedBody, serve) : await serve();
-    if (scope.refusal === undefined && scope.stream === undefined) return response;
-    // The SDK's placeholder answer is dropped: the tool was refused before any of its work ran,
-    // or a tasks/stream is answered by the task's object, whose response this Worker holds.
-    await response.body?.cancel();
-    if (scope.refusal !== undefined) throw scope.refusal;
-    const { taskId, first } = scope.stream!;
-    const { heartbeatMs, maxConnectionAgeMs, connectionBufferBytes } = c.get('config');
-    return relayResponse(first, (token) => directory.relay(taskId, token), {
-      heartbeatMs,
-      maxAgeMs: maxConnectionAgeMs,
-      bufferBytes: connectionBufferBytes,
-      clientSignal: c.req.raw.signal,
-    });
-  }
-
   /** The event bus of an environment, if the Worker was given the bus object's namespace. */
   function busOf(env: E, shards: number): DurableEventBus | undefined {
     if (bus === undefined) return undefined;
     const namespace = bus(env);
     return new DurableEventBus((index) => namespace.get(namespace.idFromName(busShardName(index))), shards);
   }
-
-  /** Whether the request's listen streams can be ended by a revocation: a principal with a registry, and a bus to reach them by. */
-  function revocable(c: Context<Env<E>>): boolean {
-    return c.get('holdings') !== undefined && bus !== undefined;
-  }
-
-  /** A listen of the request's principal served revocably (stateless/revocable-listen.ts); anything else as it is. */
-  const listenRevocably = (c: Context<Env<E>>, parsedBody: unknown, serve: () => Promise<Response>) =>
-    serveListenRevocably(parsedBody, c.get('principal').id, serve);
 
   /** The registry of an authenticated principal (the anonymous one is everyone: it has none). */
   function holdingsOf(c: Context<Env<E>>, principal: Principal, grant: string): PrincipalHoldings | undefined {

@@ -8,15 +8,21 @@
  */
 import type { RequestId } from '@modelcontextprotocol/server';
 import type { JsonRpcMessage } from '../core/jsonrpc.ts';
+import type { StreamRecord } from '../core/resume.ts';
 import type { SessionStreams } from './session-streams.ts';
 
 /**
- * Answers every unanswered request of every open request stream with `answer(id)`, finishing
- * the streams. Call inside `storage.transactionSync`. Returns how many requests it answered.
+ * Answers every unanswered request of the open request streams (`open`, when the caller has
+ * read them already) with `answer(id)`, finishing the streams. Call inside
+ * `storage.transactionSync`. Returns how many requests it answered.
  */
-export function answerOpenCalls(streams: SessionStreams, answer: (id: RequestId) => JsonRpcMessage): number {
+export function answerOpenCalls(
+  streams: SessionStreams,
+  answer: (id: RequestId) => JsonRpcMessage,
+  open: readonly StreamRecord[] = streams.log.openRequestStreams(),
+): number {
   let answered = 0;
-  for (const { stream } of streams.log.openRequestStreams()) {
+  for (const { stream } of open) {
     for (const key of streams.log.requests.unanswered(stream)) {
       // The last answer finishes the stream, as any response does.
       streams.emit(stream, JSON.stringify(answer(JSON.parse(key) as RequestId)), key);

@@ -27,14 +27,18 @@ export function interruptOrphanedStreams(
   streams: SessionStreams,
   record: SessionRecord,
 ): { readonly record: SessionRecord; readonly interrupted: number } {
-  if (streams.log.openRequestStreams().length === 0) return { record, interrupted: 0 };
+  const orphaned = streams.log.openRequestStreams();
+  if (orphaned.length === 0) return { record, interrupted: 0 };
   return storage.transactionSync(() => {
     const epoch = sessions.advanceEpoch();
-    const interrupted = answerOpenCalls(streams, (id) =>
-      errorAnswer(id, INTERRUPTED_CODE, 'Request interrupted: the server instance running it stopped; it may have partly run', {
-        reason: 'request_interrupted',
-        epoch,
-      }),
+    const interrupted = answerOpenCalls(
+      streams,
+      (id) =>
+        errorAnswer(id, INTERRUPTED_CODE, 'Request interrupted: the server instance running it stopped; it may have partly run', {
+          reason: 'request_interrupted',
+          epoch,
+        }),
+      orphaned,
     );
     return { record: { ...record, epoch }, interrupted };
   });

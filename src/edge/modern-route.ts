@@ -1,0 +1,76 @@
+/**
+ * A 2026-07-28 request at the edge, once the Worker has established who is asking: the SDK's
+ * handler serves it (stateless/modern-endpoint.ts), and this module adds what only the edge
+ * knows. Where tasks are served, the body is parsed here (and handed to the SDK parsed),
+ * because creating a task needs the call, and the request's own declaration decides whether
+ * it may be one; a listen that names task ids is served here whole (tasks/task-listen.ts), and
+ * a `tasks/stream` continues over the task object's relay. Where a revocation can reach them,
+ * listen streams are served revocably (stateless/revocable-listen.ts).
+ */
+import type { AuthInfo, McpHttpHandler } from '@modelcontextprotocol/server';
+import type { Principal } from '../auth/principal.ts';
+import type { TransportConfig } from '../config.ts';
+import { readBoundedText } from '../core/request-checks.ts';
+import { HEADERS } from '../core/wire.ts';
+import type { PrincipalHoldings } from '../principals/principal-holdings.ts';
+import { requestScope } from '../stateless/event-bus.ts';
+import { serveListenRevocably } from '../stateless/revocable-listen.ts';
+import { EdgeTasks } from '../tasks/edge-tasks.ts';
+import { taskScope } from '../tasks/run-task.ts';
+import { TaskDirectory, type TaskNamespace } from '../tasks/task-directory.ts';
+import { isTaskListen, serveTaskListen } from '../tasks/task-listen.ts';
+import { relayResponse } from './sse-relay.ts';
+
+/** What the Worker established about one modern request. */
+export interface ModernRequest {
+  readonly request: Request;
+  readonly executionCtx: { waitUntil(promise: Promise<unknown>): void };
+  readonly config: TransportConfig;
+  readonly principal: Principal;
+  readonly authInfo: AuthInfo | undefined;
+  /** The principal's registry, where it has one (tasks are admitted by it). */
+  readonly holdings: PrincipalHoldings | undefined;
+  /** Whether a revocation can end this request's listen stream: a registry, and a bus to reach it by. */
+  readonly revocable: boolean;
+}
+
+export async function serveModern(endpoint: McpHttpHandler, tasks: TaskNamespace | undefined, modern: ModernRequest): Promise<Response> {
+  const { request, executionCtx, config, principal, authInfo, holdings, revocable } = modern;
+  const parsed = tasks !== undefined || (revocable && request.headers.get(HEADERS.method) === 'subscriptions/listen');
+  if (!parsed) return requestScope.run(executionCtx, () => endpoint.fetch(request, authInfo && { authInfo }));
+  const text = await readBoundedText(request, config.maxBodyBytes);
+  const parsedBody = parseOrUndefined(text);
+  const sdk = () =>
+    parsedBody === undefined
+      ? endpoint.fetch(new Request(request, { body: text }), authInfo && { authInfo })
+      : endpoint.fetch(request, { parsedBody, ...(authInfo && { authInfo }) });
+  if (tasks === undefined) return serveListenRevocably(parsedBody, principal.id, () => requestScope.run(executionCtx, sdk));
+
+  const { taskTtlMs, taskPollIntervalMs, heartbeatMs } = config;
+  const directory = new TaskDirectory(tasks, principal, { ttlMs: taskTtlMs, pollIntervalMs: taskPollIntervalMs }, holdings);
+  if (isTaskListen(parsedBody, request.headers)) return serveTaskListen(parsedBody, directory, { signal: request.signal, heartbeatMs });
+  const scope = new EdgeTasks(directory, parsedBody, request.headers);
+  const serve = () => requestScope.run(executionCtx, () => taskScope.run(scope, sdk));
+  const response = revocable ? await serveListenRevocably(parsedBody, principal.id, serve) : await serve();
+  if (scope.refusal === undefined && scope.stream === undefined) return response;
+  // The SDK's placeholder answer is dropped: the tool was refused before any of its work ran,
+  // or a tasks/stream is answered by the task's object, whose response this Worker holds.
+  await response.body?.cancel();
+  if (scope.refusal !== undefined) throw scope.refusal;
+  const { taskId, first } = scope.stream!;
+  return relayResponse(first, (token) => directory.relay(taskId, token), {
+    heartbeatMs,
+    maxAgeMs: config.maxConnectionAgeMs,
+    bufferBytes: config.connectionBufferBytes,
+    clientSignal: request.signal,
+  });
+}
+
+/** A body as JSON, or undefined where it is not (the SDK answers it from the text). */
+function parseOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
