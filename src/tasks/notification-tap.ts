@@ -7,19 +7,57 @@
  * session's, bench/README.md T3). The server is handed a view of that transport whose `send`
  * keeps the request's notifications; the answer, and anything else, goes through unchanged.
  *
+ * What it keeps it hands on in batches, as a session stores its hot-path events
+ * (session-streams.ts): the first notification of a turn at once, so it can commit and leave
+ * as soon as the turn ends; those after it together, when BATCH are waiting or the turn is
+ * over — one multi-row INSERT instead of a statement and a savepoint each (~5 µs an event).
+ * A notification waiting here has no seq and nobody has heard of it: it is as if the tool had
+ * not sent it yet, so a cancel that comes first leaves it out of the timeline, as it leaves out
+ * everything the tool sends after it.
+ *
  * Nothing depends on the tap for correctness: were the SDK to connect the server another way,
  * the notifications would arrive framed in the answer, and the round reads them from there
  * into the same `receive` (task-round.ts), in the same order.
  */
 import type { JSONRPCMessage, McpServer, Transport, TransportSendOptions } from '@modelcontextprotocol/server';
+import { BATCH_ROWS } from './task-timeline.ts';
 
-export type NotificationSink = (method: string, params: Readonly<Record<string, unknown>>) => void;
+export interface Notification {
+  readonly method: string;
+  readonly params: Readonly<Record<string, unknown>>;
+}
+
+/** Stores a batch of the round's notifications, in the order they were sent; throws if it could not. */
+export type NotificationSink = (batch: readonly Notification[]) => void;
+
+/** The most notifications handed on at once: as many as one INSERT of the timeline stores. */
+const BATCH = BATCH_ROWS;
+
+/**
+ * A tool that sends in a tight loop never returns to the event loop, so its object could take
+ * no other request — `tasks/cancel`, a `tasks/stream` that would follow it live, `tasks/get` —
+ * and nothing stored could leave until it stopped. So full batches pause the tool for one
+ * macrotask: the 1st, 2nd, 4th, … up to the PAUSE_EVERY-th, then every PAUSE_EVERY-th. Early,
+ * so a stream asked for right after the task's creation follows it live; then seldom, since a
+ * pause costs ~0.7 ms under local workerd (it lets what was stored commit and leave) — all
+ * measured, not derived (bench/README.md T3). A request waits at most PAUSE_EVERY batches.
+ */
+const PAUSE_EVERY = 64;
+
+const SENT = Promise.resolve();
 
 export class NotificationTap {
   readonly #sink: NotificationSink;
   #failure: { readonly error: unknown } | undefined;
+  /** Taken from the tool, not yet handed on. */
+  #held: Notification[] = [];
+  /** Hands on what is held when the current turn ends; set while a turn has handed some on. */
+  #turnTimer: ReturnType<typeof setTimeout> | undefined;
+  #fullBatches = 0;
+  /** Once the round is over: whatever comes late is handed on at once. */
+  #closed = false;
 
-  /** `sink` stores each notification; if it throws (storage failed), the round fails (`failure`). */
+  /** `sink` stores each batch; if it throws (storage failed), the round fails (`failure`). */
   constructor(sink: NotificationSink) {
     this.#sink = sink;
   }
@@ -32,23 +70,55 @@ export class NotificationTap {
   }
 
   /**
-   * One notification of the round, in order. A failure to store it is the round's: the tool's
+   * One notification of the round, in order. Resolves when the tool may go on: at once, or
+   * after a pause (PAUSE_EVERY). A failure to store is the round's: this and every later
    * `notify` rejects, and whatever the tool answers, the round ends in `failure` — an event is
    * never lost while the task goes on as if it had been stored.
    */
-  receive(method: string, params: Readonly<Record<string, unknown>>): void {
-    if (this.#failure !== undefined) throw this.#failure.error;
-    try {
-      this.#sink(method, params);
-    } catch (error) {
-      this.#failure = { error };
-      throw error;
+  receive(method: string, params: Readonly<Record<string, unknown>>): Promise<void> {
+    if (this.#failure !== undefined) return Promise.reject(this.#failure.error);
+    this.#held.push({ method, params });
+    if (this.#closed) return this.#handOn();
+    if (this.#turnTimer === undefined) {
+      this.#turnTimer = setTimeout(() => {
+        this.#turnTimer = undefined;
+        void this.#handOn().catch(() => undefined);
+      }, 0);
+      return this.#handOn();
     }
+    if (this.#held.length < BATCH) return SENT;
+    const handedOn = this.#handOn();
+    const n = ++this.#fullBatches;
+    const due = n < PAUSE_EVERY ? (n & (n - 1)) === 0 : n % PAUSE_EVERY === 0;
+    if (!due || this.#failure !== undefined) return handedOn;
+    return new Promise((resolve) => setTimeout(resolve, 0));
+  }
+
+  /** The round is over: hands on what is held. Notifications after this go on one by one. */
+  close(): void {
+    this.#closed = true;
+    if (this.#turnTimer !== undefined) clearTimeout(this.#turnTimer);
+    this.#turnTimer = undefined;
+    void this.#handOn().catch(() => undefined);
   }
 
   /** Why the round failed while storing its notifications, if it did. */
   get failure(): { readonly error: unknown } | undefined {
     return this.#failure;
+  }
+
+  #handOn(): Promise<void> {
+    if (this.#failure !== undefined) return Promise.reject(this.#failure.error);
+    if (this.#held.length === 0) return SENT;
+    const batch = this.#held;
+    this.#held = [];
+    try {
+      this.#sink(batch);
+      return SENT;
+    } catch (error) {
+      this.#failure = { error };
+      return Promise.reject(error);
+    }
   }
 
   /**
@@ -58,15 +128,8 @@ export class NotificationTap {
    * private state).
    */
   #view(transport: Transport): Transport {
-    const send = (message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> => {
-      if (!isRelatedNotification(message, options)) return transport.send(message, options);
-      try {
-        this.receive(message.method, message.params ?? {});
-        return Promise.resolve();
-      } catch (error) {
-        return Promise.reject(error);
-      }
-    };
+    const send = (message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> =>
+      isRelatedNotification(message, options) ? this.receive(message.method, message.params ?? {}) : transport.send(message, options);
     return new Proxy(transport, {
       get(target, property) {
         if (property === 'send') return send;

@@ -25,7 +25,7 @@
 import type { McpServer } from '@modelcontextprotocol/server';
 import { DurableObject } from 'cloudflare:workers';
 import { log } from '../core/log.ts';
-import { boundedEvent, encodeBody, notificationEvent, statusEvent, type TaskEvent, type TaskEventBody } from '../core/task-events.ts';
+import { boundedEvent, encodeBody, notificationEvent, statusEvent, type EncodedEventBody, type TaskEvent } from '../core/task-events.ts';
 import {
   afterAnswers,
   afterCancel,
@@ -47,7 +47,7 @@ import { TASK_ROUTES } from '../core/wire.ts';
 import { createModernEndpoint, type ModernContext } from '../stateless/modern-endpoint.ts';
 import { readConfig, type ConfigEnv, type ConfigVars, type TransportConfig } from '../config.ts';
 import { Metrics } from '../metrics/metrics.ts';
-import { NotificationTap } from './notification-tap.ts';
+import { NotificationTap, type Notification } from './notification-tap.ts';
 import { runRound, type RoundOptions } from './task-round.ts';
 import { TaskStore, type TaskCall } from './task-store.ts';
 import { TaskStreams, type StreamOpening, type TaskState } from './task-streams.ts';
@@ -227,7 +227,7 @@ export abstract class McpTaskObject<E extends ConfigEnv<E> = ConfigVars> extends
     const controller = new AbortController();
     this.#round = controller;
     const { taskId, ttlMs } = store.read();
-    const tap = new NotificationTap((method, params) => this.#append(notificationEvent(method, params)));
+    const tap = new NotificationTap((batch) => this.#append(batch));
     const handler = createModernEndpoint(async (context) => tap.attach(await this.createServer(context)), this.env, {
       // The body is the call the edge already accepted, with the answers the task gathered.
       maxBodyBytes: Number.MAX_SAFE_INTEGER,
@@ -279,26 +279,32 @@ export abstract class McpTaskObject<E extends ConfigEnv<E> = ConfigVars> extends
   }
 
   /**
-   * Stores what the working task's tool reported as the next event, then delivers it. Nothing
-   * once the task stopped working: a cancelled task's tool may still be winding down.
+   * Stores what the working task's tool reported (a batch, notification-tap.ts) as the next
+   * events, then delivers them. Nothing once the task stopped working: a cancelled task's tool
+   * may still be winding down.
    */
-  #append(body: TaskEventBody | undefined): void {
-    if (body === undefined) return;
+  #append(batch: readonly Notification[]): void {
     // The stored task, not #read()'s: its status is what matters here, not its latest line.
     const task = this.#store?.read();
     if (task?.status !== 'working') return;
+    const { taskMaxEventBytes } = this.#config;
+    const events: EncodedEventBody[] = [];
+    for (const { method, params } of batch) {
+      const body = notificationEvent(method, params);
+      if (body !== undefined) events.push(boundedEvent(body, taskMaxEventBytes));
+    }
+    if (events.length === 0) return;
     // Listen watches hear of a new statusMessage; without one, nothing more is read here.
     const watchers = this.ctx.getWebSockets(WATCH);
     const before = watchers.length === 0 ? undefined : this.#read()!.statusMessage;
-    const stored = boundedEvent(body, this.#config.taskMaxEventBytes);
-    let seq: number;
+    let first: number;
     try {
-      seq = this.ctx.storage.transactionSync(() => this.#timeline.append(task, stored, Date.now()));
+      first = this.ctx.storage.transactionSync(() => this.#timeline.appendAll(task, events, Date.now()));
     } catch (error) {
       this.#timeline.forget();
       throw error;
     }
-    this.#streams.deliver(task, { seq, ...stored });
+    for (const [i, event] of events.entries()) this.#streams.deliver(task, { seq: first + i, ...event });
     if (watchers.length === 0) return;
     const now = this.#read()!;
     if (now.statusMessage !== before) for (const socket of watchers) this.#tell(socket, now);

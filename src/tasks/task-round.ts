@@ -40,12 +40,15 @@ export async function runRound({ handler, tap, call, retry, signal }: RoundOptio
     const authInfo = { token: '', clientId: principal.clientId ?? '', scopes: [...principal.scopes], extra: { principal } };
     const response = await taskScope.run({ kind: 'run', fail: (error) => (thrown = error) }, () => handler.fetch(request, { authInfo }));
     const answer = await readAnswer(response, tap);
-    // A notification not stored fails the round, whatever the tool made of its rejected notify.
+    // Everything the tool sent is stored before its outcome; one not stored fails the round,
+    // whatever the tool made of its rejected notify.
+    tap.close();
     if (tap.failure !== undefined) throw tap.failure.error;
     if (thrown !== undefined) return { kind: 'error', error: thrown };
     return answer === undefined ? { kind: 'error', error: TASK_ERRORS.noAnswer } : outcomeOf(answer);
   } finally {
     signal.removeEventListener('abort', cancel);
+    tap.close();
     await handler.close();
   }
 }
@@ -102,7 +105,8 @@ async function readAnswer(response: Response, tap: NotificationTap): Promise<Ans
       if (data === undefined) continue;
       const message = parse(data) as (Answer & { method?: string; params?: Record<string, unknown> }) | undefined;
       if (message?.method !== undefined) {
-        tap.receive(message.method, message.params ?? {});
+        // A failure to store is kept by the tap (and fails the round); nobody awaits this one.
+        tap.receive(message.method, message.params ?? {}).catch(() => undefined);
       } else if (message !== undefined) {
         answer = message;
       }

@@ -38,6 +38,21 @@ const CREATE = `CREATE TABLE IF NOT EXISTS task_events (
 /** The most stored events one read returns. */
 const PAGE = 500;
 
+/** Rows one INSERT stores: two bound values each and two for all, within a statement's 100. */
+export const BATCH_ROWS = 49;
+
+/** The INSERT of `rows` consecutive events: ?1 the first seq, ?2 the time, then type and payload of each. */
+const INSERTS = new Map<number, string>();
+function insertRows(rows: number): string {
+  let statement = INSERTS.get(rows);
+  if (statement === undefined) {
+    const values = Array.from({ length: rows }, (_, i) => `(?1 + ${i}, ?${3 + 2 * i}, ?${4 + 2 * i}, ?2)`);
+    statement = `INSERT INTO task_events (seq, type, payload, at) VALUES ${values.join(', ')}`;
+    INSERTS.set(rows, statement);
+  }
+  return statement;
+}
+
 /** What a working task last reported (its latest progress or log line) and when it was stored. */
 export interface StatusLine {
   readonly line: string;
@@ -69,26 +84,42 @@ export class TaskTimeline {
    * takes no more: its terminal event is its last.
    */
   append(task: TaskRecord, event: TaskEventBody | EncodedEventBody, at: number): number {
+    return this.appendAll(task, ['payloadJson' in event ? event : encodeBody(event)], at);
+  }
+
+  /**
+   * `append` for several events, in order, as consecutive seqs: at most BATCH_ROWS to a
+   * statement (the round's notifications come in batches, notification-tap.ts). Returns the
+   * first one's seq. Call inside a transaction: a batch is stored whole or not at all.
+   */
+  appendAll(task: TaskRecord, events: readonly EncodedEventBody[], at: number): number {
     if (isTerminal(task.status)) throw new Error(`task ${task.taskId} has ended: its timeline is closed`);
     const stored = this.#range();
-    const seq = (stored?.high ?? 0) + 1;
+    const first = (stored?.high ?? 0) + 1;
+    if (events.length === 0) return first;
     if (stored === null) this.#sql.exec(CREATE);
-    const { type, payloadJson } = 'payloadJson' in event ? event : encodeBody(event);
-    this.#sql.exec(`INSERT INTO task_events (seq, type, payload, at) VALUES (?, ?, ?, ?)`, seq, type, payloadJson, at);
-    if (STANDING.includes(type as (typeof STANDING)[number])) {
+    for (let offset = 0; offset < events.length; offset += BATCH_ROWS) {
+      const rows = events.slice(offset, offset + BATCH_ROWS);
+      const values: (string | number)[] = [first + offset, at];
+      for (const { type, payloadJson } of rows) values.push(type, payloadJson);
+      this.#sql.exec(insertRows(rows.length), ...values);
+    }
+    const high = first + events.length - 1;
+    const standing = events.findLast(({ type }) => STANDING.includes(type as (typeof STANDING)[number]));
+    if (standing !== undefined) {
       // Worked out when tasks/get asks, not per event: most progress is never read that way.
-      this.#lineSource = { type, payloadJson, at };
+      this.#lineSource = { type: standing.type, payloadJson: standing.payloadJson, at };
       this.#line = undefined;
     }
-    const low = stored?.low ?? seq;
-    if (seq - low + 1 > this.#maxEvents) {
-      // Past the bound: the oldest goes as each new one comes (a delete is a row written too).
-      this.#sql.exec(`DELETE FROM task_events WHERE seq <= ?`, seq - this.#maxEvents);
-      this.#stored = { low: seq - this.#maxEvents + 1, high: seq };
+    const low = stored?.low ?? first;
+    if (high - low + 1 > this.#maxEvents) {
+      // Past the bound: the oldest go as new ones come (a delete is a row written too).
+      this.#sql.exec(`DELETE FROM task_events WHERE seq <= ?`, high - this.#maxEvents);
+      this.#stored = { low: high - this.#maxEvents + 1, high };
     } else {
-      this.#stored = { low, high: seq };
+      this.#stored = { low, high };
     }
-    return seq;
+    return first;
   }
 
   /**

@@ -186,3 +186,43 @@ describe('a relayed connection and hibernation', () => {
     expect(socket.closed).toEqual({ code: 1000, reason: 'stream-finished' });
   });
 });
+
+describe('a relayed connection on its bridge', () => {
+  const connectionOf = (log: Log, bufferBytes: number) =>
+    new RelayConnection({ stream: 4, epoch: 1, afterSeq: 0, lastSeq: 0, backlog: log, bufferBytes, onClosed: () => {} });
+
+  it('that filled its buffer goes on as the Worker reads the bridge, with no socket and no ack', async () => {
+    const log = new Log();
+    const connection = connectionOf(log, 1_024);
+    connection.start();
+    const bridge = connection.firstAnswer() as ReadableStream<Uint8Array>;
+    // 50 events of ~100 bytes, live, into a 1 KiB buffer: it is full after ~10 of them.
+    for (let i = 0; i < 50; i++) connection.deliver(log.append());
+    expect(connection.waiting).toBe(true);
+    connection.finish();
+    const text = await new Response(bridge).text();
+    const ids = [...text.matchAll(/^id: (\S+)$/gm)].map((m) => m[1]);
+    expect(ids).toEqual(log.events.map((event) => event.id));
+  });
+
+  it('holds back only what the Worker has not pulled, and hands that to the socket at bind, first', async () => {
+    const log = new Log();
+    const connection = connectionOf(log, 1024 * 1024);
+    connection.start();
+    const bridge = connection.firstAnswer() as ReadableStream<Uint8Array>;
+    const reader = bridge.getReader();
+    connection.deliver(log.append());
+    const pulled = new TextDecoder().decode((await reader.read()).value);
+    await turnOver();
+    connection.deliver(log.append()); // nobody pulls this one before the bind
+    connection.deliver(log.append());
+    const socket = new RecordingSocket();
+    connection.bind(socket);
+    expect(await reader.read()).toEqual({ done: true, value: undefined });
+    expect(pulled).toBe(`id: 1-4-1\ndata: ${log.events[0]!.data}\n\n`);
+    expect(socket.ids).toEqual(['1-4-2', '1-4-3']);
+    connection.deliver(log.append());
+    await turnOver();
+    expect(socket.ids).toEqual(['1-4-2', '1-4-3', '1-4-4']);
+  });
+});

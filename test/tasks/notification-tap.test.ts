@@ -1,13 +1,16 @@
 /**
  * The round's NotificationTap (src/tasks/notification-tap.ts): the SDK's modern handler, as a
  * task's round builds it, hands the tool's notifications to the tap as they are sent and
- * frames none of them in its answer; a notification that cannot be stored fails the round.
+ * frames none of them in its answer; the tap hands them on in order, in batches of at most one
+ * INSERT's rows, and pauses a tool that never awaits; a notification that cannot be stored fails
+ * the round.
  */
 import { McpServer, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { createModernEndpoint } from '../../src/stateless/modern-endpoint.ts';
-import { NotificationTap } from '../../src/tasks/notification-tap.ts';
+import { NotificationTap, type Notification } from '../../src/tasks/notification-tap.ts';
+import { BATCH_ROWS } from '../../src/tasks/task-timeline.ts';
 
 const META = {
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',
@@ -60,30 +63,76 @@ async function call(tap: NotificationTap, outcomes: string[], n: number): Promis
   );
   const text = await response.text();
   await handler.close();
+  tap.close(); // as the round does once it has the answer
   return text;
+}
+
+/** A tap whose sink keeps each batch's progress values. */
+function recordingTap(): { tap: NotificationTap; batches: number[][] } {
+  const batches: number[][] = [];
+  const tap = new NotificationTap((batch: readonly Notification[]) => batches.push(batch.map(({ params }) => params.progress as number)));
+  return { tap, batches };
 }
 
 describe('NotificationTap', () => {
   it('takes the tool’s notifications as they are sent; the answer carries only the result', async () => {
     const received: unknown[] = [];
     const outcomes: string[] = [];
-    const answer = await call(new NotificationTap((method, params) => received.push({ method, progress: params.progress })), outcomes, 3);
+    const tap = new NotificationTap((batch) =>
+      received.push(...batch.map(({ method, params }) => ({ method, progress: params.progress }))),
+    );
+    const answer = await call(tap, outcomes, 3);
     expect(received).toEqual([1, 2, 3].map((progress) => ({ method: 'notifications/progress', progress })));
     expect(outcomes).toEqual(['sent', 'sent', 'sent']);
     expect(answer).not.toContain('notifications/progress');
     expect(answer).toContain('counted 3');
   });
 
-  it('fails the round when a notification cannot be stored: the tool’s notify rejects, and every later one', async () => {
+  it('hands the notifications on in order, the turn’s first at once and the rest in batches of at most one INSERT', async () => {
+    const { tap, batches } = recordingTap();
+    const n = 2 * BATCH_ROWS + 10;
+    await call(tap, [], n);
+    expect(batches.flat()).toEqual(Array.from({ length: n }, (_, i) => i + 1));
+    expect(batches[0]).toEqual([1]);
+    expect(Math.max(...batches.map((batch) => batch.length))).toBe(BATCH_ROWS);
+    expect(batches.filter((batch) => batch.length === BATCH_ROWS)).toHaveLength(2);
+  });
+
+  it('pauses a tool that never awaits I/O after its first full batch, so its object can serve other requests meanwhile', async () => {
+    const { tap, batches } = recordingTap();
+    let handedOnWhenTimerRan: number | undefined;
+    setTimeout(() => (handedOnWhenTimerRan = batches.flat().length), 0);
+    await call(tap, [], 10 * BATCH_ROWS);
+    // Without the pause the timer runs only once the whole loop is over (all 490 handed on).
+    expect(handedOnWhenTimerRan).toBeDefined();
+    expect(handedOnWhenTimerRan!).toBeLessThanOrEqual(1 + BATCH_ROWS);
+  });
+
+  it('fails the round when a batch cannot be stored: the notify that handed it on rejects, and every later one', async () => {
     const outcomes: string[] = [];
-    const tap = new NotificationTap((_method, params) => {
-      if (params.progress === 2) throw new Error('SQLITE_FULL');
+    const tap = new NotificationTap((batch) => {
+      if (batch.some(({ params }) => params.progress === 2)) throw new Error('SQLITE_FULL');
     });
-    const answer = await call(tap, outcomes, 3);
-    expect(outcomes).toEqual(['sent', 'rejected: SQLITE_FULL', 'rejected: SQLITE_FULL']);
+    const n = BATCH_ROWS + 5;
+    const answer = await call(tap, outcomes, n);
+    // 1 went on alone; 2 … BATCH_ROWS + 1 waited for company, and the one that filled the batch failed with it.
+    expect(outcomes).toEqual([
+      ...Array.from({ length: BATCH_ROWS }, () => 'sent'),
+      ...Array.from({ length: n - BATCH_ROWS }, () => 'rejected: SQLITE_FULL'),
+    ]);
     expect(String(tap.failure?.error)).toContain('SQLITE_FULL');
     // The tool went on and answered; the round (task-round.ts) fails on `failure` regardless.
-    expect(answer).toContain('counted 3');
+    expect(answer).toContain(`counted ${n}`);
+  });
+
+  it('fails the round when what waited for the end of the turn cannot be stored, though every notify had resolved', async () => {
+    const outcomes: string[] = [];
+    const tap = new NotificationTap((batch) => {
+      if (batch.some(({ params }) => params.progress === 2)) throw new Error('SQLITE_FULL');
+    });
+    await call(tap, outcomes, 3);
+    expect(outcomes).toEqual(['sent', 'sent', 'sent']);
+    expect(String(tap.failure?.error)).toContain('SQLITE_FULL');
   });
 
   it('passes everything else through to the transport itself, which keeps the handlers the SDK sets', async () => {
@@ -103,7 +152,7 @@ describe('NotificationTap', () => {
     mcp.server.connect = async (connected: Transport) => {
       view = connected;
     };
-    await new NotificationTap((method) => received.push(method)).attach(mcp).connect(transport);
+    await new NotificationTap((batch) => received.push(...batch.map(({ method }) => method))).attach(mcp).connect(transport);
     const handler = () => undefined;
     view!.onmessage = handler;
     expect(transport.onmessage).toBe(handler);

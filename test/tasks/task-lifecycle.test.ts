@@ -99,6 +99,27 @@ describe('a running task', () => {
     expect((await answerOf(await taskMethod('tasks/cancel', taskId))).result).toEqual(ack.result);
     expect((await getTask(taskId)).result.status).toBe('cancelled');
   });
+
+  it('is served while a tool that never awaits I/O is busy sending notifications, and ends its timeline there', async () => {
+    // 100,000 steps of chatter with no pause between them: 300,000 notifications in a loop that
+    // awaits nothing but its own notify. The object takes the cancel at one of the round's
+    // pauses (notification-tap.ts); without them, the loop would run to its end first and the
+    // task would complete, its cancel coming too late.
+    const steps = 100_000;
+    const taskId = await createTask('chatter', { steps, interval_ms: 0 });
+    // tasks/get is served mid-loop too: it reads the line the tool last reported.
+    const line = await waitForStatusMessage(taskId);
+    expect(Number(/^(?:log|step) (\d+)/.exec(line)?.[1])).toBeLessThan(steps);
+    await answerOf(await taskMethod('tasks/cancel', taskId));
+    expect((await getTask(taskId)).result.status).toBe('cancelled');
+    const finalSeq = await runInDurableObject(taskObject(taskId), (_instance, state) =>
+      JSON.parse(String(state.storage.sql.exec(`SELECT final_seq FROM task`).one().final_seq)),
+    );
+    expect(finalSeq).toBeGreaterThan(1);
+    expect(finalSeq).toBeLessThan(3 * steps + 1);
+    await expect.poll(() => runInDurableObject(taskObject(taskId), (instance) => instance.running), { timeout: 10_000 }).toBe(false);
+    expect((await getTask(taskId)).result.status).toBe('cancelled');
+  });
 });
 
 describe('a task that asks for input', () => {

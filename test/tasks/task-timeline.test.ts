@@ -7,10 +7,10 @@
 import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { notificationEvent, statusEvent, TASK_EVENT_TYPES } from '../../src/core/task-events.ts';
+import { encodeBody, notificationEvent, statusEvent, TASK_EVENT_TYPES } from '../../src/core/task-events.ts';
 import { decideTaskStream } from '../../src/core/task-stream.ts';
 import { afterOutcome, newTask, type TaskRecord } from '../../src/core/task.ts';
-import { TaskTimeline } from '../../src/tasks/task-timeline.ts';
+import { BATCH_ROWS, TaskTimeline } from '../../src/tasks/task-timeline.ts';
 
 /** Runs `body` on the storage of a fresh object; `written()`: the rows its statements wrote so far. */
 function inFreshObject<T>(body: (sql: SqlStorage, written: () => Promise<number>) => T | Promise<T>): Promise<T> {
@@ -142,5 +142,52 @@ describe('a task timeline', () => {
     });
     // The first creates the table (2 rows) and stores itself; the third and fourth drop one each.
     expect(rows).toEqual([3, 1, 2, 2]);
+  });
+
+  it('stores a batch as consecutive seqs, in statements of at most BATCH_ROWS, as one append each would', async () => {
+    const n = 2 * BATCH_ROWS + 3;
+    const result = await inFreshObject(async (sql, written) => {
+      const timeline = new TaskTimeline(sql, { maxEvents: 10 * BATCH_ROWS });
+      const statements: string[] = [];
+      const exec = sql.exec.bind(sql);
+      sql.exec = ((query: string, ...bindings: unknown[]) => {
+        if (query.startsWith('INSERT')) statements.push(query);
+        return exec(query, ...bindings);
+      }) as SqlStorage['exec'];
+      const first = timeline.appendAll(
+        task,
+        Array.from({ length: n }, (_, i) => encodeBody(progress(i + 1))),
+        2_000,
+      );
+      const rows = await written();
+      const next = timeline.append(task, progress(n + 1), 2_001);
+      const done = completed(task, timeline.finalSeq());
+      return { first, next, rows, statements: statements.length, events: timeline.events(done, 0), line: timeline.statusLine() };
+    });
+    expect(result.first).toBe(1);
+    expect(result.next).toBe(n + 1);
+    expect(result.statements).toBe(4); // 3 for the batch, 1 for the append
+    expect(result.rows).toBe(n + 2); // and the table (2 rows) once
+    expect(result.events.map((event) => event.seq)).toEqual(Array.from({ length: n + 3 }, (_, i) => i));
+    expect(result.events.slice(1, -1).map((event) => event.payload.progress)).toEqual(Array.from({ length: n + 1 }, (_, i) => i + 1));
+  });
+
+  it('past maxEvents, a batch drops the oldest with one DELETE, as its events would one by one', async () => {
+    const result = await inFreshObject((sql) => {
+      const timeline = new TaskTimeline(sql, { maxEvents: 5 });
+      timeline.appendAll(
+        task,
+        [1, 2, 3].map((n) => encodeBody(progress(n))),
+        2_000,
+      );
+      timeline.appendAll(
+        task,
+        [4, 5, 6, 7].map((n) => encodeBody(progress(n))),
+        2_001,
+      );
+      return { state: timeline.state(task), seqs: timeline.events(task, 0).map((event) => event.seq) };
+    });
+    expect(result.state).toEqual({ nextSeq: 8, earliestSeq: 3, terminal: false });
+    expect(result.seqs).toEqual([3, 4, 5, 6, 7]);
   });
 });
