@@ -53,7 +53,6 @@ export class RelayConnection implements Connection {
   readonly #sink = new RelaySink(
     () => this.#record(),
     () => this.#end(false),
-    () => this.#catchUp(),
   );
   #closed = false;
   /** The last event written to this connection. */
@@ -153,7 +152,7 @@ export class RelayConnection implements Connection {
   /**
    * The first answer: everything written so far, as text if the connection has ended (the
    * whole answer), else as the bridge, which carries what the connection writes until `bind`.
-   * Its bytes count as unacknowledged until the Worker pulls them (relay-sink.ts).
+   * Its bytes count as unacknowledged until the Worker's first ack.
    */
   firstAnswer(): string | ReadableStream<Uint8Array> {
     return this.#sink.firstAnswer(this.#closed);

@@ -26,22 +26,7 @@ export class RelaySink {
   /** Written before the first answer was taken, and its UTF-8 size. */
   #pending = '';
   #pendingBytes = 0;
-  /**
-   * Bytes written for the bridge that its reader has not pulled yet, in order. The Worker pulls
-   * the bridge as its client reads (a native pipe holds a write until it is read), so these are
-   * what the client has not taken, and they alone count against the connection's credit: a
-   * connection that filled its buffer on the bridge goes on as its client reads, instead of
-   * waiting for the socket and its acks (a live stream used to wait out the bridge at the
-   * buffer, 1 MiB: 140 ms). What is still here at `bind` goes on the socket instead, so a bound
-   * bridge holds nothing back and the object's request ends with it.
-   */
-  #owed: Uint8Array[] = [];
-  #owedBytes = 0;
-  /** The bridge's reader asked for more while nothing was owed: the next bytes go to it at once. */
-  #pulling = false;
-  /** `onRoom` is due, a microtask after the bridge's reader took counted bytes. */
-  #roomDue = false;
-  /** Bytes a socket of an earlier version remembers sent on its bridge, until the Worker's first ack. */
+  /** Bytes sent on the bridge, until the Worker's first ack confirms them taken. */
   #bridgeBytes = 0;
   /** Bytes sent on the socket, and bytes of them the Worker acknowledged. */
   #sent = 0;
@@ -54,16 +39,11 @@ export class RelaySink {
   #ended = false;
   readonly #onTurnEnd: () => void;
   readonly #onBroken: () => void;
-  readonly #onRoom: () => void;
 
-  /**
-   * `onTurnEnd`: a turn that wrote is over. `onBroken`: the bridge or socket is gone (the
-   * client left). `onRoom`: the bridge's reader took bytes the credit counted.
-   */
-  constructor(onTurnEnd: () => void, onBroken: () => void, onRoom: () => void) {
+  /** `onTurnEnd`: a turn that wrote is over. `onBroken`: the bridge or socket is gone (the client left). */
+  constructor(onTurnEnd: () => void, onBroken: () => void) {
     this.#onTurnEnd = onTurnEnd;
     this.#onBroken = onBroken;
-    this.#onRoom = onRoom;
   }
 
   /** A socket of an object that hibernated, with the counters it remembers. */
@@ -84,7 +64,7 @@ export class RelaySink {
 
   /** Bytes written and not acknowledged: sent on the bridge or the socket, or waiting to be. */
   get unacknowledged(): number {
-    return this.#bridgeBytes + this.#owedBytes + (this.#sent - this.#acked) + this.#pendingBytes + this.#unflushedBytes;
+    return this.#bridgeBytes + (this.#sent - this.#acked) + this.#pendingBytes + this.#unflushedBytes;
   }
 
   write(frame: string): void {
@@ -112,35 +92,23 @@ export class RelaySink {
     this.#pending = '';
     this.#pendingBytes = 0;
     if (whole) return text;
-    this.#owe(encoder.encode(text));
-    // No queue of its own (highWaterMark 0): a chunk is handed over only when the reader asks.
-    return new ReadableStream<Uint8Array>(
-      {
-        start: (controller) => {
-          this.#bridge = controller;
-        },
-        pull: (controller) => {
-          if (this.#owedBytes === 0) {
-            this.#pulling = true;
-            return;
-          }
-          controller.enqueue(this.#takeOwed());
-          this.#roomSoon();
-        },
-        // The client went away before the socket was bound.
-        cancel: () => this.#onBroken(),
+    const head = encoder.encode(text);
+    this.#bridgeBytes += head.byteLength;
+    return new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        if (head.byteLength > 0) controller.enqueue(head);
+        this.#bridge = controller;
       },
-      { highWaterMark: 0 },
-    );
+      // The client went away before the socket was bound.
+      cancel: () => this.#onBroken(),
+    });
   }
 
-  /** The bridge ends with what its reader took; the socket carries the rest, what was owed to the bridge first. */
+  /** The bridge ends with what was written so far; the socket carries the rest. */
   bind(socket: RelaySocket): void {
     this.#flush();
-    const owed = this.#owedBytes === 0 ? undefined : this.#takeOwed();
     this.#closeBridge();
     this.#socket = socket;
-    if (owed !== undefined) this.#sendBytes(owed);
   }
 
   /** The Worker's ack: the bridge is taken, and `consumed` socket bytes in all. */
@@ -174,11 +142,7 @@ export class RelaySink {
     if (this.#socket !== undefined) {
       if (deliverRest) this.hangUp(rest, reason);
     } else if (this.#bridge !== undefined) {
-      if (deliverRest) {
-        if (rest !== '') this.#owe(encoder.encode(rest));
-        // The reader takes it all before the bridge's end (a closed stream still drains its queue).
-        if (this.#owedBytes > 0) this.#enqueue(this.#takeOwed());
-      }
+      if (rest !== '') this.#bridge.enqueue(encoder.encode(rest));
       this.#closeBridge();
     }
   }
@@ -201,75 +165,21 @@ export class RelaySink {
     // Bytes, not text: the Worker hands them to its client as they are, without decoding them
     // into a string and encoding them back (W3: binary messages took events/s from 0.88× to
     // 0.97× of the object streaming the response itself, bench/README.md).
-    if (!this.#sendBytes(encoder.encode(text))) return;
+    const bytes = encoder.encode(text);
+    try {
+      if (this.#socket !== undefined) this.#socket.send(bytes);
+      else this.#bridge!.enqueue(bytes);
+    } catch {
+      this.#onBroken(); // the client resumes from what it received
+      return;
+    }
+    if (this.#socket !== undefined) this.#sent += bytes.byteLength;
+    else this.#bridgeBytes += bytes.byteLength;
     this.#flushTimer ??= setTimeout(() => {
       this.#flushTimer = undefined;
       this.#flush();
       this.#onTurnEnd();
     }, 0);
-  }
-
-  /** Onto the socket, or to the bridge's reader if it is waiting (else owed to it). False if the client is gone. */
-  #sendBytes(bytes: Uint8Array): boolean {
-    if (this.#socket === undefined) {
-      if (!this.#pulling) {
-        this.#owe(bytes);
-        return true;
-      }
-      this.#pulling = false;
-      // Counted until now (a burst's coalesced frames): their credit is free again.
-      this.#roomSoon();
-      return this.#enqueue(bytes);
-    }
-    try {
-      this.#socket.send(bytes);
-    } catch {
-      this.#onBroken(); // the client resumes from what it received
-      return false;
-    }
-    this.#sent += bytes.byteLength;
-    return true;
-  }
-
-  #enqueue(bytes: Uint8Array): boolean {
-    try {
-      this.#bridge!.enqueue(bytes);
-      return true;
-    } catch {
-      this.#onBroken(); // cancelled: the client resumes from what it received
-      return false;
-    }
-  }
-
-  #owe(bytes: Uint8Array): void {
-    if (bytes.byteLength === 0) return;
-    this.#owed.push(bytes);
-    this.#owedBytes += bytes.byteLength;
-  }
-
-  /** What is owed to the bridge, as one chunk. */
-  #takeOwed(): Uint8Array {
-    const owed = this.#owed;
-    this.#owed = [];
-    this.#owedBytes = 0;
-    if (owed.length === 1) return owed[0]!;
-    const chunk = new Uint8Array(owed.reduce((sum, part) => sum + part.byteLength, 0));
-    let at = 0;
-    for (const part of owed) {
-      chunk.set(part, at);
-      at += part.byteLength;
-    }
-    return chunk;
-  }
-
-  /** Tells the connection it has room, once the write under way is over (a pull may come from inside `enqueue`). */
-  #roomSoon(): void {
-    if (this.#roomDue) return;
-    this.#roomDue = true;
-    queueMicrotask(() => {
-      this.#roomDue = false;
-      if (!this.#ended) this.#onRoom();
-    });
   }
 
   #flush(): void {
