@@ -9,7 +9,7 @@
  *
  * What it keeps it hands on in batches, as a session stores its hot-path events
  * (session-streams.ts): the first notification of a turn at once, so it can commit and leave
- * as soon as the turn ends; those after it together, when BATCH are waiting or the turn is
+ * as soon as the turn ends; those after it together, when BATCH_ROWS are waiting or the turn is
  * over — one multi-row INSERT instead of a statement and a savepoint each (~5 µs an event).
  * A notification waiting here has no seq and nobody has heard of it: it is as if the tool had
  * not sent it yet, so a cancel that comes first leaves it out of the timeline, as it leaves out
@@ -29,9 +29,6 @@ export interface Notification {
 
 /** Stores a batch of the round's notifications, in the order they were sent; throws if it could not. */
 export type NotificationSink = (batch: readonly Notification[]) => void;
-
-/** The most notifications handed on at once: as many as one INSERT of the timeline stores. */
-const BATCH = BATCH_ROWS;
 
 /**
  * A tool that sends in a tight loop never returns to the event loop, so its object could take
@@ -86,7 +83,8 @@ export class NotificationTap {
       }, 0);
       return this.#handOn();
     }
-    if (this.#held.length < BATCH) return SENT;
+    // A batch is as many as one INSERT of the timeline stores.
+    if (this.#held.length < BATCH_ROWS) return SENT;
     const handedOn = this.#handOn();
     const n = ++this.#fullBatches;
     const due = n < PAUSE_EVERY ? (n & (n - 1)) === 0 : n % PAUSE_EVERY === 0;
