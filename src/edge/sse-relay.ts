@@ -58,10 +58,11 @@ export async function relayResponse(
   headers.delete(INTERNAL_HEADERS.relayBuffer);
   if (Number.isSafeInteger(objectBuffer) && objectBuffer > 0)
     options = { ...options, bufferBytes: Math.min(options.bufferBytes, objectBuffer) };
-  // A first answer that filled the object's buffer is followed by nothing until this side
-  // acknowledges it, over the socket: waiting out the bridge would stall the stream for it.
-  if (headers.has(INTERNAL_HEADERS.relayFull)) options = { ...options, bridgeMs: 0 };
-  headers.delete(INTERNAL_HEADERS.relayFull);
+  // The object asks for the socket now when its stream would stall on the bridge: its buffer
+  // is full, or will be before the stream ends. Nothing more leaves until this side
+  // acknowledges the bridge, over the socket: waiting out the bridge would stall the stream.
+  if (headers.has(INTERNAL_HEADERS.relayNow)) options = { ...options, bridgeMs: 0 };
+  headers.delete(INTERNAL_HEADERS.relayNow);
   // 410: the object has no connection for the token any more (it ended, and its answer with
   // it): nothing to continue. Any other answer is a failure to continue it.
   const socketFor = (response: Response) => {

@@ -36,14 +36,19 @@ export class RelayEndpoint {
    * awaiting I/O, a replay of a finished stream) is the whole answer; otherwise the answer
    * names the connection, and carries it only until the Worker has bound its relay socket
    * (`bind`): no request stays in flight here while the client listens.
+   *
+   * `outlivesBridge`: the caller knows the connection will last past the bridge (a task's
+   * stream follows long work to its end), so the Worker opens the socket at once: the bridge
+   * counts against the buffer until the socket's first ack, and a stream that writes a
+   * buffer's worth within BRIDGE_MS would otherwise stall until the socket opened.
    */
-  async answer(connection: RelayConnection, headers: Headers): Promise<Response> {
+  async answer(connection: RelayConnection, headers: Headers, outlivesBridge = false): Promise<Response> {
     await connection.endedOrTurnOver();
     const body = connection.firstAnswer();
     if (typeof body !== 'string') {
       headers.set(INTERNAL_HEADERS.relay, this.#connections.awaitSocket(connection));
       headers.set(INTERNAL_HEADERS.relayBuffer, String(this.#bufferBytes));
-      if (connection.waiting) headers.set(INTERNAL_HEADERS.relayFull, '1');
+      if (outlivesBridge || connection.waiting) headers.set(INTERNAL_HEADERS.relayNow, '1');
     }
     return new Response(body, { headers });
   }

@@ -99,7 +99,8 @@ export class TaskStreams {
     connection.start();
     // Ended already: the connection closes once it has written the terminal event.
     if (state.terminal) connection.finish();
-    return this.#relay.answer(connection, new Headers(SSE_RESPONSE_HEADERS));
+    // A live task's stream lasts as long as its work: the socket at once (relay-endpoint.ts).
+    return this.#relay.answer(connection, new Headers(SSE_RESPONSE_HEADERS), !state.terminal);
   }
 
   /** A stored event (never the terminal one), to every stream that is caught up. */

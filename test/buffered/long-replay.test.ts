@@ -1,8 +1,10 @@
 /**
  * With an 8 KB connection buffer (vitest.config.ts): a replay longer than the buffer fills the
  * object's first answer, and the object then waits for acknowledgements, which only the relay
- * socket carries. Its first answer says so (Mcp-Internal-Relay-Full), and the Worker opens the
+ * socket carries. Its first answer says so (Mcp-Internal-Relay-Now), and the Worker opens the
  * socket at once instead of after the bridge (edge/sse-relay.ts); the client gets every event.
+ * So does the first answer of a live task's stream, full or not: it lasts as long as the
+ * task's work, and a bridge that filled before the socket opened would stall it.
  * Observed at RelayEndpoint.answer, in the object's isolate.
  */
 import { afterEach, describe, expect, it } from 'vitest';
@@ -17,35 +19,51 @@ afterEach(() => {
   RelayEndpoint.prototype.answer = originalAnswer;
 });
 
-/** Records, for each first answer, whether it said the object waits for the socket. */
+/** Records, for each first answer, whether it asked for the socket at once. */
 function recordFirstAnswers(): boolean[] {
-  const full: boolean[] = [];
-  RelayEndpoint.prototype.answer = async function (this: RelayEndpoint, connection, headers) {
-    const response = await originalAnswer.call(this, connection, headers);
-    full.push(response.headers.get(INTERNAL_HEADERS.relayFull) === '1');
+  const now: boolean[] = [];
+  RelayEndpoint.prototype.answer = async function (this: RelayEndpoint, ...args) {
+    const response = await originalAnswer.apply(this, args);
+    now.push(response.headers.get(INTERNAL_HEADERS.relayNow) === '1');
     return response;
   };
-  return full;
+  return now;
 }
 
-describe('a task stream replayed through an 8 KB buffer', () => {
+const seqsOf = (events: Awaited<ReturnType<SseReader['all']>>) =>
+  events
+    .map(message)
+    .filter((m) => m.method === 'notifications/tasks/event')
+    .map((m) => (m.params as { seq: number }).seq);
+
+describe('a task stream through an 8 KB buffer', () => {
   it.each([
     { name: 'longer than the buffer', payload_chars: 2_000, full: true },
     { name: 'within it', payload_chars: 0, full: false },
-  ])('$name: its first answer says full = $full, and the client gets every event', async ({ payload_chars, full }) => {
+  ])('$name: its first answer asks for the socket at once = $full, and the client gets every event', async ({ payload_chars, full }) => {
     const taskId = await createTask('chatter', { steps: 6, interval_ms: 0, payload_chars });
     await waitForStatus(taskId, 'completed');
     const answers = recordFirstAnswers();
     const reader = new SseReader(await modernRequest('tasks/stream', { taskId }, TASK_CLIENT));
     try {
-      const seqs = (await reader.all())
-        .map(message)
-        .filter((m) => m.method === 'notifications/tasks/event')
-        .map((m) => (m.params as { seq: number }).seq);
-      expect(seqs).toEqual(Array.from({ length: 20 }, (_, seq) => seq));
+      expect(seqsOf(await reader.all())).toEqual(Array.from({ length: 20 }, (_, seq) => seq));
     } finally {
       await reader.cancel();
     }
     expect(answers).toEqual([full]);
+  });
+
+  it('a live task: its first answer asks for the socket at once, within the buffer too, and the stream follows it to its end', async () => {
+    // Three steps 300 ms apart: working past the bridge, each event far within the buffer.
+    const taskId = await createTask('chatter', { steps: 3, interval_ms: 300 });
+    const answers = recordFirstAnswers();
+    const reader = new SseReader(await modernRequest('tasks/stream', { taskId }, TASK_CLIENT));
+    try {
+      // seq 0 the creation, three events a step, the terminal status last.
+      expect(seqsOf(await reader.all())).toEqual(Array.from({ length: 11 }, (_, seq) => seq));
+    } finally {
+      await reader.cancel();
+    }
+    expect(answers).toEqual([true]);
   });
 });

@@ -200,7 +200,7 @@ describe('relayResponse', () => {
     pair[1].accept();
     const { stream, bridge } = bridgeStream(frame(0, ''));
     const headers: Record<string, string> = { [INTERNAL_HEADERS.relay]: 't' };
-    if (full) headers[INTERNAL_HEADERS.relayFull] = '1';
+    if (full) headers[INTERNAL_HEADERS.relayNow] = '1';
     let opened = 0;
     const open = async () => {
       opened++;
@@ -209,7 +209,7 @@ describe('relayResponse', () => {
     };
     // A bridge long enough that only the header can explain an open within it.
     const response = await relayResponse(new Response(stream, { headers }), open, { ...options, bridgeMs: 60_000 });
-    expect(response.headers.get(INTERNAL_HEADERS.relayFull)).toBeNull();
+    expect(response.headers.get(INTERNAL_HEADERS.relayNow)).toBeNull();
     await sleep(20);
     expect(opened).toBe(openedBeforeBridge ? 1 : 0);
     await response.body!.cancel();
