@@ -52,6 +52,7 @@ import { runRound, type RoundOptions } from './task-round.ts';
 import { TaskStore, type TaskCall } from './task-store.ts';
 import { TaskStreams, type StreamOpening, type TaskState } from './task-streams.ts';
 import { TaskTimeline } from './task-timeline.ts';
+import { TaskWatches } from './task-watches.ts';
 
 /** What the Worker sends to create a task (task-directory.ts). */
 export interface TaskCreation {
@@ -63,8 +64,6 @@ export interface TaskCreation {
 
 /** The largest call (as stored) that becomes a task. */
 export const MAX_CALL_CHARS = 1024 * 1024;
-/** The tag of listen streams' sockets. */
-const WATCH = 'watch';
 const json = (value: unknown, status = 200) => Response.json(value, { status });
 const UNKNOWN = () => new Response(null, { status: 404 });
 
@@ -76,6 +75,7 @@ export abstract class McpTaskObject<E extends ConfigEnv<E> = ConfigVars> extends
   readonly #config: TransportConfig;
   readonly #timeline: TaskTimeline;
   readonly #streams: TaskStreams;
+  readonly #watches: TaskWatches;
   /** Cancels the round this instance is running, if any. */
   #round: AbortController | undefined;
   /** Counts to the MCP_METRICS dataset, when bound (metrics/metrics.ts). */
@@ -89,6 +89,7 @@ export abstract class McpTaskObject<E extends ConfigEnv<E> = ConfigVars> extends
     this.#timeline = new TaskTimeline(ctx.storage.sql, { maxEvents: this.#config.taskMaxEvents });
     // Before anything else: a woken instance rebuilds its open streams from their sockets.
     this.#streams = new TaskStreams(ctx, this.#config.connectionBufferBytes, () => this.#state());
+    this.#watches = new TaskWatches(ctx);
     const task = this.#read();
     if (task?.status === 'working') {
       log({ msg: 'mcp.task.interrupted', task: task.taskId.slice(0, 8) });
@@ -103,7 +104,10 @@ export abstract class McpTaskObject<E extends ConfigEnv<E> = ConfigVars> extends
 
   override async fetch(request: Request): Promise<Response> {
     const route = new URL(request.url).pathname;
-    if (route === TASK_ROUTES.watch) return this.#watch();
+    if (route === TASK_ROUTES.watch) {
+      const task = await this.#live();
+      return task === undefined ? UNKNOWN() : this.#watches.open(task);
+    }
     if (route === TASK_ROUTES.relay) return this.#streams.bind(request);
     const body = (await request.json()) as Record<string, unknown>;
     if (route === TASK_ROUTES.create) return this.#create(body as unknown as TaskCreation);
@@ -147,16 +151,6 @@ export abstract class McpTaskObject<E extends ConfigEnv<E> = ConfigVars> extends
     await this.#purge();
   }
 
-  /** Listen streams' sockets, accepted with the Hibernation API: a watched task's object may sleep. */
-  async #watch(): Promise<Response> {
-    const task = await this.#live();
-    if (task === undefined) return UNKNOWN();
-    const pair = new WebSocketPair();
-    this.ctx.acceptWebSocket(pair[1], [WATCH]);
-    this.#tell(pair[1], task);
-    return new Response(null, { status: 101, webSocket: pair[0] });
-  }
-
   /** A stream's acknowledgements (a listen watch only listens: its messages are ignored). */
   override webSocketMessage(socket: WebSocket, message: string | ArrayBuffer): void {
     this.#streams.message(socket, message);
@@ -168,16 +162,6 @@ export abstract class McpTaskObject<E extends ConfigEnv<E> = ConfigVars> extends
 
   override webSocketError(socket: WebSocket): void {
     this.#streams.closed(socket);
-  }
-
-  /** Sends the task to a watcher, and closes the watch once the task has ended: nothing more will come. */
-  #tell(socket: WebSocket, task: TaskRecord): void {
-    try {
-      socket.send(JSON.stringify(detailedTaskOnWire(task)));
-      if (isTerminal(task.status)) socket.close(1000, 'task ended');
-    } catch {
-      // The listen stream is gone; its socket closes with it.
-    }
   }
 
   async #create({ taskId, call, ttlMs, pollIntervalMs }: TaskCreation): Promise<Response> {
@@ -206,7 +190,7 @@ export abstract class McpTaskObject<E extends ConfigEnv<E> = ConfigVars> extends
     this.#store = undefined;
     // Ended without their result: a client resuming is told the task is gone, not that it finished.
     this.#streams.closeAll();
-    for (const socket of this.ctx.getWebSockets(WATCH)) socket.close(1000, 'task purged');
+    this.#watches.closeAll('task purged');
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
   }
@@ -295,8 +279,8 @@ export abstract class McpTaskObject<E extends ConfigEnv<E> = ConfigVars> extends
     }
     if (events.length === 0) return;
     // Listen watches hear of a new statusMessage; without one, nothing more is read here.
-    const watchers = this.ctx.getWebSockets(WATCH);
-    const before = watchers.length === 0 ? undefined : this.#read()!.statusMessage;
+    const watched = this.#watches.watched;
+    const before = watched ? this.#read()!.statusMessage : undefined;
     let first: number;
     try {
       first = this.ctx.storage.transactionSync(() => this.#timeline.appendAll(task, events, Date.now()));
@@ -305,9 +289,9 @@ export abstract class McpTaskObject<E extends ConfigEnv<E> = ConfigVars> extends
       throw error;
     }
     for (const [i, event] of events.entries()) this.#streams.deliver(task, { seq: first + i, ...event });
-    if (watchers.length === 0) return;
+    if (!watched) return;
     const now = this.#read()!;
-    if (now.statusMessage !== before) for (const socket of watchers) this.#tell(socket, now);
+    if (now.statusMessage !== before) this.#watches.tell(now);
   }
 
   /**
@@ -342,7 +326,7 @@ export abstract class McpTaskObject<E extends ConfigEnv<E> = ConfigVars> extends
     if (ends) this.#streams.end(after, { seq: after.finalSeq!, ...statusEvent(after) });
     else if (event !== undefined) this.#streams.deliver(after, { seq: event.seq, ...encodeBody(event) });
     if (after.status !== before.status) this.#count(after);
-    this.#tellWatchers(after);
+    this.#watches.tell(after);
   }
 
   /** The task's `task` point for the status it has just reached (created: `working`). */
@@ -361,9 +345,5 @@ export abstract class McpTaskObject<E extends ConfigEnv<E> = ConfigVars> extends
       },
       principal.id,
     );
-  }
-
-  #tellWatchers(task: TaskRecord): void {
-    for (const socket of this.ctx.getWebSockets(WATCH)) this.#tell(socket, task);
   }
 }
