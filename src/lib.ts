@@ -5,7 +5,8 @@
  * object, the principal registry (bounds per principal, revocation), the wire's header names and codes, and the types around them. Everything else is
  * internal.
  */
-export { createMcpWorker, type McpWorkerOptions, type SessionNamespace } from './edge/worker.ts';
+export { createMcpWorker, type McpWorkerOptions } from './edge/worker.ts';
+export type { SessionNamespace } from './edge/session-route.ts';
 export type { ModernContext, ModernServerFactory } from './stateless/modern-endpoint.ts';
 export { McpEventBus } from './stateless/bus-object.ts';
 export { busShardName, busShardSockets } from './stateless/event-bus.ts';

@@ -1,55 +1,45 @@
 /**
- * The edge Worker: stateless checks, then routing to the session's Durable Object.
- * It holds no session state and makes no protocol decision of its own; every check is a
- * core function, every rejection goes through errorResponse().
+ * The edge Worker: stateless checks and authentication, then routing by era — a session's
+ * request to its Durable Object (session-route.ts), a 2026-07-28 one to the SDK's handler
+ * (modern-route.ts). It holds no session state and makes no protocol decision of its own;
+ * every check is a core function, every rejection goes through errorResponse().
  */
 import { isLegacyRequest, type AuthInfo, type McpHttpHandler } from '@modelcontextprotocol/server';
 import { Hono, type Context } from 'hono';
 import { readConfig, type ConfigEnv, type TransportConfig } from '../config.ts';
 import { asHttpError, errorResponse, httpErrors, McpHttpError } from '../core/errors.ts';
-import { isInitializeRequest, parseJsonRpcBody } from '../core/jsonrpc.ts';
 import { log } from '../core/log.ts';
 import {
   checkGetAccept,
   checkHostAndOrigin,
   checkJsonContentType,
   checkPostAccept,
-  readDeclaredLength,
-  readBoundedText,
   readCursor,
   readProtocolVersion,
   readSessionId,
   requireSessionId,
 } from '../core/request-checks.ts';
 import { eraOfHeader } from '../core/era.ts';
-import { newSessionId } from '../core/session-id.ts';
-import { checkHandshakeParams } from '../session/handshake-params.ts';
 import { busShardName, DurableEventBus } from '../stateless/event-bus.ts';
 import { createModernEndpoint, type ModernServerFactory } from '../stateless/modern-endpoint.ts';
 import { serveTasksInScope } from '../tasks/edge-tasks.ts';
 import type { TaskNamespace } from '../tasks/task-directory.ts';
-import { ALLOWED_METHODS, HEADERS, INTERNAL_HEADERS, JsonRpcCode, OBJECT_ROUTES } from '../core/wire.ts';
+import { ALLOWED_METHODS, HEADERS, JsonRpcCode } from '../core/wire.ts';
 import { authenticator, type Authenticator } from '../auth/authenticate.ts';
 import { type FetchHandler, oauthFront, type OAuthOptions } from '../auth/oauth-server.ts';
-import { ANONYMOUS, headersForObject, OAUTH_PRINCIPAL_PREFIX, objectName, type Principal } from '../auth/principal.ts';
+import { ANONYMOUS, OAUTH_PRINCIPAL_PREFIX, type Principal } from '../auth/principal.ts';
 import { rateLimitAddress } from '../core/client-address.ts';
 import { METADATA_ROOT, metadataDocument, resourceUrl } from '../auth/protected-resource.ts';
 import { preflightResponse, withCors } from './cors.ts';
 import { refuseModern } from './refuse-modern.ts';
-import { relayResponse } from './sse-relay.ts';
 import { serveModern } from './modern-route.ts';
+import { deleteSession, getFromSession, postToSession, startSession, type SessionNamespace, type SessionRequest } from './session-route.ts';
 import { logRequest, metricEra, requestMetric } from './request-log.ts';
 import { Metrics } from '../metrics/metrics.ts';
 import { PrincipalControl } from '../principals/principal-control.ts';
 import { PrincipalHoldings } from '../principals/principal-holdings.ts';
 import type { PrincipalRegistryNamespace } from '../principals/principal-registry.ts';
 import { serveAdminRoutes } from './admin-routes.ts';
-
-/** All the Worker needs of the session namespace: name → object, and a way to fetch it. */
-export interface SessionNamespace {
-  idFromName(name: string): DurableObjectId;
-  get(id: DurableObjectId): { fetch(request: Request): Promise<Response> };
-}
 
 export interface McpWorkerOptions<E> {
   /** The Durable Object namespace whose class extends McpSessionObject. */
@@ -222,30 +212,8 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
     }
     checkPostAccept(headers);
     readProtocolVersion(headers);
-    if (sessionId !== undefined) {
-      // The session's object reads, bounds and validates the body itself (it must: it acts on
-      // it), so a body of declared length within bounds goes to it unread: reading it here too
-      // cost a second body hop on every call (~0.2 ms of W1's ~5). A body of unknown length is
-      // read here, so an oversized one is cut off by the edge rather than mid-forward.
-      const declared = readDeclaredLength(headers, maxBodyBytes) !== undefined;
-      const body = declared ? c.req.raw.body : await readBoundedText(c.req.raw, maxBodyBytes);
-      return forward(c, sessionId, OBJECT_ROUTES.session, body);
-    }
     // Without a session the body decides everything: only an initialize starts one.
-    const body = await readBoundedText(c.req.raw, maxBodyBytes);
-    const { messages, batch } = parseJsonRpcBody(body);
-    // "The initialize request MUST NOT be part of a JSON-RPC batch."
-    if (batch || messages.length !== 1 || !isInitializeRequest(messages[0]!)) {
-      throw httpErrors.badRequest('Mcp-Session-Id header is required (only an initialize request starts a session)');
-    }
-    await checkHandshakeParams(messages[0]);
-    const created = newSessionId();
-    const holdings = c.get('holdings');
-    await holdings?.admitSession(created);
-    const response = await forward(c, created, OBJECT_ROUTES.create, body);
-    // A handshake the SDK refused stored no session: nor does the registry keep it.
-    if (holdings !== undefined && response.status !== 200) c.executionCtx.waitUntil(holdings.forget('session', created));
-    return response;
+    return sessionId === undefined ? startSession(sessionRequest(c)) : postToSession(sessionRequest(c), sessionId);
   });
 
   app.get(path, (c) => {
@@ -256,17 +224,25 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
     readProtocolVersion(headers);
     const sessionId = requireSessionId(headers);
     readCursor(headers);
-    return forward(c, sessionId, OBJECT_ROUTES.session);
+    return getFromSession(sessionRequest(c), sessionId);
   });
 
-  app.delete(path, async (c) => {
+  app.delete(path, (c) => {
     readProtocolVersion(c.req.raw.headers);
-    const sessionId = requireSessionId(c.req.raw.headers);
-    const response = await forward(c, sessionId, OBJECT_ROUTES.session);
-    const holdings = c.get('holdings');
-    if (holdings !== undefined && response.status === 204) c.executionCtx.waitUntil(holdings.forget('session', sessionId));
-    return response;
+    return deleteSession(sessionRequest(c), requireSessionId(c.req.raw.headers));
   });
+
+  /** What the session routes (session-route.ts) need of a request the Worker has checked. */
+  function sessionRequest(c: Context<Env<E>>): SessionRequest {
+    return {
+      request: c.req.raw,
+      executionCtx: c.executionCtx,
+      config: c.get('config'),
+      principal: c.get('principal'),
+      holdings: c.get('holdings'),
+      sessions: sessions(c.env),
+    };
+  }
 
   app.all(path, () => {
     throw httpErrors.methodNotAllowed(ALLOWED_METHODS);
@@ -321,32 +297,6 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
     }
     return errorResponse(failure);
   });
-
-  /**
-   * Sends the request to the session's object. Its answer is the whole response, or the start
-   * of an SSE response that this Worker holds and the object continues over a relay socket
-   * (sse-relay.ts): the object is then free to hibernate while its client listens.
-   */
-  async function forward(c: Context<Env<E>>, sessionId: string, route: string, body?: BodyInit | null): Promise<Response> {
-    const principal = c.get('principal');
-    const stub = sessions(c.env).get(sessions(c.env).idFromName(objectName(principal, sessionId)));
-    const headers = headersForObject(c.req.raw.headers, principal);
-    headers.set(HEADERS.sessionId, sessionId);
-    const first = await stub.fetch(
-      new Request(`https://session.internal${route}`, { method: c.req.method, headers, body: body ?? null, signal: c.req.raw.signal }),
-    );
-    const { heartbeatMs, maxConnectionAgeMs, connectionBufferBytes } = c.get('config');
-    return relayResponse(
-      first,
-      (token) =>
-        stub.fetch(
-          new Request(`https://session.internal${OBJECT_ROUTES.relay}`, {
-            headers: { Upgrade: 'websocket', [HEADERS.sessionId]: sessionId, [INTERNAL_HEADERS.relay]: token },
-          }),
-        ),
-      { heartbeatMs, maxAgeMs: maxConnectionAgeMs, bufferBytes: connectionBufferBytes, clientSignal: c.req.raw.signal },
-    );
-  }
 
   // AUTH=oauth puts the embedded authorization server in front of the endpoint; its paths count
   // against the same rate limit, per client address.
