@@ -17,8 +17,10 @@ export type LogEvent =
     }
   /** A bug in the Worker: answered 500. */
   | { readonly msg: 'mcp.worker.error'; readonly error: string }
-  /** Something the SDK's 2026-07-28 handler reported: a rejected request or an out-of-band failure. */
+  /** A failure the SDK's 2026-07-28 handler reported (a handler that threw, a transport failure), or the bus's. */
   | { readonly msg: 'mcp.modern.error'; readonly error: string }
+  /** A 2026-07-28 request the SDK refused (the client's mistake, answered 4xx): not a failure (stateless/sdk-reports.ts). */
+  | { readonly msg: 'mcp.modern.rejected'; readonly reason: string }
   /** A bug in the session object: answered 500. */
   | { readonly msg: 'mcp.session.error'; readonly error: string }
   /** Something the SDK could hand to no one (say, a response it failed to send). */

@@ -15,6 +15,7 @@ import {
   type ServerNotifier,
 } from '@modelcontextprotocol/server';
 import { log } from '../core/log.ts';
+import { sdkReport } from './sdk-reports.ts';
 import { requestStateSeal, type RequestStateSeal, type RequestStateSecrets } from './request-state.ts';
 
 /** What the `modern` factory is given for each request. */
@@ -69,7 +70,7 @@ export function createModernEndpoint(
     maxRequestBodySize: options.maxBodyBytes,
     keepAliveMs: options.heartbeatMs,
     // Reporting only: the SDK has answered the request already.
-    onerror: (error) => log({ msg: 'mcp.modern.error', error: String(error) }),
+    onerror: (error) => log(sdkReport(error)),
   });
   return handler;
 }
