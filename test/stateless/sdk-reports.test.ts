@@ -7,8 +7,7 @@
 import { MissingRequiredClientCapabilityError, UnsupportedProtocolVersionError } from '@modelcontextprotocol/server';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { isRefusal, sdkReport } from '../../src/stateless/sdk-reports.ts';
-import { fetchWorker } from '../support/mcp-http.ts';
-import { MODERN, modernRequest } from '../support/modern-http.ts';
+import { MODERN, modernRequest, postModernRaw } from '../support/modern-http.ts';
 
 describe('isRefusal', () => {
   it.each([
@@ -62,17 +61,7 @@ describe('what the SDK reports, through the Worker', () => {
   it.each([
     {
       name: 'a body that is not JSON-RPC',
-      send: () =>
-        fetchWorker({
-          method: 'POST',
-          headers: {
-            Host: 'localhost',
-            'Content-Type': 'application/json',
-            Accept: 'application/json, text/event-stream',
-            'MCP-Protocol-Version': MODERN,
-          },
-          body: '{}',
-        }),
+      send: () => postModernRaw('{}'),
     },
     {
       name: 'an Mcp-Method header that disagrees with the body',

@@ -9,6 +9,21 @@ export const MODERN = '2026-07-28';
 
 let nextId = 1;
 
+/** POSTs `body` as it is, with a 2026-07-28 request's headers and `headers` over them. */
+export function postModernRaw(body: string, headers: Record<string, string> = {}) {
+  return fetchWorker({
+    method: 'POST',
+    headers: {
+      Host: 'localhost',
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      'MCP-Protocol-Version': MODERN,
+      ...headers,
+    },
+    body,
+  });
+}
+
 export function modernRequest(
   method: string,
   params: Record<string, unknown> = {},
@@ -17,18 +32,8 @@ export function modernRequest(
 ) {
   const name = [params.name, params.uri, params.taskId].find((value) => typeof value === 'string') as string | undefined;
   const { _meta, ...rest } = params as { _meta?: Record<string, unknown> };
-  return fetchWorker({
-    method: 'POST',
-    headers: {
-      Host: 'localhost',
-      'Content-Type': 'application/json',
-      Accept: 'application/json, text/event-stream',
-      'MCP-Protocol-Version': MODERN,
-      'Mcp-Method': method,
-      ...(name !== undefined && { 'Mcp-Name': name }),
-      ...headers,
-    },
-    body: JSON.stringify({
+  return postModernRaw(
+    JSON.stringify({
       jsonrpc: '2.0',
       id: nextId++,
       method,
@@ -42,7 +47,8 @@ export function modernRequest(
         },
       },
     }),
-  });
+    { 'Mcp-Method': method, ...(name !== undefined && { 'Mcp-Name': name }), ...headers },
+  );
 }
 
 /** The one JSON-RPC message of a JSON answer, or the last one of an SSE answer. */

@@ -7,8 +7,7 @@
  */
 import { abortAllDurableObjects } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
-import { fetchWorker } from '../support/mcp-http.ts';
-import { answerOf, modernRequest } from '../support/modern-http.ts';
+import { answerOf, modernRequest, postModernRaw } from '../support/modern-http.ts';
 import { ENDED, message, SseReader, TIMED_OUT, type ReadEvent } from '../support/sse-reader.ts';
 import { createTask, getTask, TASK_CLIENT, TASKS, taskMethod, waitForStatus } from '../support/task-http.ts';
 
@@ -284,18 +283,7 @@ const streamRequest = (id: number, taskId: string) => ({
 
 /** POSTs `body` with the 2026-07-28 routing headers, and `Mcp-Name` only when given. */
 const postStream = (body: string, name?: string) =>
-  fetchWorker({
-    method: 'POST',
-    headers: {
-      Host: 'localhost',
-      'Content-Type': 'application/json',
-      Accept: 'application/json, text/event-stream',
-      'MCP-Protocol-Version': '2026-07-28',
-      'Mcp-Method': 'tasks/stream',
-      ...(name !== undefined && { 'Mcp-Name': name }),
-    },
-    body,
-  });
+  postModernRaw(body, { 'Mcp-Method': 'tasks/stream', ...(name !== undefined && { 'Mcp-Name': name }) });
 
 describe('tasks/stream refuses', () => {
   it.each<[string, unknown]>([
