@@ -59,8 +59,9 @@ export async function relayResponse(
   if (Number.isSafeInteger(objectBuffer) && objectBuffer > 0)
     options = { ...options, bufferBytes: Math.min(options.bufferBytes, objectBuffer) };
   // The object asks for the socket now when its stream would stall on the bridge: its buffer
-  // is full, or will be before the stream ends. Nothing more leaves until this side
-  // acknowledges the bridge, over the socket: waiting out the bridge would stall the stream.
+  // is full, or will be before the stream ends. The bridge's bytes count against the buffer
+  // until this side's first ack, which only the socket carries: waiting out the bridge would
+  // hold the stream at the buffer until then.
   if (headers.has(INTERNAL_HEADERS.relayNow)) options = { ...options, bridgeMs: 0 };
   headers.delete(INTERNAL_HEADERS.relayNow);
   // 410: the object has no connection for the token any more (it ended, and its answer with

@@ -117,7 +117,7 @@ export abstract class McpTaskObject<E extends ConfigEnv<E> = ConfigVars> extends
       case TASK_ROUTES.get:
         return json(detailedTaskOnWire(task));
       case TASK_ROUTES.stream:
-        return this.#streams.open(body as unknown as StreamOpening, { task, timeline: this.#timeline });
+        return this.#streams.open(body as unknown as StreamOpening) ?? UNKNOWN();
       case TASK_ROUTES.update: {
         const responses = typeof body.inputResponses === 'object' && body.inputResponses !== null ? body.inputResponses : {};
         let rerun: RoundOptions['retry'];

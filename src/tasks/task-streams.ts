@@ -27,6 +27,7 @@ import type { JsonRpcId } from '../core/errors.ts';
 import { encodeBody, encodeEventNotification, type EncodedEvent, type TaskEvent } from '../core/task-events.ts';
 import { decideTaskStream, eventsGoneError, invalidStreamParams } from '../core/task-stream.ts';
 import type { TaskRecord } from '../core/task.ts';
+import { utf8Length } from '../core/utf8.ts';
 import { JsonRpcCode, SSE_RESPONSE_HEADERS } from '../core/wire.ts';
 import type { TaskTimeline } from './task-timeline.ts';
 
@@ -52,9 +53,11 @@ export interface TaskState {
 export class TaskStreams {
   readonly #connections: ConnectionTable;
   readonly #relay: RelayEndpoint;
+  readonly #read: () => TaskState | undefined;
 
   /** `read`: the task and timeline as they are now (undefined once purged). */
   constructor(ctx: DurableObjectState, bufferBytes: number, read: () => TaskState | undefined) {
+    this.#read = read;
     this.#connections = new ConnectionTable({ bufferBytes, backlogOf: () => backlog(read) });
     // Woken from hibernation: the open streams' connections are rebuilt from their sockets.
     this.#relay = new RelayEndpoint(ctx, this.#connections, bufferBytes, STREAM_TAG);
@@ -63,9 +66,16 @@ export class TaskStreams {
   /**
    * Answers a stream request: its refusal or its empty result (JSON, for the Worker to send
    * through the SDK), or the first part of its SSE response (all of it, if the task ended and
-   * everything fit), which the Worker relays.
+   * everything fit), which the Worker relays; undefined if there is no task (any more).
+   *
+   * The task is read here, not taken from the caller: a record read before an `await` may
+   * say `working` of a task that ended meanwhile, and a stream attached after the end was
+   * delivered would never be finished (no closing result; a slot held until its age limit).
    */
-  open({ after, id }: StreamOpening, { task, timeline }: TaskState): Promise<Response> | Response {
+  open({ after, id }: StreamOpening): Promise<Response> | Response | undefined {
+    const current = this.#read();
+    if (current === undefined) return undefined;
+    const { task, timeline } = current;
     const state = timeline.state(task);
     const verdict = decideTaskStream(after, state);
     switch (verdict.kind) {
@@ -149,16 +159,22 @@ function backlog(read: () => TaskState | undefined): Backlog {
       const { task, timeline } = state;
       const events: Delivery[] = [];
       let bytes = 0;
+      // As many frames as fit in the budget, counted as the relay counts them (UTF-8 bytes of
+      // the frame), but at least one: the buffer is exceeded by at most one event.
       for (const event of timeline.encodedEvents(task, afterN, READ_EVENTS)) {
         const delivery = deliveryOf(task.taskId, event);
+        const size = FRAME_BYTES + utf8Length(delivery.data);
+        if (events.length > 0 && bytes + size > budgetBytes) break;
         events.push(delivery);
-        bytes += delivery.data.length;
-        if (bytes >= budgetBytes) break;
+        bytes += size;
       }
       return { events, lastSeq: timeline.state(task).nextSeq };
     },
   };
 }
+
+/** What an event's frame adds to its data: a stream's frames carry no id (relay-connection.ts `#take`). */
+const FRAME_BYTES = encodeEvent({ data: '' }).length;
 
 function deliveryOf(taskId: string, event: EncodedEvent): Delivery {
   return { seq: event.seq + 1, data: encodeEventNotification(taskId, event) };

@@ -10,14 +10,28 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { INTERNAL_HEADERS } from '../../src/core/wire.ts';
 import { RelayEndpoint } from '../../src/session/relay-endpoint.ts';
+import { RelaySink } from '../../src/session/relay-sink.ts';
+import { utf8Length } from '../../src/core/utf8.ts';
 import { modernRequest } from '../support/modern-http.ts';
 import { message, SseReader } from '../support/sse-reader.ts';
 import { createTask, TASK_CLIENT, waitForStatus } from '../support/task-http.ts';
 
 const originalAnswer = RelayEndpoint.prototype.answer;
+const originalFirstAnswer = RelaySink.prototype.firstAnswer;
 afterEach(() => {
   RelayEndpoint.prototype.answer = originalAnswer;
+  RelaySink.prototype.firstAnswer = originalFirstAnswer;
 });
+
+/** Records, for each first answer, the UTF-8 bytes the connection had written into it, unacknowledged. */
+function recordFirstAnswerBytes(): number[] {
+  const bytes: number[] = [];
+  RelaySink.prototype.firstAnswer = function (this: RelaySink, whole) {
+    bytes.push(this.unacknowledged);
+    return originalFirstAnswer.call(this, whole);
+  };
+  return bytes;
+}
 
 /** Records, for each first answer, whether it asked for the socket at once. */
 function recordFirstAnswers(): boolean[] {
@@ -65,5 +79,25 @@ describe('a task stream through an 8 KB buffer', () => {
       await reader.cancel();
     }
     expect(answers).toEqual([true]);
+  });
+
+  it('counts a replay in UTF-8 bytes of its frames: a first answer of non-ASCII events holds the buffer and at most one event more', async () => {
+    // Each step's own event carries 1,000 × 字: 3,000 UTF-8 bytes in 1,000 UTF-16 units.
+    const taskId = await createTask('chatter', { steps: 6, interval_ms: 0, payload_chars: 1_000, payload_char: '字' });
+    await waitForStatus(taskId, 'completed');
+    const written = recordFirstAnswerBytes();
+    const reader = new SseReader(await modernRequest('tasks/stream', { taskId }, TASK_CLIENT));
+    let frames: number[];
+    try {
+      const events = await reader.all();
+      expect(seqsOf(events)).toEqual(Array.from({ length: 20 }, (_, seq) => seq));
+      frames = events.map((event) => utf8Length(`data: ${event.data}\n\n`));
+    } finally {
+      await reader.cancel();
+    }
+    expect(written).toHaveLength(1);
+    // Counted in UTF-16 units of the data, it took 19,396 bytes: 2.4 times the 8 KB buffer.
+    expect(written[0]).toBeGreaterThan(8_192 - Math.max(...frames));
+    expect(written[0]).toBeLessThanOrEqual(8_192 + Math.max(...frames));
   });
 });

@@ -62,9 +62,11 @@ export function registerTaskFixtures(server: McpServer): void {
         interval_ms: z.number().int().min(0).max(60_000),
         ask: z.number().int().min(0).optional(),
         payload_chars: z.number().int().min(0).max(2_000_000).optional(),
+        /** What the payload repeats (default `x`): a non-ASCII one makes its UTF-8 longer than its length. */
+        payload_char: z.string().min(1).max(2).optional(),
       }),
     },
-    ({ steps, interval_ms, ask, payload_chars }, ctx: ServerContext) =>
+    ({ steps, interval_ms, ask, payload_chars, payload_char = 'x' }, ctx: ServerContext) =>
       runTask(async () => {
         const answer = acceptedContent<{ confirm?: unknown }>(ctx.mcpReq.inputResponses, 'go_on');
         const first = answer === undefined ? 1 : (ask ?? 0) + 1;
@@ -72,7 +74,10 @@ export function registerTaskFixtures(server: McpServer): void {
           if (interval_ms > 0) await sleep(interval_ms, ctx.mcpReq.signal);
           await progress(ctx, step, steps, `step ${step} of ${steps}`);
           await ctx.mcpReq.notify({ method: 'notifications/message', params: { level: 'info', data: `log ${step}` } });
-          await emitTaskEvent(ctx, 'com.example.step', { step, ...(payload_chars !== undefined && { blob: 'x'.repeat(payload_chars) }) });
+          await emitTaskEvent(ctx, 'com.example.step', {
+            step,
+            ...(payload_chars !== undefined && { blob: payload_char.repeat(payload_chars) }),
+          });
           if (answer === undefined && ask === step) {
             return inputRequired({
               inputRequests: { go_on: inputRequired.elicit({ message: `Go on after step ${step}?`, requestedSchema: CONFIRM_SCHEMA }) },
