@@ -193,14 +193,14 @@ describe('relayResponse', () => {
   });
 
   it.each([
-    { name: 'a first answer that left the object waiting for acknowledgements', full: true, openedBeforeBridge: true },
-    { name: 'any other first answer', full: false, openedBeforeBridge: false },
-  ])('opens the socket at once for $name, else after the bridge', async ({ full, openedBeforeBridge }) => {
+    { name: 'a first answer that asks for it (the buffer is full, or a live task streams)', now: true, openedBeforeBridge: true },
+    { name: 'any other first answer', now: false, openedBeforeBridge: false },
+  ])('opens the socket at once for $name, else after the bridge', async ({ now, openedBeforeBridge }) => {
     const pair = new WebSocketPair();
     pair[1].accept();
     const { stream, bridge } = bridgeStream(frame(0, ''));
     const headers: Record<string, string> = { [INTERNAL_HEADERS.relay]: 't' };
-    if (full) headers[INTERNAL_HEADERS.relayNow] = '1';
+    if (now) headers[INTERNAL_HEADERS.relayNow] = '1';
     let opened = 0;
     const open = async () => {
       opened++;
