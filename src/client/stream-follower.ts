@@ -36,6 +36,8 @@ export interface FollowerHost {
   readonly signal: AbortSignal;
   /** `GET`, with `Last-Event-ID` when `cursor` is given. */
   get(cursor: string | undefined, signal: AbortSignal): Promise<Response>;
+  /** A message as read, as the SDK is to get it (its requests' ids are not the SDK's on the wire: wire-ids.ts). */
+  inbound(message: JsonRpcMessage): JsonRpcMessage;
   deliver(message: JsonRpcMessage): void;
   /** A 404: the session is gone. The host aborts `signal` with a SessionLostError before this returns. */
   sessionGone(): void;
@@ -160,6 +162,7 @@ export class StreamFollower {
 
   async #post(plan: RequestPlan): Promise<Opened> {
     if (this.#posted && !plan.mayResend()) throw new RequestLostError(plan.ids[0] ?? '', 'the POST broke before any event');
+    const resent = this.#posted;
     this.#posted = true;
     const response = await this.#fetch(() => plan.post(this.#signal));
     if (response.status === 202) {
@@ -178,7 +181,9 @@ export class StreamFollower {
     }
     const { error, text } = await readError(response);
     const cursor = error?.data?.cursor;
-    if (response.status === 409 && reasonOf(error) === 'duplicate_request_id' && typeof cursor === 'string') {
+    // Only a re-send can be this request's duplicate. On a first POST the id was another
+    // request's (wire-ids.ts keeps that from happening): its answer is not this one's.
+    if (response.status === 409 && reasonOf(error) === 'duplicate_request_id' && typeof cursor === 'string' && resent) {
       // The first POST did reach the server, which answers it on the stream this cursor starts:
       // replaying it is the only way to the result without running the call twice.
       if (positionOf(cursor) === undefined && this.#host.forkSafe) throw new ForkDetectedError('malformed_id', cursor, 'not an event id');
@@ -304,12 +309,13 @@ export class StreamFollower {
     if (step.advanced) this.#advanced = true;
   }
 
-  async #message(message: JsonRpcMessage | undefined, raw: unknown): Promise<void> {
-    if (message === undefined) {
+  async #message(read: JsonRpcMessage | undefined, raw: unknown): Promise<void> {
+    if (read === undefined) {
       const text = typeof raw === 'string' ? raw : JSON.stringify(raw);
       this.#host.report(new ForkSafeTransportError(`not a JSON-RPC message: ${text.slice(0, 200)}`));
       return;
     }
+    const message = this.#host.inbound(read);
     const answered = answeredId(message);
     // The SDK's Protocol handles a notification a microtask after it arrives, but a response at
     // once, dropping the request's progress handler: a replay delivers both in one go, so the

@@ -17,6 +17,7 @@ import { formatPosition, headerNumber, isLaterStream, type Position } from './co
 import { ForkSafeTransportError, HttpStatusError, SessionLostError, type RequestId } from './errors.ts';
 import { isRequest, readError, type FetchLike } from './http.ts';
 import { StreamFollower, type FollowerHost } from './stream-follower.ts';
+import { WireIds } from './wire-ids.ts';
 
 /**
  * `fork-safe`: the server keeps the wire contract, so every resume is checked as a continuation.
@@ -60,6 +61,8 @@ export class ForkSafeTransport implements Transport {
   /** Set by a 404 until the next `initialize`: every request meanwhile is refused at once. */
   #lost: SessionLostError | undefined;
   readonly #host: FollowerHost;
+  /** Request ids on the wire: the SDK's, under this transport's own prefix (wire-ids.ts). */
+  readonly #ids = new WireIds();
 
   constructor(url: string | URL, options: ForkSafeTransportOptions = {}) {
     this.#url = new URL(url);
@@ -79,6 +82,7 @@ export class ForkSafeTransport implements Transport {
         return transport.#session?.signal ?? AbortSignal.abort();
       },
       get: (cursor, signal) => this.#get(cursor, signal),
+      inbound: (message) => this.#ids.inbound(message),
       deliver: (message) => this.onmessage?.(message),
       sessionGone: () => this.#sessionGone(),
       report: (error) => this.onerror?.(error),
@@ -269,7 +273,7 @@ export class ForkSafeTransport implements Transport {
       ...this.#options.requestInit,
       method: 'POST',
       headers,
-      body: JSON.stringify(message),
+      body: JSON.stringify(this.#ids.outbound(message)),
       signal,
     });
     this.#observe(response, initialize);

@@ -12,11 +12,12 @@ import { connect, faultyFetch } from './faults.ts';
 
 describe('a call cancelled by another client of the session', () => {
   it('fails with a typed error, and the standalone stream still delivers afterwards', async () => {
-    let inFlight!: (id: number) => void;
-    const posted = new Promise<number>((resolve) => (inFlight = resolve));
+    // The call's id as the server sees it: the SDK's, under the transport's prefix (wire-ids.ts).
+    let inFlight!: (id: string) => void;
+    const posted = new Promise<string>((resolve) => (inFlight = resolve));
     const fetch = faultyFetch(undefined, [], {
       async request(request) {
-        const body = request.method === 'POST' ? (JSON.parse(await request.clone().text()) as { id?: number; method?: string }) : {};
+        const body = request.method === 'POST' ? (JSON.parse(await request.clone().text()) as { id?: string; method?: string }) : {};
         if (body.method === 'tools/call' && (body as { params?: { name?: string } }).params?.name === 'countdown') inFlight(body.id!);
         return request;
       },
@@ -39,7 +40,8 @@ describe('a call cancelled by another client of the session', () => {
     expect(cancelled.status).toBe(202);
     const outcome = await call;
     expect(outcome).toBeInstanceOf(RequestCancelledError);
-    expect(outcome).toMatchObject({ requestIds: [id], cursor: expect.stringMatching(/^1-\d+-0$/) });
+    // The error names the request as its caller knows it: the SDK's id.
+    expect(outcome).toMatchObject({ requestIds: [JSON.parse(id.slice(id.indexOf('.') + 1))], cursor: expect.stringMatching(/^1-\d+-0$/) });
     // The resume was answered with a new standalone stream; the transport follows it from its start.
     const replacement = fetch.log.find(
       (entry) => entry.method === 'GET' && entry.lastEventId === (outcome as RequestCancelledError).cursor,
@@ -55,7 +57,7 @@ describe('a call cancelled by another client of the session', () => {
   });
 
   it('two calls cancelled together: both fail typed, and the newest standalone stream is the one followed', async () => {
-    const inFlight: number[] = [];
+    const inFlight: string[] = [];
     const callStreams = new Set<string>();
     // The answer to the first resume (the earlier new standalone stream) is held until the second
     // has been handed on, so the transport learns of the later stream first.
@@ -65,7 +67,7 @@ describe('a call cancelled by another client of the session', () => {
     const fetch = faultyFetch(undefined, [], {
       async request(request) {
         const body =
-          request.method === 'POST' ? (JSON.parse(await request.clone().text()) as { id?: number; params?: { name?: string } }) : {};
+          request.method === 'POST' ? (JSON.parse(await request.clone().text()) as { id?: string; params?: { name?: string } }) : {};
         if (body.params?.name === 'countdown') inFlight.push(body.id!);
         return request;
       },
