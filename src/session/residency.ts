@@ -10,11 +10,14 @@
  * request settles), so each call's stream hands `waitUntil` a promise that settles when the
  * stream ends: residency follows the call, not what its code happens to await.
  *
- * Keyed by stream: one request stream carries one call, or one 2025-03-26 batch of them.
+ * Keyed by stream: one request stream carries one call, or one 2025-03-26 batch of them, and
+ * counts as the requests it carries (a batch's until its stream ends), which MAX_RUNNING_CALLS
+ * bounds.
  */
 export class Residency {
-  /** Open request streams of this instance → settles the promise that keeps the object resident. */
-  readonly #held = new Map<number, () => void>();
+  /** Open request streams of this instance → settles the promise that keeps the object resident, and the requests it carries. */
+  readonly #held = new Map<number, { readonly settle: () => void; readonly requests: number }>();
+  #requests = 0;
 
   readonly #waitUntil: (until: Promise<void>) => void;
 
@@ -22,21 +25,26 @@ export class Residency {
     this.#waitUntil = waitUntil;
   }
 
-  /** Keeps the object resident until `release(stream)` (or `releaseAll`). */
-  hold(stream: number): void {
+  /** Keeps the object resident until `release(stream)` (or `releaseAll`): a stream carrying `requests`. */
+  hold(stream: number, requests = 1): void {
     if (this.#held.has(stream)) return;
-    this.#waitUntil(new Promise<void>((settle) => this.#held.set(stream, settle)));
+    this.#waitUntil(new Promise<void>((settle) => this.#held.set(stream, { settle, requests })));
+    this.#requests += requests;
   }
 
   release(stream: number): void {
-    this.#held.get(stream)?.();
+    const held = this.#held.get(stream);
+    if (held === undefined) return;
+    held.settle();
     this.#held.delete(stream);
+    this.#requests -= held.requests;
   }
 
   /** The session is gone: nothing it ran needs the object any more. */
   releaseAll(): void {
-    for (const settle of this.#held.values()) settle();
+    for (const { settle } of this.#held.values()) settle();
     this.#held.clear();
+    this.#requests = 0;
   }
 
   /** The lowest-numbered stream that holds the object resident, if any: the oldest call running here. */
@@ -49,5 +57,10 @@ export class Residency {
   /** How many streams hold the object resident. */
   get size(): number {
     return this.#held.size;
+  }
+
+  /** How many requests the streams that hold it carry: the calls running here. */
+  get requests(): number {
+    return this.#requests;
   }
 }

@@ -38,7 +38,7 @@ export interface StreamOptions {
   readonly maxSessionBytes: number;
   /** Requests with an id and GET streams the session may make in its life (MAX_SESSION_REQUESTS). */
   readonly maxSessionRequests: number;
-  /** Request streams the session may have open at once (MAX_RUNNING_CALLS). */
+  /** Requests the session's open request streams may carry at once, a batch's counted whole until its stream ends (MAX_RUNNING_CALLS). */
   readonly maxRunningCalls: number;
   /** The object's `ctx.waitUntil`: each request stream keeps the object resident until it ends (residency.ts). */
   readonly keepResident: (until: Promise<void>) => void;
@@ -129,9 +129,10 @@ export class SessionStreams {
     { register = true, id = null }: { register?: boolean; id?: JsonRpcId | null } = {},
   ): StreamRecord {
     this.#storeHeld();
-    // Every call runs at once, and keeps the object resident until it ends: bounded per session.
+    // Every call runs at once, and keeps the object resident until it ends: bounded per session,
+    // counted in calls (a 2025-03-26 batch as the requests it carries), not in streams.
     const { maxRunningCalls } = this.#options;
-    if (this.#residency.size >= maxRunningCalls) throw httpErrors.tooManyRunningCalls(maxRunningCalls, id);
+    if (this.#residency.requests + requestKeys.length > maxRunningCalls) throw httpErrors.tooManyRunningCalls(maxRunningCalls, id);
     this.#admit(requestKeys.length, id);
     const stream = this.#transaction(() => {
       const opened = this.#log.openStream('request', epoch, requestKeys, Date.now(), this.#residency.lowest, this.#bounds.totals());
@@ -140,7 +141,7 @@ export class SessionStreams {
     });
     this.#cache.opened(stream, requestKeys);
     // The call runs to its end here even if its client goes away: it is answered into the log.
-    this.#residency.hold(stream.stream);
+    this.#residency.hold(stream.stream, requestKeys.length);
     return stream;
   }
 

@@ -131,6 +131,27 @@ describe('requests a session keeps', () => {
       await Promise.all(running.map((reader) => reader.cancel()));
     }
   });
+
+  it('a 2025-03-26 batch counts as the calls it carries: past MAX_RUNNING_CALLS in calls, the next is refused', async () => {
+    const session = await openSession('2025-03-26');
+    const batch = (prefix: string, n: number, from: number) =>
+      Array.from({ length: n }, (_, i) => callTool(`${prefix}-${i}`, 'countdown', { from, interval_ms: 300 }));
+    // Two calls in one batch (~3 s), then one on its own (~0.3 s): the 3 the session may run.
+    const running = [new SseReader(await session.post(batch('pair', 2, 10))), new SseReader(await session.post(batch('one', 1, 1)))];
+    try {
+      expect(await errorOf(await session.post(callTool('fourth', 'countdown', { from: 1, interval_ms: 0 })))).toMatchObject({
+        status: 429,
+        reason: 'too_many_running_calls',
+      });
+      // Once the single call has ended, the pair still runs: a batch of two would go past it, one call would not.
+      await running[1]!.all();
+      expect(await errorOf(await session.post(batch('too-many', 2, 1)))).toMatchObject({ status: 429, reason: 'too_many_running_calls' });
+      const last = await session.call('tools/call', toolCall('countdown', { from: 1, interval_ms: 0 }), 'third');
+      expect(messages(last).at(-1)).toMatchObject({ id: 'third', result: { content: [{ text: 'liftoff after 1' }] } });
+    } finally {
+      await Promise.all(running.map((reader) => reader.cancel()));
+    }
+  });
 });
 
 describe('idle expiry', () => {
