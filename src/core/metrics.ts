@@ -33,12 +33,13 @@ export type MetricEvent =
   | { readonly kind: 'resume' }
   /**
    * A session's `tools/call`, once answered: `ok`, `tool_error` (a result with `isError`),
-   * `error` (a JSON-RPC error), or `interrupted` (its instance stopped; answered by revival).
+   * `error` (a JSON-RPC error), or `interrupted` (its instance stopped; answered by revival); or
+   * `cancelled` by its client (never answered).
    */
   | {
       readonly kind: 'call';
       readonly tool: string;
-      readonly outcome: 'ok' | 'tool_error' | 'error' | 'interrupted';
+      readonly outcome: 'ok' | 'tool_error' | 'error' | 'interrupted' | 'cancelled';
       readonly durationMs: number;
       readonly events: number;
     }

@@ -54,6 +54,17 @@ export class CallMeter {
     );
   }
 
+  /** The client cancelled request `key` (notifications/cancelled): it is never answered, so it ends here. */
+  cancelled(key: string): void {
+    const call = this.#running.get(key);
+    if (call === undefined) return;
+    this.#running.delete(key);
+    this.#metrics.write(
+      { kind: 'call', tool: call.tool, outcome: 'cancelled', durationMs: Date.now() - call.started, events: call.events },
+      this.#principal(),
+    );
+  }
+
   /** The session ended: its calls end with it, uncounted (the session's own point says why). */
   forget(): void {
     this.#running.clear();

@@ -112,6 +112,7 @@ export class MessageRouter {
       if (typeof requestId === 'string' || typeof requestId === 'number') {
         this.#streams.abandon(idKey(requestId));
         this.#levelRequests.delete(idKey(requestId)); // a cancelled request is never answered
+        this.#calls.cancelled(idKey(requestId));
       }
     }
   }

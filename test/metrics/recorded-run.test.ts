@@ -61,6 +61,15 @@ it('a scripted run: the points match what it did, per kind', async () => {
   const resumed = await new SseReader(await counted(session.get(first!.id))).all();
   expect(messages(resumed).at(-1)).toMatchObject({ id: 'cut', result: { content: [{ text: 'liftoff after 3' }] } });
 
+  // A call its client cancels: never answered, counted when the cancellation comes.
+  const cancelled = new SseReader(
+    await counted(session.post(callTool('dropped', 'countdown', { from: 20, interval_ms: 50 }, { progressToken: 'd' }))),
+  );
+  await cancelled.take(2);
+  const cancellation = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'dropped' } };
+  expect((await counted(session.post(cancellation))).status).toBe(202);
+  await cancelled.cancel();
+
   // A fork refused: a cursor of a stream this session never had.
   expect((await counted(session.get('1-999-0'))).status).toBe(409);
 
@@ -93,6 +102,7 @@ it('a scripted run: the points match what it did, per kind', async () => {
     'session deleted': 1,
     'call ok': 2, // tally, and the countdown that was cut and resumed
     'call interrupted': 1,
+    'call cancelled': 1,
     'resume resumed': 2,
     'refusal refused unknown_stream': 1,
     'refusal refused session_not_found': 1,
