@@ -148,7 +148,8 @@ export function judgeResume(cursor: Position | undefined, headers: ResumeHeaders
   if (cursor === undefined) return { kind: 'fork', reason: 'malformed_id', detail: 'the cursor is not an event id' };
   const stream = headerNumber(headers.streamId);
   const epoch = headerNumber(headers.epoch);
-  if (headers.resumed === 'false' && stream !== undefined && epoch !== undefined && stream !== cursor.stream) {
+  // Only a later stream can be new: stream numbers and epochs only grow in a session.
+  if (headers.resumed === 'false' && stream !== undefined && epoch !== undefined && isLaterStream(newStream(stream, epoch), cursor)) {
     return { kind: 'new-standalone', start: newStream(stream, epoch) };
   }
   const check = checkResumed(cursor, headers);

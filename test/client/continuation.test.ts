@@ -128,6 +128,20 @@ describe('judgeResume', () => {
       answer: { kind: 'new-standalone', start: at('2-5-0') },
     },
     {
+      name: 'not resumed, an earlier stream: no new one can be',
+      resumed: 'false',
+      streamId: '1',
+      epoch: '1',
+      answer: { kind: 'fork', reason: 'not_resumed' },
+    },
+    {
+      name: 'not resumed, a later stream of an earlier epoch',
+      resumed: 'false',
+      streamId: '5',
+      epoch: '0',
+      answer: { kind: 'fork', reason: 'not_resumed' },
+    },
+    {
       name: 'not resumed, the cursor’s own stream',
       resumed: 'false',
       streamId: '2',
