@@ -6,8 +6,17 @@
  * the server's own statement of how soon a reconnect is welcome. Each further attempt without
  * progress waits `factor` times longer, up to `maxDelayMs`. Attempts count only while nothing is
  * gained: an event that advances the cursor starts the count again, so a call survives any
- * number of breaks as long as each resume gets somewhere.
+ * number of breaks as long as each resume gets somewhere — and so does a connection the server
+ * accepted and kept open STEADY_CONNECTION_MS or more, though it carried nothing new.
  */
+
+/**
+ * How long an accepted connection must have stayed open for its end to count as progress, not
+ * as a failed attempt: a server ends connections on purpose (a maximum connection age — SEP-1699
+ * polling —, a deploy), and a call or task that waits quietly through a few of them is not
+ * failing. One that ends sooner, again and again, still exhausts the attempts.
+ */
+export const STEADY_CONNECTION_MS = 1_000;
 export interface ReconnectOptions {
   /** The base delay when the server sent no `retry:`. */
   readonly initialDelayMs: number;

@@ -9,7 +9,7 @@
  * fails the stream with a typed error, and nothing of it is delivered.
  */
 import type { JsonRpcMessage } from './sdk-transport.ts';
-import { reconnectDelay, type ReconnectOptions } from './backoff.ts';
+import { reconnectDelay, STEADY_CONNECTION_MS, type ReconnectOptions } from './backoff.ts';
 import { continueAt, cursorAt, judgeResume, positionOf, resumeHeaders, streamStart, type Position } from './continuation.ts';
 import {
   ForkDetectedError,
@@ -121,10 +121,13 @@ export class StreamFollower {
     for (;;) {
       if (this.#signal.aborted) return this.#stopped();
       this.#advanced = false;
+      /** When the current connection, accepted, began to be read. */
+      let reading: number | undefined;
       try {
         const opened = await this.#open();
         if (opened === 'done') return;
         if (opened === 'again') continue;
+        reading = Date.now();
         if ((await this.#read(opened)) === 'done') return;
       } catch (error) {
         if (this.#signal.aborted) return this.#stopped();
@@ -132,6 +135,7 @@ export class StreamFollower {
         cause = error.cause;
       }
       if (this.#signal.aborted) return this.#stopped();
+      if (reading !== undefined && Date.now() - reading >= STEADY_CONNECTION_MS) this.#advanced = true;
       if (this.#advanced) attempt = 0;
       const delay = reconnectDelay(attempt, this.#host.retryMs, this.#host.reconnect);
       if (delay === undefined) throw new ReconnectExhaustedError(attempt, this.#cursor, cause);

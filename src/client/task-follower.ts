@@ -28,7 +28,7 @@ import { SseParser } from '../core/sse-parser.ts';
 import { sseBody, sseFrames } from './sse-frames.ts';
 import { isTerminal, TASKS_EXTENSION } from '../core/task.ts';
 import { HEADERS } from '../core/wire.ts';
-import { reconnectDelay, reconnectOptions, type ReconnectOptions } from './backoff.ts';
+import { reconnectDelay, reconnectOptions, STEADY_CONNECTION_MS, type ReconnectOptions } from './backoff.ts';
 import {
   HttpStatusError,
   ReconnectExhaustedError,
@@ -213,12 +213,18 @@ class TaskFollower {
     }
     const body = await sseBody(response);
     const broken = (cause: unknown) => new Transient('the stream broke', { cause });
-    for await (const frames of sseFrames(body, this.#signal, broken)) {
-      for (const frame of frames) {
-        if (frame.retry !== undefined) this.#retryMs = frame.retry;
-        if (frame.data === undefined || frame.data === '' || (frame.event ?? 'message') !== 'message') continue;
-        if ((await this.#take(readStreamMessage(parseJson(frame.data), id, this.#taskId), after)) === 'end') return;
+    const opened = Date.now();
+    try {
+      for await (const frames of sseFrames(body, this.#signal, broken)) {
+        for (const frame of frames) {
+          if (frame.retry !== undefined) this.#retryMs = frame.retry;
+          if (frame.data === undefined || frame.data === '' || (frame.event ?? 'message') !== 'message') continue;
+          if ((await this.#take(readStreamMessage(parseJson(frame.data), id, this.#taskId), after)) === 'end') return;
+        }
       }
+    } finally {
+      // A stream kept open a while, then ended (the server's connection age, a deploy), is not a failed attempt.
+      if (Date.now() - opened >= STEADY_CONNECTION_MS) this.#advanced = true;
     }
     throw new Transient('the stream ended before its result');
   }

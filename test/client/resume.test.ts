@@ -5,6 +5,7 @@
  */
 import type { Transport } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
+import { STEADY_CONNECTION_MS } from '../../src/client/backoff.ts';
 import { ForkSafeTransport, ReconnectExhaustedError } from '../../src/client/index.ts';
 import {
   connect,
@@ -166,6 +167,43 @@ describe('ForkSafeTransport with the official Client', () => {
     const [post, first, second] = fetch.log.filter((entry) => entry.rpc === 'tools/call' || entry.lastEventId !== null);
     expect(first!.time - post!.time).toBeGreaterThanOrEqual(1_000); // retry: 1000 from the priming event
     expect(second!.time - first!.time).toBeGreaterThanOrEqual(1_500); // no progress: 1.5 times longer
+    await client.close();
+  });
+
+  it('a resume the server kept open a while and then ended, with nothing new, is not a failed attempt', async () => {
+    // The call's POST ends after its priming event; the first resume is held open past
+    // STEADY_CONNECTION_MS with nothing after the restated cursor (a connection age, SEP-1699),
+    // then ended; one attempt is allowed without progress.
+    let resumes = 0;
+    const heldOpen = (response: Response, ms: number) => {
+      const reader = response.body!.getReader();
+      return new Response(
+        new ReadableStream<Uint8Array>({
+          async start(controller) {
+            const first = await reader.read();
+            if (!first.done) controller.enqueue(first.value);
+            setTimeout(() => {
+              void reader.cancel();
+              controller.close();
+            }, ms);
+          },
+        }),
+        { status: response.status, headers: response.headers },
+      );
+    };
+    const fetch = faultyFetch(undefined, [], {
+      response(response, request) {
+        const call = request.method === 'POST' && response.headers.get('Mcp-Stream-Id') !== '1' && response.body !== null;
+        if (call && response.headers.get('Content-Type')?.startsWith('text/event-stream')) return heldOpen(response, 0);
+        if (request.headers.get('Last-Event-ID') !== null && resumes++ === 0) return heldOpen(response, STEADY_CONNECTION_MS + 200);
+        return response;
+      },
+    });
+    const { client, errors } = await connect(fetch, { standaloneStream: false, reconnect: { maxAttempts: 1 } });
+    const outcome = await countdown(client, 1, 2 * STEADY_CONNECTION_MS);
+    expect(outcome).toEqual({ progress: [1], result: liftoff(1) });
+    expect(resumes).toBe(2);
+    expect(errors).toEqual([]);
     await client.close();
   });
 

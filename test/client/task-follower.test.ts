@@ -20,6 +20,7 @@ import {
   type KnownTaskEvent,
   type TaskStreamEvent,
 } from '../../src/client/index.ts';
+import { STEADY_CONNECTION_MS } from '../../src/client/backoff.ts';
 import { decodeHeaderValue } from '../../src/core/header-value.ts';
 
 const URL_ = 'https://mcp.test/mcp';
@@ -374,6 +375,27 @@ describe('followTask: transient failures', () => {
     expect(seqs).toEqual(range(0, 3));
     // The cut stream (it made progress: the count starts there), then one reconnect per allowed attempt.
     expect(srv.log).toHaveLength(1 + FAST.maxAttempts);
+  });
+
+  it('a stream the server kept open a while and then ended, with nothing new, is not a failed attempt', async () => {
+    // Two streams held open past STEADY_CONNECTION_MS with only a keepalive (a maximum connection
+    // age, SEP-1699 polling), then the timeline; one attempt allowed without progress.
+    const idle = () =>
+      new Response(
+        new ReadableStream<Uint8Array>({
+          start(controller) {
+            controller.enqueue(encoder.encode(': keepalive\n\n'));
+            setTimeout(() => controller.close(), STEADY_CONNECTION_MS + 100);
+          },
+        }),
+        { headers: { 'Content-Type': 'text/event-stream' } },
+      );
+    const srv = server({ reply: (sent, n) => (sent.method === 'tasks/stream' && n < 2 ? idle() : undefined) });
+    const { value, seqs, error } = await follow(srv, { reconnect: { ...FAST, maxAttempts: 1 } });
+    expect(error).toBeUndefined();
+    expect(seqs).toEqual(range(0, 19));
+    expect(value?.task).toEqual(COMPLETED);
+    expect(srv.log.map((sent) => sent.method)).toEqual(['tasks/stream', 'tasks/stream', 'tasks/stream', 'tasks/get']);
   });
 
   it('waits the backoff between attempts', async () => {
