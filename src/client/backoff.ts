@@ -20,7 +20,7 @@ export const STEADY_CONNECTION_MS = 1_000;
 export interface ReconnectOptions {
   /** The base delay when the server sent no `retry:`. */
   readonly initialDelayMs: number;
-  /** No wait is longer than this, the server's `retry:` included. */
+  /** No wait is longer than this, the server's `retry:` and an answer's `Retry-After` included. */
   readonly maxDelayMs: number;
   readonly factor: number;
   /** Consecutive attempts without progress before the call fails with ReconnectExhaustedError. */
@@ -48,8 +48,14 @@ export function reconnectOptions(overrides: Partial<ReconnectOptions> = {}): Rec
  * The wait before reconnect number `attempt` (0 for the first after a break), or undefined when
  * `attempt` is past the limit and the call should fail.
  */
-export function reconnectDelay(attempt: number, serverRetryMs: number | undefined, options: ReconnectOptions): number | undefined {
+export function reconnectDelay(
+  attempt: number,
+  serverRetryMs: number | undefined,
+  options: ReconnectOptions,
+  retryAfterMs?: number,
+): number | undefined {
   if (attempt >= options.maxAttempts) return undefined;
   const base = serverRetryMs ?? options.initialDelayMs;
-  return Math.min(options.maxDelayMs, base * options.factor ** attempt);
+  // An answer's Retry-After (a 429, a 503) is the server's word for this attempt: never sooner.
+  return Math.min(options.maxDelayMs, Math.max(base * options.factor ** attempt, retryAfterMs ?? 0));
 }

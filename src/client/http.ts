@@ -42,6 +42,22 @@ export function mediaType(response: Response): string {
 /** Statuses worth another attempt: the server (or something before it) may answer differently soon. */
 export const isTransientStatus = (status: number): boolean => status === 429 || status >= 500;
 
+const IMF_FIXDATE = /^[A-Z][a-z]{2}, [0-9]{2} [A-Z][a-z]{2} [0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2} GMT$/;
+
+/**
+ * How long the answer asks the client to wait before trying again, in ms: its `Retry-After`
+ * (RFC 9110 §10.2.3: delay-seconds, or an HTTP-date), or undefined without a usable one.
+ */
+export function retryAfterMs(response: Response, now = Date.now()): number | undefined {
+  const value = response.headers.get('Retry-After')?.trim();
+  if (value === undefined || value === '') return undefined;
+  if (/^[0-9]{1,10}$/.test(value)) return Number(value) * 1000;
+  // An HTTP-date as senders write it (IMF-fixdate); Date.parse alone would read "-5" as a year.
+  if (!IMF_FIXDATE.test(value)) return undefined;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
 /** Resolves after `ms`, or at once when `signal` aborts (the caller then looks at the signal). */
 export function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {

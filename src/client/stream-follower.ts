@@ -22,7 +22,18 @@ import {
   StreamRefusedError,
   type RequestId,
 } from './errors.ts';
-import { answeredId, asMessage, idKey, isTransientStatus, mediaType, parseMessage, readError, reasonOf, sleep } from './http.ts';
+import {
+  answeredId,
+  asMessage,
+  idKey,
+  isTransientStatus,
+  mediaType,
+  parseMessage,
+  readError,
+  reasonOf,
+  retryAfterMs,
+  sleep,
+} from './http.ts';
 import { sseBody, sseFrames } from './sse-frames.ts';
 
 /** What the transport lends each of its followers. */
@@ -60,8 +71,15 @@ export interface RequestPlan {
   readonly signal?: AbortSignal | undefined;
 }
 
-/** A break worth another attempt; carries what caused it. */
-class Broken extends Error {}
+/** A break worth another attempt; carries what caused it, and how long the answer asked to wait (Retry-After). */
+class Broken extends Error {
+  readonly retryAfterMs: number | undefined;
+
+  constructor(message: string, options?: ErrorOptions & { readonly retryAfterMs?: number | undefined }) {
+    super(message, options);
+    this.retryAfterMs = options?.retryAfterMs;
+  }
+}
 
 type Opened = Response | 'done' | 'again';
 
@@ -118,6 +136,8 @@ export class StreamFollower {
   async run(): Promise<void> {
     let attempt = 0;
     let cause: unknown;
+    /** What the last failed answer's Retry-After asked for. */
+    let askedWaitMs: number | undefined;
     for (;;) {
       if (this.#signal.aborted) return this.#stopped();
       this.#advanced = false;
@@ -133,11 +153,13 @@ export class StreamFollower {
         if (this.#signal.aborted) return this.#stopped();
         if (!(error instanceof Broken)) throw error;
         cause = error.cause;
+        askedWaitMs = error.retryAfterMs;
       }
       if (this.#signal.aborted) return this.#stopped();
       if (reading !== undefined && Date.now() - reading >= STEADY_CONNECTION_MS) this.#advanced = true;
       if (this.#advanced) attempt = 0;
-      const delay = reconnectDelay(attempt, this.#host.retryMs, this.#host.reconnect);
+      const delay = reconnectDelay(attempt, this.#host.retryMs, this.#host.reconnect, askedWaitMs);
+      askedWaitMs = undefined;
       if (delay === undefined) throw new ReconnectExhaustedError(attempt, this.#cursor, cause);
       attempt++;
       await sleep(delay, this.#signal);
@@ -196,7 +218,9 @@ export class StreamFollower {
     }
     // A refusal whose body was cut says nothing; asking again will get it whole.
     const unread = response.status === 409 && error === undefined;
-    if ((unread || isTransientStatus(response.status)) && plan.mayResend()) throw new Broken(`${response.status}`, { cause: text });
+    if ((unread || isTransientStatus(response.status)) && plan.mayResend()) {
+      throw new Broken(`${response.status}`, { cause: text, retryAfterMs: retryAfterMs(response) });
+    }
     throw new HttpStatusError(response.status, error, text);
   }
 
@@ -211,7 +235,7 @@ export class StreamFollower {
     }
     const { error, text } = await readError(response);
     if (response.status === 405) return 'done'; // the server offers no standalone stream
-    if (isTransientStatus(response.status)) throw new Broken(`${response.status}`, { cause: text });
+    if (isTransientStatus(response.status)) throw new Broken(`${response.status}`, { cause: text, retryAfterMs: retryAfterMs(response) });
     throw new HttpStatusError(response.status, error, text);
   }
 
@@ -238,7 +262,7 @@ export class StreamFollower {
       throw new ForkDetectedError('not_resumed', cursor, 'the stream had already finished at the resumption token');
     }
     const { error, text } = await readError(response);
-    if (isTransientStatus(response.status)) throw new Broken(`${response.status}`, { cause: text });
+    if (isTransientStatus(response.status)) throw new Broken(`${response.status}`, { cause: text, retryAfterMs: retryAfterMs(response) });
     if (![400, 409, 410].includes(response.status)) throw new HttpStatusError(response.status, error, text);
     const refusal = new StreamRefusedError(reasonOf(error), response.status, cursor, error?.message ?? text);
     if (this.#plan !== undefined) throw refusal;

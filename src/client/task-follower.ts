@@ -39,7 +39,7 @@ import {
   TaskRefusedError,
   type TaskMethod,
 } from './errors.ts';
-import { isTransientStatus, mediaType, readError, reasonOf, sleep, type ErrorObject, type FetchLike } from './http.ts';
+import { isTransientStatus, mediaType, readError, reasonOf, retryAfterMs, sleep, type ErrorObject, type FetchLike } from './http.ts';
 import {
   isTerminalEvent,
   readStreamMessage,
@@ -121,7 +121,15 @@ export async function followTask(options: FollowTaskOptions): Promise<FollowedTa
 }
 
 /** A failure worth another attempt: the network, a 5xx or 429, a stream cut before its result. */
-class Transient extends Error {}
+class Transient extends Error {
+  /** How long the answer asked to wait (Retry-After). */
+  readonly retryAfterMs: number | undefined;
+
+  constructor(message: string, options?: ErrorOptions & { readonly retryAfterMs?: number | undefined }) {
+    super(message, options);
+    this.retryAfterMs = options?.retryAfterMs;
+  }
+}
 
 class TaskFollower {
   readonly #options: FollowTaskOptions;
@@ -184,7 +192,7 @@ class TaskFollower {
         this.#throwIfAborted();
         if (!(error instanceof Transient)) throw error;
         if (this.#advanced) failures = 0;
-        const delay = reconnectDelay(failures, this.#retryMs, this.#reconnect);
+        const delay = reconnectDelay(failures, this.#retryMs, this.#reconnect, error.retryAfterMs);
         if (delay === undefined) throw new ReconnectExhaustedError(failures, this.#lastSeq?.toString(), error.cause ?? error);
         failures++;
         await sleep(delay, this.#signal);
@@ -288,7 +296,8 @@ class TaskFollower {
   /** A non-2xx answer: another attempt for a transient status, else its typed refusal. */
   async #refused(method: TaskMethod, response: Response, after: number | undefined): Promise<never> {
     const { error, text } = await readError(response);
-    if (isTransientStatus(response.status)) throw new Transient(`${response.status}`, { cause: text });
+    if (isTransientStatus(response.status))
+      throw new Transient(`${response.status}`, { cause: text, retryAfterMs: retryAfterMs(response) });
     if (error !== undefined) throw this.#failure(method, response.status, error, after);
     throw new HttpStatusError(response.status, undefined, text);
   }

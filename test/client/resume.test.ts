@@ -207,6 +207,25 @@ describe('ForkSafeTransport with the official Client', () => {
     await client.close();
   });
 
+  it('waits what a refused resume’s Retry-After asks, when that is longer than its backoff', async () => {
+    const ends = await countdownFrameEnds('2025-11-25', FROM);
+    let refused = 0;
+    const fetch = faultyFetch(toolCallStreams, [{ at: ends[1]! }], {
+      response(response, request) {
+        if (request.headers.get('Last-Event-ID') === null || refused++ > 0) return response;
+        void response.body?.cancel();
+        return new Response('busy', { status: 503, headers: { 'Retry-After': '2' } });
+      },
+    });
+    const { client } = await connect(fetch, { reconnect: { maxDelayMs: 30_000, factor: 1.5 } });
+    expect(await countdown(client, FROM, 0)).toEqual({ progress: progressed, result: liftoff(FROM) });
+    const [, first, second] = fetch.log.filter((entry) => entry.rpc === 'tools/call' || entry.lastEventId !== null);
+    expect(first!.status).toBe(503);
+    // Its backoff would have been 1.5 s (the server's retry: 1000, once more without progress).
+    expect(second!.time - first!.time).toBeGreaterThanOrEqual(1_950);
+    await client.close();
+  });
+
   it('gives up with ReconnectExhaustedError when resumes keep dying without progress', async () => {
     const ends = await countdownFrameEnds('2025-11-25', FROM);
     const cuts: Cut[] = [{ at: ends[1]! }, ...Array.from({ length: 20 }, () => ({ at: 0 }))];

@@ -398,6 +398,19 @@ describe('followTask: transient failures', () => {
     expect(srv.log.map((sent) => sent.method)).toEqual(['tasks/stream', 'tasks/stream', 'tasks/stream', 'tasks/get']);
   });
 
+  it('waits what a 429’s Retry-After asks, when that is longer than its backoff', async () => {
+    const times: number[] = [];
+    const srv = server({
+      reply: (_sent, n) => {
+        times.push(Date.now());
+        return n === 0 ? new Response('slow down', { status: 429, headers: { 'Retry-After': '1' } }) : undefined;
+      },
+    });
+    const { value } = await follow(srv, { reconnect: { initialDelayMs: 10, maxDelayMs: 5_000, factor: 1, maxAttempts: 3 } });
+    expect(value?.task).toEqual(COMPLETED);
+    expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(950);
+  });
+
   it('waits the backoff between attempts', async () => {
     const times: number[] = [];
     const srv = server({
