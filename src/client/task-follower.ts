@@ -105,7 +105,8 @@ export interface FollowedTask {
  *   if (task.status === 'completed') show(task.result);
  * } catch (error) {
  *   // The cursor is older than what the server keeps: start again from its oldest event, or report the gap.
- *   if (error instanceof TaskEventsGoneError) await saveCursor(taskId, (error.earliestSeq ?? 0) - 1);
+ *   // (No cursor, `after` omitted, is "from the oldest": -1 is not a cursor, and is refused.)
+ *   if (error instanceof TaskEventsGoneError) await saveCursor(taskId, error.earliestSeq ? error.earliestSeq - 1 : undefined);
  *   throw error;
  * }
  * ```
