@@ -13,8 +13,10 @@ import type { SessionStreams } from './session-streams.ts';
 
 /**
  * Answers every unanswered request of the open request streams (`open`, when the caller has
- * read them already) with `answer(id)`, finishing the streams. Call inside
- * `storage.transactionSync`. Returns how many requests it answered.
+ * read them already) with `answer(id)`, finishing the streams. Returns how many requests it
+ * answered. Each answer is stored, then delivered to a connection attached to its stream: call
+ * it inside a transaction of the caller's only where no connection can be attached (a fresh
+ * instance reviving the session), or a rolled-back answer could already have been delivered.
  */
 export function answerOpenCalls(
   streams: SessionStreams,

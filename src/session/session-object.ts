@@ -313,9 +313,10 @@ export abstract class McpSessionObject<Env extends ConfigEnv<Env> = ConfigVars> 
   /**
    * Ends the session from outside (principals/principal-control.ts): an operator, or the
    * revocation of its principal's grant. Every call still running is answered first, on its
-   * own stream, with an error that says why — so its client, reading live or resuming, gets
-   * the explicit end rather than a stream that stops — and then the session is gone: 404 to
-   * every request after, as for one that never existed.
+   * own stream, with an error that says why — so a client reading its stream live gets the
+   * explicit end rather than a stream that stops (one behind, or resuming later, finds the
+   * session gone) — and then the session is gone: 404 to every request after, as for one
+   * that never existed.
    */
   async #end({ reason }: { reason: EndReason }): Promise<Response> {
     if (this.#load() === undefined) return new Response(null, { status: 404 });
@@ -324,9 +325,10 @@ export abstract class McpSessionObject<Env extends ConfigEnv<Env> = ConfigVars> 
       reason === 'grant_revoked'
         ? 'Request ended: the session was ended because the grant it was authorized by was revoked'
         : 'Request ended: the session was ended by the server operator';
-    this.ctx.storage.transactionSync(() =>
-      answerOpenCalls(this.#streams, (id) => errorAnswer(id, JsonRpcCode.ServerError, message, { reason })),
-    );
+    // Each answer is stored in a transaction of its own, then delivered: inside one around them
+    // all, a client would get answers that a failure of a later one rolled back. Should one
+    // fail, the end fails (500), what was answered stays answered, and ending again goes on.
+    answerOpenCalls(this.#streams, (id) => errorAnswer(id, JsonRpcCode.ServerError, message, { reason }));
     await this.#destroy(live);
     this.#metrics.write({ kind: 'session', outcome: 'deleted' }, this.#principal.id);
     return new Response(null, { status: 204 });
