@@ -7,8 +7,8 @@
  *
  * Activity costs no write on a call: a request that opens a stream records its time in the
  * stream's row (opened_at), which it writes anyway. Only a request that opens none (a resume,
- * a notification) records it in the session row, at most once per hundredth of the TTL and
- * per second.
+ * a notification) records it in the session row, at most once a second (once per hundredth of
+ * the TTL, for a TTL under 100 s).
  */
 import { log } from '../core/log.ts';
 import type { SessionStore } from './session-store.ts';
@@ -46,9 +46,9 @@ export class SessionClock {
   }
 
   /**
-   * Records the activity of a request that opened no stream, at most once per hundredth of the
-   * TTL (and per second): a staleness the expiry cannot notice, for one write less on nearly
-   * every such request.
+   * Records the activity of a request that opened no stream, at most once a second (once per
+   * hundredth of a TTL under 100 s): a staleness the expiry cannot notice, for one write less
+   * on nearly every such request.
    */
   touch(): void {
     const now = Date.now();
@@ -84,7 +84,11 @@ export class SessionClock {
         this.#alarmAt = at;
         await this.#storage.setAlarm(at);
       })
-      .catch((error: unknown) => log({ msg: 'mcp.session.alarm_error', error: String(error) }));
+      .catch((error: unknown) => {
+        // Not known to be set: the next arm reads the alarm again rather than trusting `at`.
+        this.#alarmAt = undefined;
+        log({ msg: 'mcp.session.alarm_error', error: String(error) });
+      });
   }
 
   /** The alarm fired: nothing is scheduled until it is armed again. */

@@ -163,9 +163,10 @@ export abstract class McpSessionObject<Env extends ConfigEnv<Env> = ConfigVars> 
       // Stream 1. Its request id is the session record's (initializeKey), not a requests row.
       return this.#streams.openRequestStream(live.record.epoch, [idKey(init.id)], { register: false });
     });
-    this.#streams.emit(stream.stream, JSON.stringify(response), idKey(init.id));
+    // Armed before anything else can fail: a session stored without its alarm would never expire.
     this.#clock.created(now);
     this.#clock.arm(now + this.#config.sessionTtlMs);
+    this.#streams.emit(stream.stream, JSON.stringify(response), idKey(init.id));
     this.#metrics.write({ kind: 'session', outcome: 'created' }, this.#principal.id);
     const headers = { [HEADERS.sessionId]: sessionId };
     if (this.#config.responseMode === 'json') return Response.json(response, { headers: this.#streamHeaders(stream, false, headers) });
@@ -286,8 +287,9 @@ export abstract class McpSessionObject<Env extends ConfigEnv<Env> = ConfigVars> 
   /** The live session, reviving it in this instance if needed; 404 if there is none. */
   #open(sessionId: string): Promise<LiveSession> {
     this.#live ??= this.#revive(sessionId).catch((error: unknown) => {
-      // Nothing of a failed revival stays: its transaction rolled back, so what it cached
-      // (streams it finished, seqs it used) is forgotten and the next request revives anew.
+      // What a failed revival cached (streams it finished, seqs it used) is forgotten and the
+      // next request revives anew: its interruptions' transaction rolled back, or committed
+      // whole (then the next revival finds no orphans) if it was the server's start that failed.
       this.#live = undefined;
       this.#streams.forget();
       throw error;
