@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { RequestCancelledError } from '../../src/client/index.ts';
 import { postRaw } from '../support/mcp-http.ts';
-import { connect, faultyFetch } from './faults.ts';
+import { connect, faultyFetch, sdkIdOf } from './faults.ts';
 
 describe('a call cancelled by another client of the session', () => {
   it('fails with a typed error, and the standalone stream still delivers afterwards', async () => {
@@ -41,7 +41,7 @@ describe('a call cancelled by another client of the session', () => {
     const outcome = await call;
     expect(outcome).toBeInstanceOf(RequestCancelledError);
     // The error names the request as its caller knows it: the SDK's id.
-    expect(outcome).toMatchObject({ requestIds: [JSON.parse(id.slice(id.indexOf('.') + 1))], cursor: expect.stringMatching(/^1-\d+-0$/) });
+    expect(outcome).toMatchObject({ requestIds: [sdkIdOf(id)], cursor: expect.stringMatching(/^1-\d+-0$/) });
     // The resume was answered with a new standalone stream; the transport follows it from its start.
     const replacement = fetch.log.find(
       (entry) => entry.method === 'GET' && entry.lastEventId === (outcome as RequestCancelledError).cursor,

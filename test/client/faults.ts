@@ -134,6 +134,9 @@ export async function countdownFrameEnds(version: Version, from: number): Promis
   return events.map((event) => (end += new TextEncoder().encode(event.raw).byteLength));
 }
 
+/** The SDK's id of a request the transport sent under `wire` (src/client/wire-ids.ts: the SDK's id after the transport's prefix). */
+export const sdkIdOf = (wire: string): unknown => JSON.parse(wire.slice(wire.indexOf('.') + 1));
+
 /** A ForkSafeTransport on `fetch`, its Client connected, and what it reported. */
 export async function connect(fetch: FetchLike, options: ConnectOptions = {}) {
   const errors: Error[] = [];

@@ -17,6 +17,7 @@ import {
   faultyFetch,
   firstToolCallPosts,
   liftoff,
+  sdkIdOf,
   settle,
   tally,
   type Cut,
@@ -141,12 +142,13 @@ describe('ForkSafeTransport in JSON response mode', () => {
 
   describe('a POST answered 202 while its request still waits (nothing is owed on it any more)', () => {
     /** Starts a countdown, then once its POST is in, lets `meanwhile` act on the session from outside. */
-    async function waitingCall(meanwhile: (sessionId: string, requestId: number) => Promise<Response>, response?: Tamper['response']) {
-      let inFlight!: (id: number) => void;
-      const posted = new Promise<number>((resolve) => (inFlight = resolve));
+    /** `requestId`: the call's id on the wire (the SDK's, after the transport's prefix). */
+    async function waitingCall(meanwhile: (sessionId: string, requestId: string) => Promise<Response>, response?: Tamper['response']) {
+      let inFlight!: (id: string) => void;
+      const posted = new Promise<string>((resolve) => (inFlight = resolve));
       const fetch = faultyFetch(undefined, [], {
         async request(request) {
-          const body = request.method === 'POST' ? (JSON.parse(await request.clone().text()) as { id?: number; method?: string }) : {};
+          const body = request.method === 'POST' ? (JSON.parse(await request.clone().text()) as { id?: string; method?: string }) : {};
           if (body.method === 'tools/call') inFlight(body.id!);
           return request;
         },
@@ -166,7 +168,7 @@ describe('ForkSafeTransport in JSON response mode', () => {
       );
       expect(outcome).not.toBe('hung');
       expect((outcome as { error?: unknown }).error).toBeInstanceOf(SessionLostError);
-      expect((outcome as { error?: unknown }).error).toMatchObject({ requestIds: [id] });
+      expect((outcome as { error?: unknown }).error).toMatchObject({ requestIds: [sdkIdOf(id)] });
       expect(errors.filter((error) => error instanceof SessionLostError)).toHaveLength(1);
       expect(fetch.log.filter((entry) => entry.rpc === 'tools/call').map((entry) => entry.status)).toEqual([202, 404]);
       await client.close();
