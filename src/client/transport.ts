@@ -176,7 +176,17 @@ export class ForkSafeTransport implements Transport {
     if (!response.ok && response.status !== 405 && response.status !== 404) {
       throw new HttpStatusError(response.status, undefined, response.statusText);
     }
+    // Its streams end with it: each request still waiting rejects with SessionLostError (a
+    // resume without the session's id would only be refused), and nothing is reported, since
+    // the caller ended it. The transport stays started: an `initialize` begins anew.
+    const ended = new SessionLostError(this.#sessionId, []);
     this.#sessionId = undefined;
+    this.#standalone = undefined;
+    const session = this.#session;
+    if (session !== undefined) {
+      this.#session = new AbortController();
+      session.abort(ended);
+    }
   }
 
   async #request(message: JsonRpcMessage & { method: string; id: RequestId }, options: TransportSendOptions | undefined) {

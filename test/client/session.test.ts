@@ -72,6 +72,29 @@ describe('a lost session', () => {
   });
 });
 
+describe('a session the client ends (terminateSession)', () => {
+  it('fails its waiting requests with SessionLostError, reports nothing, and a new initialize starts over', async () => {
+    const fetch = faultyFetch();
+    const { client, transport, errors } = await connect(fetch);
+    const ended = transport.sessionId;
+    const running = countdown(client, 1_000, 20);
+    await expect.poll(() => fetch.log.some((entry) => entry.rpc === 'tools/call' && entry.status === 200)).toBe(true);
+    await transport.terminateSession();
+    const outcome = await running;
+    expect(outcome.error).toBeInstanceOf(SessionLostError);
+    expect(outcome.error).toMatchObject({ sessionId: ended, requestIds: [expect.any(Number)] });
+    expect(transport.sessionId).toBeUndefined();
+    // No resume went out without the session's id, and nothing was reported: the caller ended it.
+    expect(fetch.log.filter((entry) => entry.method === 'GET' && entry.lastEventId !== null)).toEqual([]);
+    expect(errors).toEqual([]);
+    await client.close();
+    await client.connect(transport);
+    expect(transport.sessionId).not.toBe(ended);
+    expect(await tally(client, 'after-end')).toBe('1');
+    await client.close();
+  });
+});
+
 describe('an initialize whose answer is cut', () => {
   it.each<{ name: string; cut: Cut; posts: number }>([
     { name: 'after its headers: resumed from its stream’s start, one session', cut: { at: 0 }, posts: 1 },
