@@ -30,7 +30,11 @@ export class PrincipalHoldings {
   readonly #registry: PrincipalRegistryStub;
   readonly #grant: string;
   readonly #limits: HoldingLimits;
-  /** Whether a session is still stored: its object's answer to a probe. */
+  /**
+   * Whether a session is still stored: its object's answer to a probe. Only a 404 says it is
+   * gone; anything else (a 500 from a storage error, a failed fetch) is taken as still held,
+   * or one failing object would let its principal past the bound.
+   */
   readonly #stored: (sessionId: string) => Promise<boolean>;
 
   constructor(registry: PrincipalRegistryNamespace, sessions: ObjectNamespace, principalId: string, grant: string, limits: HoldingLimits) {
@@ -39,7 +43,8 @@ export class PrincipalHoldings {
     this.#limits = limits;
     this.#stored = async (sessionId) => {
       const stub = sessions.get(sessions.idFromName(objectName({ id: principalId }, sessionId)));
-      return (await stub.fetch(new Request(`https://session.internal${OBJECT_ROUTES.probe}`))).status === 204;
+      const answer = await stub.fetch(new Request(`https://session.internal${OBJECT_ROUTES.probe}`)).catch(() => undefined);
+      return answer?.status !== 404;
     };
   }
 

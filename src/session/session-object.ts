@@ -100,10 +100,13 @@ export abstract class McpSessionObject<Env extends ConfigEnv<Env> = ConfigVars> 
       const route = new URL(request.url).pathname;
       if (route === OBJECT_ROUTES.relay) return this.#relay.bind(request);
       const sessionId = request.headers.get(HEADERS.sessionId) ?? '';
-      this.#principal = principalOf(request.headers);
       // The principal registry's question (principals/principal-holdings.ts): reads, never creates.
       if (route === OBJECT_ROUTES.probe) return new Response(null, { status: this.#load() === undefined ? 404 : 204 });
       if (route === OBJECT_ROUTES.end) return await this.#end((await request.json()) as { reason: EndReason });
+      // Who is asking, as the Worker established it — only on the routes a client's request
+      // comes by: the registry's probe and the operator's end name no principal, and must not
+      // change who the calls running here run for.
+      this.#principal = principalOf(request.headers);
       // The body is read (bounded, checked: the Worker forwards it unread) before the session is
       // looked at: from there on nothing awaits I/O, so a DELETE cannot remove it mid-request.
       const body = request.method === 'POST' ? await readBoundedText(request, this.#config.maxBodyBytes) : '';

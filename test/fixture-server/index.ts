@@ -4,6 +4,7 @@
  * Not for users to edit: a user's Worker looks like examples/demo.
  */
 import { McpServer } from '@modelcontextprotocol/server';
+import * as z from 'zod';
 import {
   busShardName,
   busShardSockets,
@@ -36,6 +37,15 @@ export class FixtureSession extends McpSessionObject<Env> {
     server.registerTool('whoami', { description: 'The principal of the request, and its scopes' }, () => ({
       content: [{ type: 'text', text: JSON.stringify({ id: session.principal.id, scopes: session.principal.scopes }) }],
     }));
+    // The same, read when the call has run a while, as a tool that checks after an await would.
+    server.registerTool(
+      'whoami_later',
+      { description: 'The principal, read after waiting ms', inputSchema: z.object({ ms: z.number().int().min(0).max(10_000) }) },
+      async ({ ms }) => {
+        await new Promise((resolve) => setTimeout(resolve, ms));
+        return { content: [{ type: 'text', text: JSON.stringify({ id: session.principal.id, scopes: session.principal.scopes }) }] };
+      },
+    );
     registerConformanceFixtures(server);
     // The same task tools, served the sessionful way: runTask runs them inline.
     registerTaskFixtures(server);

@@ -5,15 +5,50 @@
  */
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { errorOf, initializeRequest, openSession, postRaw } from '../support/mcp-http.ts';
+import { OBJECT_ROUTES } from '../../src/core/wire.ts';
+import { callTool, errorOf, initializeRequest, messages, openSession, postRaw } from '../support/mcp-http.ts';
+import { SseReader } from '../support/sse-reader.ts';
 import { TASK_CLIENT } from '../support/task-http.ts';
 import { answerOf, modernRequest } from '../support/modern-http.ts';
 import { eventually, holdings, newPrincipal } from '../support/principals.ts';
 import { objectName } from '../../src/auth/principal.ts';
+import { PrincipalHoldings } from '../../src/principals/principal-holdings.ts';
 
 const initialize = (auth: Record<string, string>) => postRaw(initializeRequest('2025-11-25'), auth);
 const taskCall = (auth: Record<string, string>) =>
   modernRequest('tools/call', { name: 'slow_compute', arguments: { seconds: 30, label: 'x' } }, TASK_CLIENT, auth);
+
+describe('the registry asking whether a session is still there (a probe)', () => {
+  it('does not change who the session’s running calls run for', async () => {
+    const alice = await newPrincipal('alice');
+    const session = await openSession('2025-11-25', {}, alice.auth);
+    const call = session.post(callTool('later', 'whoami_later', { ms: 400 }));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // What the registry sends when alice is at her bound (principals/principal-holdings.ts): no principal.
+    const stub = env.MCP_SESSION.get(env.MCP_SESSION.idFromName(objectName({ id: alice.id }, session.id)));
+    expect((await stub.fetch(new Request(`https://session.internal${OBJECT_ROUTES.probe}`))).status).toBe(204);
+    const answer = messages(await new SseReader(await call).all()).at(-1) as { result: { content: [{ text: string }] } };
+    expect(JSON.parse(answer.result.content[0].text)).toMatchObject({ id: alice.id });
+  });
+});
+
+describe('a probe the session object fails to answer', () => {
+  it('counts the session as still held: its principal is refused at the bound, not let past it', async () => {
+    const alice = await newPrincipal('alice');
+    for (let i = 0; i < 3; i++) await openSession('2025-11-25', {}, alice.auth);
+    // The same registry, with session objects that answer every probe 500 (a storage error).
+    const failing = {
+      idFromName: (name: string) => env.MCP_SESSION.idFromName(name),
+      get: () => ({ fetch: async () => new Response(null, { status: 500 }) }),
+    };
+    const holdingsOf = new PrincipalHoldings(env.MCP_PRINCIPALS, failing as never, alice.id, '', {
+      maxSessionsPerPrincipal: 3,
+      maxTasksPerPrincipal: 2,
+    });
+    await expect(holdingsOf.admitSession('another')).rejects.toMatchObject({ status: 429, data: { reason: 'session_limit' } });
+    expect((await holdings(alice.id)).sessions).toHaveLength(3);
+  });
+});
 
 describe('sessions per principal', () => {
   it('refuses the fourth live session with session_limit, and serves another principal', async () => {
