@@ -36,7 +36,16 @@ export const ALLOWED_REQUEST_HEADERS = [
   HEADERS.sessionId,
   HEADERS.protocolVersion,
   HEADERS.lastEventId,
+  // 2026-07-28 routing headers: every request carries the first, most the second.
+  HEADERS.method,
+  HEADERS.name,
 ] as const;
+
+/**
+ * 2026-07-28 parameter headers a tool declares (`x-mcp-header`): their names are the tool's,
+ * under this prefix, so a preflight may ask for any of them.
+ */
+export const PARAM_HEADER_PREFIX = 'mcp-param-';
 
 /** What a browser client may read (CORS). */
 export const EXPOSED_HEADERS = [
@@ -47,6 +56,8 @@ export const EXPOSED_HEADERS = [
   HEADERS.resumed,
   // The challenge: where the resource's metadata is, which scope is missing.
   'WWW-Authenticate',
+  // How long a 429 (rate_limited, task_limit) asks the client to wait.
+  'Retry-After',
 ] as const;
 
 /** Paths of requests the Worker forwards to a session object (never reachable from outside). */

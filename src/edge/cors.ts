@@ -2,18 +2,26 @@
  * CORS for browser clients. Only origins that passed the allowlist get here (the DNS-rebinding
  * check runs first), so an allowed origin is granted what it asked for.
  */
-import { ALLOWED_METHODS, ALLOWED_REQUEST_HEADERS, EXPOSED_HEADERS } from '../core/wire.ts';
+import { ALLOWED_METHODS, ALLOWED_REQUEST_HEADERS, EXPOSED_HEADERS, PARAM_HEADER_PREFIX } from '../core/wire.ts';
 
-/** The answer to a preflight `OPTIONS`. */
-export const preflightResponse = (): Response =>
-  new Response(null, {
+/**
+ * The answer to a preflight `OPTIONS`: the transport's headers, and the parameter headers
+ * (`Mcp-Param-*`) the preflight asks for, which no fixed list can name.
+ */
+export function preflightResponse(request: Request): Response {
+  const asked = (request.headers.get('Access-Control-Request-Headers') ?? '').split(',').map((name) => name.trim());
+  const params = asked.filter((name) => name.toLowerCase().startsWith(PARAM_HEADER_PREFIX) && /^[A-Za-z0-9-]+$/.test(name));
+  return new Response(null, {
     status: 204,
     headers: {
       'Access-Control-Allow-Methods': ALLOWED_METHODS.join(', '),
-      'Access-Control-Allow-Headers': ALLOWED_REQUEST_HEADERS.join(', '),
+      'Access-Control-Allow-Headers': [...ALLOWED_REQUEST_HEADERS, ...params].join(', '),
       'Access-Control-Max-Age': '86400',
+      // The answer depends on what was asked: a cache keeps one per list.
+      Vary: 'Access-Control-Request-Headers',
     },
   });
+}
 
 /** `response` as `origin` may read it. */
 export function withCors(response: Response, origin: string): Response {

@@ -146,7 +146,7 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
     }
   });
 
-  app.options(path, preflightResponse);
+  app.options(path, (c) => preflightResponse(c.req.raw));
 
   // Then who is asking, on every request but a preflight: a challenge answers for everything else.
   app.use(path, async (c, next) => {

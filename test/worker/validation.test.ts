@@ -246,6 +246,22 @@ describe('CORS', () => {
     expect(response.headers.get('Access-Control-Allow-Headers')).toContain('Mcp-Session-Id');
   });
 
+  it('lets a browser send the 2026-07-28 headers: Mcp-Method, Mcp-Name and the parameter headers it asks for', async () => {
+    const response = await fetchWorker({
+      method: 'OPTIONS',
+      headers: {
+        ...BASE_HEADERS,
+        Origin: 'http://localhost:6274',
+        'Access-Control-Request-Method': 'POST',
+        'Access-Control-Request-Headers': 'content-type, mcp-method, mcp-name, mcp-param-region, x-other',
+      },
+    });
+    expect(response.status).toBe(204);
+    const allowed = response.headers.get('Access-Control-Allow-Headers')!.toLowerCase().split(/,\s*/);
+    expect(allowed).toEqual(expect.arrayContaining(['mcp-method', 'mcp-name', 'mcp-param-region', 'mcp-protocol-version']));
+    expect(allowed).not.toContain('x-other');
+  });
+
   it('refuses a preflight from a foreign origin', async () => {
     const response = await fetchWorker({ method: 'OPTIONS', headers: { ...BASE_HEADERS, Origin: 'http://evil.example.com' } });
     expect(response.status).toBe(403);
@@ -257,6 +273,8 @@ describe('CORS', () => {
     await response.body?.cancel();
     expect(response.headers.get('Access-Control-Allow-Origin')).toBe('http://127.0.0.1:5173');
     const exposed = response.headers.get('Access-Control-Expose-Headers')?.split(/,\s*/);
-    expect(exposed).toEqual(expect.arrayContaining(['Mcp-Session-Id', 'Mcp-Session-Epoch', 'Mcp-Stream-Id', 'Mcp-Stream-Resumed']));
+    expect(exposed).toEqual(
+      expect.arrayContaining(['Mcp-Session-Id', 'Mcp-Session-Epoch', 'Mcp-Stream-Id', 'Mcp-Stream-Resumed', 'Retry-After']),
+    );
   });
 });
