@@ -93,9 +93,13 @@ export function oauthFront<E>(app: FetchHandler<E>, path: string, options: OAuth
       // The provider answers the path-suffixed resource metadata, and 404 at the root form (RFC
       // 9728 allows both; clients try the suffixed one first): the Worker serves the root one.
       if (pathname === METADATA_ROOT) return await app.fetch(passed, env, ctx);
-      const revoking = pathname === TOKEN_PATH && limit.grantRevoked !== undefined ? await revokedGrantOf(passed) : undefined;
+      const named = pathname === TOKEN_PATH && limit.grantRevoked !== undefined ? await revokedGrantOf(passed) : undefined;
+      const helpers = named === undefined ? undefined : getOAuthApi(settings, env as never);
+      // Only a grant that exists before the provider acts can be one it revokes: the token's
+      // first two parts are anyone's to write, and the provider answers 200 whatever it did.
+      const revoking = named !== undefined && (await holdsGrant(helpers!, named)) ? named : undefined;
       const answer = await provider.fetch(passed, env as never, ctx);
-      if (revoking !== undefined && answer.ok) await endIfRevoked(getOAuthApi(settings, env as never), env, revoking, limit.grantRevoked!);
+      if (revoking !== undefined && answer.ok) await endIfRevoked(helpers!, env, revoking, limit.grantRevoked!);
       // A registration is told where it lives and how to read it (client-registration.ts).
       if (pathname === REGISTER_PATH && request.method === 'POST')
         return await withRegistrationAccess(answer, issuerOf(auth), storeOf(env));
@@ -173,19 +177,26 @@ async function revokedGrantOf(request: Request): Promise<{ userId: string; grant
   return userId && grantId && secret ? { userId, grantId } : undefined;
 }
 
+/** Whether the user holds the grant (the provider's store). */
+async function holdsGrant(helpers: OAuthHelpers, { userId, grantId }: { userId: string; grantId: string }): Promise<boolean> {
+  return (await userGrantIds(helpers, userId)).includes(grantId);
+}
+
 /**
  * The provider answers every revocation request 200, whether it revoked anything or not (RFC
- * 7009 §2.2); a grant it revoked is gone from its store. Revoking an access token alone leaves
- * the grant, and what it opened, as it was.
+ * 7009 §2.2); a grant it revoked is gone from its store. So what the grant opened ends only if
+ * the grant was there before (the caller checked) and is gone now: a token naming a grant that
+ * never existed, or one with the wrong secret, ends nothing. Revoking an access token alone
+ * leaves the grant, and what it opened, as it was.
  */
 async function endIfRevoked<E>(
   helpers: OAuthHelpers,
   env: E,
-  { userId, grantId }: { userId: string; grantId: string },
+  grant: { userId: string; grantId: string },
   end: NonNullable<FrontOptions<E>['grantRevoked']>,
 ): Promise<void> {
-  if ((await userGrantIds(helpers, userId)).includes(grantId)) return;
-  await end(env, userId, grantId);
+  if (await holdsGrant(helpers, grant)) return;
+  await end(env, grant.userId, grant.grantId);
 }
 
 /** The issuer: the origin of the resource, which the resource metadata names (`authorization_servers`). */

@@ -4,13 +4,18 @@
  * what she holds ends (test/support/revocation-scenario.ts); bob's goes on. Her old token no
  * longer works; signed in again, she finds her session gone (404) and her task failed.
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { PrincipalControl } from '../../src/principals/principal-control.ts';
 import { fetchWorker, openSession } from '../support/mcp-http.ts';
 import { admin } from '../support/principals.ts';
 import { runRevocationScenario } from '../support/revocation-scenario.ts';
 import { freshAddress, send, signIn } from './oauth-flow.ts';
 
 const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
+const originalRevoke = PrincipalControl.prototype.revoke;
+afterEach(() => {
+  PrincipalControl.prototype.revoke = originalRevoke;
+});
 const user = (name: string) => `${name}-${crypto.randomUUID()}`;
 
 /** Whether `token` still opens the endpoint (a 401 once its grant is revoked). */
@@ -58,6 +63,27 @@ describe('revoking an OAuth grant', () => {
       expect(response.status).toBe(200);
       expect(await response.json()).toEqual({ sessions: 1, tasks: 1, listens: 1, grants: 1 });
     }));
+
+  it('a revocation naming a grant that is not there, or with a wrong secret, ends nothing, whoever sends it', async () => {
+    const alice = await signIn(user('alice'));
+    const mallory = await signIn(user('mallory'));
+    const [aliceUser, aliceGrant] = alice.access_token.split(':') as [string, string];
+    const ended: string[] = [];
+    PrincipalControl.prototype.revoke = function (this: PrincipalControl, principalId, grant) {
+      ended.push(`${principalId} ${grant}`);
+      return originalRevoke.call(this, principalId, grant);
+    };
+    const session = await openSession('2025-11-25', {}, bearer(alice.access_token));
+    for (const token of [`${aliceUser}:made-up-grant:secret`, `${aliceUser}:${aliceGrant}:not-the-secret`]) {
+      // The provider answers 200 to any revocation (RFC 7009 §2.2).
+      expect((await tokenEndpoint({ token, client_id: mallory.client_id })).status).toBe(200);
+    }
+    expect(ended).toEqual([]);
+    expect(await accepted(alice.access_token)).toBe(true);
+    const listed = await session.post({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, bearer(alice.access_token));
+    expect(listed.status).toBe(200);
+    await listed.body?.cancel();
+  });
 
   it('revoking only an access token leaves the grant, and what it holds, as they were', async () => {
     const alice = await signIn(user('alice'));
