@@ -25,6 +25,7 @@
 import type { McpServer } from '@modelcontextprotocol/server';
 import { DurableObject } from 'cloudflare:workers';
 import { log } from '../core/log.ts';
+import { utf8Length } from '../core/utf8.ts';
 import { boundedEvent, encodeBody, notificationEvent, statusEvent, type EncodedEventBody, type TaskEvent } from '../core/task-events.ts';
 import {
   afterAnswers,
@@ -62,8 +63,8 @@ export interface TaskCreation {
   readonly pollIntervalMs: number;
 }
 
-/** The largest call (as stored) that becomes a task. */
-export const MAX_CALL_CHARS = 1024 * 1024;
+/** The largest call, in UTF-8 bytes of its JSON as stored, that becomes a task. */
+export const MAX_CALL_BYTES = 1024 * 1024;
 const json = (value: unknown, status = 200) => Response.json(value, { status });
 const UNKNOWN = () => new Response(null, { status: 404 });
 
@@ -167,8 +168,8 @@ export abstract class McpTaskObject<E extends ConfigEnv<E> = ConfigVars> extends
   async #create({ taskId, call, ttlMs, pollIntervalMs }: TaskCreation): Promise<Response> {
     // 128 random bits: a second create under one id is a bug, never a retry to honour.
     if (this.#store !== undefined) return new Response(null, { status: 409 });
-    // The call shares the task's row (2 MB on the platform) with the result: it may take half.
-    if (JSON.stringify(call).length > MAX_CALL_CHARS) return new Response(null, { status: 413 });
+    // The call shares the task's row (2 MB on the platform, in bytes) with the result: it may take half.
+    if (utf8Length(JSON.stringify(call)) > MAX_CALL_BYTES) return new Response(null, { status: 413 });
     const task = newTask(taskId, Date.now(), ttlMs, pollIntervalMs);
     await this.ctx.storage.setAlarm(expiresAt(task));
     this.#store = TaskStore.create(this.ctx.storage, task, call);

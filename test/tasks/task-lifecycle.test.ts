@@ -43,12 +43,19 @@ describe('creating a task', () => {
     expect(answer.error.data).toEqual({ requiredCapabilities: TASKS });
   });
 
-  it('does not make a task of a call too large to store with it (over 1,048,576 characters): isError, nothing created', async () => {
-    const answer = await callDeclared('slow_compute', { seconds: 0, label: 'x'.repeat(1_100_000) });
-    expect(answer.result).toMatchObject({ resultType: 'complete', isError: true });
-    expect(answer.result.content).toEqual([{ type: 'text', text: 'The call is too large to run as a task' }]);
-    expect(answer.result.taskId).toBeUndefined();
-  });
+  it.each([
+    { name: 'ASCII', label: 'x'.repeat(1_100_000) },
+    // 400,000 characters, 1,200,000 bytes: under the bound counted in characters, over it in bytes.
+    { name: 'non-ASCII', label: '字'.repeat(400_000) },
+  ])(
+    'does not make a task of a call too large to store with it (over 1,048,576 bytes of JSON, $name): isError, nothing created',
+    async ({ label }) => {
+      const answer = await callDeclared('slow_compute', { seconds: 0, label });
+      expect(answer.result).toMatchObject({ resultType: 'complete', isError: true });
+      expect(answer.result.content).toEqual([{ type: 'text', text: 'The call is too large to run as a task' }]);
+      expect(answer.result.taskId).toBeUndefined();
+    },
+  );
 
   it('never makes a task of a tool that does not ask for one', async () => {
     const answer = await callDeclared('greet', { name: 'Ada' });
