@@ -7,7 +7,9 @@
  * an operator, but not when it expires idle (an expiring session knows no principal, and
  * telling would cost a request per session for a row the registry can drop later for free).
  * So its rows may include expired sessions; only when they would refuse a creation does it
- * find out which, by asking the oldest ones' objects (`probe`). A task's expiry is known when
+ * find out which, by asking PROBE_BATCH of their objects (`probe`): consecutive rows from a
+ * place the caller draws at random, so that live sessions among the oldest cannot hide, on
+ * every attempt, expired ones behind them. A task's expiry is known when
  * it is created (`createdAt + ttlMs`), so expired tasks are simply not counted.
  */
 
@@ -32,6 +34,8 @@ export interface AdmissionState {
   readonly now: number;
   /** Whether the caller has probed the sessions this table asked it to (`probe`), this admission. */
   readonly probed: boolean;
+  /** Where the sessions to probe start, any integer ≥ 0 (taken modulo the rows): drawn at random by the caller. */
+  readonly probeFrom?: number;
 }
 
 export type Admission =
@@ -51,13 +55,13 @@ export const SWEEP_ROWS = 1_000;
 /** Sessions probed per admission: each probe is a subrequest of the request creating a session. */
 export const PROBE_BATCH = 32;
 
-export function decideAdmission({ kind, limit, held, now, probed }: AdmissionState): Admission {
+export function decideAdmission({ kind, limit, held, now, probed, probeFrom = 0 }: AdmissionState): Admission {
   const sweepAt = limit > 0 ? limit : SWEEP_ROWS;
   if (held.length < sweepAt) return { kind: 'admit', drop: [] };
   if (kind === 'session') {
     // Rows are swept by their objects' answers (the caller then drops what is gone and asks
     // again); what is left is live, or at least not yet known not to be.
-    if (!probed) return { kind: 'probe', sessions: held.slice(0, PROBE_BATCH).map((h) => h.id) };
+    if (!probed) return { kind: 'probe', sessions: probeWindow(held, probeFrom).map((h) => h.id) };
     return limit > 0 ? { kind: 'refuse', drop: [], retryAt: null } : { kind: 'admit', drop: [] };
   }
   const expired = held.filter((h) => h.expiresAt !== null && h.expiresAt <= now).map((h) => h.id);
@@ -65,4 +69,11 @@ export function decideAdmission({ kind, limit, held, now, probed }: AdmissionSta
   if (limit === 0 || live < limit) return { kind: 'admit', drop: expired };
   const retryAt = Math.min(...held.filter((h) => h.expiresAt !== null && h.expiresAt > now).map((h) => h.expiresAt!));
   return { kind: 'refuse', drop: expired, retryAt: Number.isFinite(retryAt) ? retryAt : null };
+}
+
+/** PROBE_BATCH rows (or all) from `from`, wrapping past the last to the first. */
+function probeWindow(held: readonly Holding[], from: number): readonly Holding[] {
+  if (held.length <= PROBE_BATCH) return held;
+  const start = from % held.length;
+  return [...held.slice(start, start + PROBE_BATCH), ...held.slice(0, Math.max(0, start + PROBE_BATCH - held.length))];
 }

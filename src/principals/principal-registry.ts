@@ -79,6 +79,7 @@ export class McpPrincipalRegistry extends DurableObject {
         held: this.#rows(request.kind),
         now,
         probed: request.probed === true,
+        probeFrom: crypto.getRandomValues(new Uint32Array(1))[0]!,
       });
       if (decision.kind === 'probe') return { admitted: false, probe: decision.sessions };
       for (const id of decision.drop) sql.exec(`DELETE FROM holdings WHERE kind = ? AND id = ?`, request.kind, id);

@@ -80,8 +80,23 @@ describe('decideAdmission', () => {
     expect(decideAdmission(state)).toEqual(expected);
   });
 
-  it('probes at most a batch of the oldest sessions', () => {
-    const decision = decideAdmission({ kind: 'session', limit: 100, held: sessions(100), now: NOW, probed: false });
-    expect(decision).toEqual({ kind: 'probe', sessions: sessions(PROBE_BATCH).map((s) => s.id) });
+  const ids = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `s${from + i}`);
+  it.each([
+    { name: 'from the oldest', probeFrom: 0, probed: ids(0, PROBE_BATCH) },
+    { name: 'from a row further on', probeFrom: 40, probed: ids(40, 40 + PROBE_BATCH) },
+    { name: 'wrapping past the newest to the oldest', probeFrom: 90, probed: [...ids(90, 100), ...ids(0, PROBE_BATCH - 10)] },
+    { name: 'a place past the rows, taken modulo them', probeFrom: 4_000_000_090, probed: [...ids(90, 100), ...ids(0, PROBE_BATCH - 10)] },
+  ])('probes a batch of consecutive sessions, $name', ({ probeFrom, probed }) => {
+    const decision = decideAdmission({ kind: 'session', limit: 100, held: sessions(100), now: NOW, probed: false, probeFrom });
+    expect(decision).toEqual({ kind: 'probe', sessions: probed });
+  });
+
+  it('a window drawn anew each admission reaches every session: live ones among the oldest hide none', () => {
+    const reached = new Set<string>();
+    for (let probeFrom = 0; probeFrom < 100; probeFrom += PROBE_BATCH) {
+      const decision = decideAdmission({ kind: 'session', limit: 100, held: sessions(100), now: NOW, probed: false, probeFrom });
+      if (decision.kind === 'probe') for (const id of decision.sessions) reached.add(id);
+    }
+    expect(reached.size).toBe(100);
   });
 });
