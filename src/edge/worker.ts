@@ -325,6 +325,12 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
       }
       const started = Date.now();
       const { pathname } = new URL(request.url);
+      // Hono routes by the decoded path: the endpoint spelled otherwise (`/%6Dcp`) would reach it
+      // past every check that reads the path as sent (the request log, the metrics, AUTH=oauth's
+      // front). Only the one spelling is the endpoint.
+      if (pathname !== path && decodedPath(pathname) === path) {
+        return errorResponse(new McpHttpError(404, JsonRpcCode.ServerError, `Not found: the MCP endpoint is ${path}`));
+      }
       const response = await serve(request, env, ctx, config, pathname);
       // Every request to the endpoint, whoever answered it (the app, or the authorization server's challenge).
       if (pathname === path) {
@@ -335,4 +341,14 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
       return response;
     },
   };
+}
+
+/** `pathname` percent-decoded, or undefined where it does not decode. */
+function decodedPath(pathname: string): string | undefined {
+  if (!pathname.includes('%')) return pathname;
+  try {
+    return decodeURIComponent(pathname);
+  } catch {
+    return undefined;
+  }
 }

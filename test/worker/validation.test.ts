@@ -120,6 +120,17 @@ describe('requests refused at the edge', () => {
   });
 });
 
+describe('the endpoint spelled otherwise', () => {
+  it.each(['/%6Dcp', '/m%63p', '/%6D%63%70'])('%s is not the endpoint: 404, as any other path', async (spelled) => {
+    const response = await fetchWorker(
+      { method: 'POST', headers: POST_HEADERS, body: JSON.stringify(initializeRequest()) },
+      `http://localhost${spelled}`,
+    );
+    expect(await errorOf(response)).toMatchObject({ status: 404, code: -32000 });
+    expect(response.headers.get('Mcp-Session-Id')).toBeNull();
+  });
+});
+
 describe('requests refused by the session', () => {
   it.each([
     ['POST', () => postRaw(ping, { 'Mcp-Session-Id': wellFormedUnknownId })],
