@@ -91,6 +91,25 @@ export class SessionClock {
       });
   }
 
+  /**
+   * Sets the alarm at `at` only if none is scheduled: a revived session whose alarm was lost
+   * (a `setAlarm` that failed) would otherwise never expire. One read when an alarm is set, as
+   * it nearly always is; `at` may be past (its expiry is then checked at once, and re-armed).
+   */
+  ensureArmed(at: number): void {
+    this.#arming = this.#arming
+      .then(async () => {
+        if (this.#alarmAt === undefined) this.#alarmAt = await this.#storage.getAlarm();
+        if (this.#alarmAt !== null) return;
+        this.#alarmAt = at;
+        await this.#storage.setAlarm(at);
+      })
+      .catch((error: unknown) => {
+        this.#alarmAt = undefined;
+        log({ msg: 'mcp.session.alarm_error', error: String(error) });
+      });
+  }
+
   /** The alarm fired: nothing is scheduled until it is armed again. */
   fired(): void {
     this.#alarmAt = null;

@@ -304,6 +304,7 @@ export abstract class McpSessionObject<Env extends ConfigEnv<Env> = ConfigVars> 
     const stored = this.#load();
     if (stored === undefined) throw httpErrors.sessionNotFound();
     this.#clock.recorded(stored.lastActiveAt);
+    this.#clock.ensureArmed(stored.lastActiveAt + this.#config.sessionTtlMs);
     const { record, interrupted } = interruptOrphanedStreams(this.ctx.storage, this.#sessions, this.#streams, stored);
     // Their tools are not stored (only their ids): the points say how many, not which.
     for (let i = 0; i < interrupted; i++) {

@@ -1,7 +1,7 @@
 /**
  * A session from initialize to DELETE: ids, epochs, streams, and nothing left behind.
  */
-import { runInDurableObject } from 'cloudflare:test';
+import { abortAllDurableObjects, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { EventLog } from '../../src/session/event-log.ts';
@@ -69,6 +69,15 @@ describe('session lifecycle', () => {
     // Nothing is due when a stream ends: its events go with the session.
     await session.call('tools/call', toolCall('tally', { key: 'alarm' }));
     expect(await alarmOf()).toBe(alarm);
+  });
+
+  it('a session revived without its alarm (a setAlarm that failed) schedules it again', async () => {
+    const session = await openSession();
+    const stub = () => env.MCP_SESSION.get(env.MCP_SESSION.idFromName(session.id));
+    await runInDurableObject(stub(), (_i, state) => state.storage.deleteAlarm());
+    await abortAllDurableObjects();
+    await session.call('tools/call', toolCall('tally', { key: 'revived' }));
+    await expect.poll(() => runInDurableObject(stub(), (_i, state) => state.storage.getAlarm())).not.toBeNull();
   });
 
   it('a 2025-03-26 batch holding a request and its own cancellation leaves no stream open', async () => {

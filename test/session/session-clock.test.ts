@@ -58,3 +58,15 @@ describe('SessionClock.arm', () => {
     expect(store.calls).toEqual(['get', 'set 4000', 'get', 'set 4000']);
   });
 });
+
+describe('SessionClock.ensureArmed', () => {
+  it('sets the alarm only where none is scheduled', async () => {
+    const unset = storage();
+    clockOn(unset).ensureArmed(4_000);
+    const set = storage(9_000);
+    clockOn(set).ensureArmed(4_000);
+    await settle();
+    expect(unset.calls).toEqual(['get', 'set 4000']);
+    expect(set.calls).toEqual(['get']);
+  });
+});
