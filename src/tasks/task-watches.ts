@@ -9,6 +9,12 @@ import { detailedTaskOnWire, isTerminal, type TaskRecord } from '../core/task.ts
 
 /** The tag of listen watches' sockets, apart from the `tasks/stream` relay sockets the object also holds. */
 const WATCH = 'watch';
+/**
+ * Watches of one task open at once: each is a socket its object holds (as MAX_TASK_STREAMS
+ * bounds its streams). Past it a watch is refused, and the listen's acknowledgement leaves the
+ * task out of the task ids it honours.
+ */
+export const MAX_TASK_WATCHES = 32;
 
 export class TaskWatches {
   readonly #ctx: DurableObjectState;
@@ -17,8 +23,9 @@ export class TaskWatches {
     this.#ctx = ctx;
   }
 
-  /** A new watch of `task`: told the task at once (and closed with it, if it has ended). */
+  /** A new watch of `task`: told the task at once (and closed with it, if it has ended); 429 past MAX_TASK_WATCHES. */
   open(task: TaskRecord): Response {
+    if (this.#ctx.getWebSockets(WATCH).length >= MAX_TASK_WATCHES) return new Response(null, { status: 429 });
     const pair = new WebSocketPair();
     this.#ctx.acceptWebSocket(pair[1], [WATCH]);
     tell(pair[1], task);

@@ -6,6 +6,7 @@
  */
 import { abortAllDurableObjects } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
+import { MAX_TASK_WATCHES } from '../../src/tasks/task-watches.ts';
 import { answerOf, modernRequest } from '../support/modern-http.ts';
 import { SseReader, message } from '../support/sse-reader.ts';
 import { createTask, TASK_CLIENT, taskMethod, waitForStatus, waitForStatusMessage } from '../support/task-http.ts';
@@ -48,6 +49,25 @@ describe('a listen stream naming tasks', () => {
       expect(rest.at(-1)).toEqual({ jsonrpc: '2.0', id: expect.anything(), result: { resultType: 'complete', _meta: expect.any(Object) } });
     } finally {
       await reader.cancel();
+    }
+  });
+
+  it('a task is watched by at most MAX_TASK_WATCHES listens at once: the next one’s acknowledgement leaves it out', async () => {
+    const asking = await createTask('confirm_delete', { filename: 'popular.txt' });
+    await waitForStatus(asking, 'input_required');
+    const honoured = async (reader: SseReader) => ((await reader.take(1)).map(message)[0] as Note).params.notifications.taskIds;
+    const readers: SseReader[] = [];
+    try {
+      for (let i = 0; i < MAX_TASK_WATCHES; i++) {
+        const reader = new SseReader(await listen([asking]));
+        readers.push(reader);
+        expect(await honoured(reader)).toEqual([asking]);
+      }
+      const refused = new SseReader(await listen([asking]));
+      readers.push(refused);
+      expect(await honoured(refused)).toEqual([]);
+    } finally {
+      await Promise.all(readers.map((reader) => reader.cancel()));
     }
   });
 
