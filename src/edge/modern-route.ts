@@ -7,7 +7,7 @@
  * a `tasks/stream` continues over the task object's relay. Where a revocation can reach them,
  * listen streams are served revocably (stateless/revocable-listen.ts).
  */
-import type { AuthInfo, McpHttpHandler } from '@modelcontextprotocol/server';
+import type { AuthInfo, McpHttpHandler, ServerEventBus } from '@modelcontextprotocol/server';
 import type { Principal } from '../auth/principal.ts';
 import type { TransportConfig } from '../config.ts';
 import { readBoundedText } from '../core/request-checks.ts';
@@ -30,12 +30,14 @@ export interface ModernRequest {
   readonly authInfo: AuthInfo | undefined;
   /** The principal's registry, where it has one (tasks are admitted by it). */
   readonly holdings: PrincipalHoldings | undefined;
+  /** The event bus, where the Worker has one. */
+  readonly bus: ServerEventBus | undefined;
   /** Whether a revocation can end this request's listen stream: a registry, and a bus to reach it by. */
   readonly revocable: boolean;
 }
 
 export async function serveModern(endpoint: McpHttpHandler, tasks: TaskNamespace | undefined, modern: ModernRequest): Promise<Response> {
-  const { request, executionCtx, config, principal, authInfo, holdings, revocable } = modern;
+  const { request, executionCtx, config, principal, authInfo, holdings, bus, revocable } = modern;
   const parsed = tasks !== undefined || (revocable && request.headers.get(HEADERS.method) === 'subscriptions/listen');
   if (!parsed) return requestScope.run(executionCtx, () => endpoint.fetch(request, authInfo && { authInfo }));
   const text = await readBoundedText(request, config.maxBodyBytes);
@@ -48,7 +50,13 @@ export async function serveModern(endpoint: McpHttpHandler, tasks: TaskNamespace
 
   const { taskTtlMs, taskPollIntervalMs, heartbeatMs } = config;
   const directory = new TaskDirectory(tasks, principal, { ttlMs: taskTtlMs, pollIntervalMs: taskPollIntervalMs }, holdings);
-  if (isTaskListen(parsedBody, request.headers)) return serveTaskListen(parsedBody, directory, { signal: request.signal, heartbeatMs });
+  if (isTaskListen(parsedBody, request.headers)) {
+    // Revocable as any listen is: its stream also holds a bus socket under its owner's tag,
+    // which a revocation closes (then it ends with grant_revoked, as the SDK's listens do).
+    const revocation = revocable && bus !== undefined ? { bus } : {};
+    const listen = () => serveTaskListen(parsedBody, directory, { signal: request.signal, heartbeatMs, ...revocation });
+    return revocable ? serveListenRevocably(parsedBody, principal.id, listen) : listen();
+  }
   const scope = new EdgeTasks(directory, parsedBody, request.headers);
   const serve = () => requestScope.run(executionCtx, () => taskScope.run(scope, sdk));
   const response = revocable ? await serveListenRevocably(parsedBody, principal.id, serve) : await serve();

@@ -86,6 +86,8 @@ interface EdgeState<E> {
   readonly config: TransportConfig;
   readonly authenticate: Authenticator;
   modern?: McpHttpHandler;
+  /** The event bus, once first needed: one per isolate, so its listeners are dealt to the shards in turn. */
+  bus?: DurableEventBus | undefined;
 }
 
 /** The period of the rate-limit binding (README: configure it with `period = 60`). */
@@ -192,10 +194,11 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
     ) {
       if (modern === undefined) return refuseModern(c.req.raw, maxBodyBytes);
       const edge = c.get('edge');
+      edge.bus ??= busOf(c.env, c.get('config').busShards);
       edge.modern ??= createModernEndpoint(modern, c.env, {
         maxBodyBytes,
         heartbeatMs,
-        bus: busOf(c.env, c.get('config').busShards),
+        bus: edge.bus,
         maxListenStreams: c.get('config').maxListenStreams,
         ...(tasks !== undefined && { decorate: serveTasksInScope }),
       });
@@ -206,8 +209,9 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
         principal: c.get('principal'),
         authInfo: c.get('authInfo'),
         holdings: c.get('holdings'),
+        bus: edge.bus,
         // A revocation reaches a listen stream through the bus, and finds what to end in the registry.
-        revocable: c.get('holdings') !== undefined && bus !== undefined,
+        revocable: c.get('holdings') !== undefined && edge.bus !== undefined,
       });
     }
     checkPostAccept(headers);

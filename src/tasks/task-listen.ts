@@ -11,7 +11,7 @@
  * acknowledgement and the watch is never lost) and again on every change; it closes the watch
  * when the task ends. When no watched task is left, the stream ends with the listen's result.
  */
-import { classifyInboundRequest } from '@modelcontextprotocol/server';
+import { classifyInboundRequest, type ServerEventBus } from '@modelcontextprotocol/server';
 import { MODERN_PROTOCOL_VERSIONS } from '../core/era.ts';
 import { encodeComment } from '../core/sse.ts';
 import { capabilitiesDeclareTasks, isWellFormedTaskId, TASKS_REQUIRED } from '../core/task.ts';
@@ -43,10 +43,15 @@ export function isTaskListen(message: unknown, headers: Headers): message is Lis
   );
 }
 
+/**
+ * `bus`: where a revocation can reach this listen (stateless/revocable-listen.ts): served in its
+ * owner's listen scope, the stream holds a subscription on it, which hears nothing it uses but
+ * whose socket a revocation closes; the revocable wrapper then ends the stream.
+ */
 export async function serveTaskListen(
   message: ListenMessage,
   directory: TaskDirectory,
-  { signal, heartbeatMs }: { readonly signal: AbortSignal; readonly heartbeatMs: number },
+  { signal, heartbeatMs, bus }: { readonly signal: AbortSignal; readonly heartbeatMs: number; readonly bus?: ServerEventBus },
 ): Promise<Response> {
   const { id, params } = message;
   // "Servers MUST return -32021 if a client requests taskIds without declaring the extension."
@@ -66,6 +71,7 @@ export async function serveTaskListen(
   const ids = [...new Set(requested as string[])].filter(isWellFormedTaskId);
   const watches = await Promise.all(ids.map(async (taskId) => [taskId, await directory.watch(taskId)] as const));
   const watched = watches.filter((entry): entry is readonly [string, WebSocket] => entry[1] !== undefined);
+  const unsubscribe = bus?.subscribe(() => undefined);
 
   const encoder = new TextEncoder();
   const frame = (payload: unknown) => encoder.encode(`event: message\ndata: ${JSON.stringify(payload)}\n\n`);
@@ -77,6 +83,7 @@ export async function serveTaskListen(
   const stop = (graceful: boolean) => {
     if (closed) return;
     closed = true;
+    unsubscribe?.();
     if (heartbeat !== undefined) clearInterval(heartbeat);
     for (const socket of sockets.values()) socket.close(1000, 'listen ended');
     if (!graceful) return;

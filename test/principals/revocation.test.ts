@@ -8,7 +8,9 @@ import { describe, expect, it } from 'vitest';
 import { errorOf, openSession } from '../support/mcp-http.ts';
 import { admin, holdings, newPrincipal } from '../support/principals.ts';
 import { runRevocationScenario } from '../support/revocation-scenario.ts';
-import { createTask, getTask } from '../support/task-http.ts';
+import { modernRequest } from '../support/modern-http.ts';
+import { message, SseReader } from '../support/sse-reader.ts';
+import { createTask, getTask, TASK_CLIENT, waitForStatus } from '../support/task-http.ts';
 
 describe('revoking a principal (AUTH=jwt, the operator)', () => {
   it('ends her sessions, calls, tasks and listen streams; bob is unaffected', async () => {
@@ -25,6 +27,31 @@ describe('revoking a principal (AUTH=jwt, the operator)', () => {
       aliceAfter: async () => alice.auth,
     });
     expect(await holdings(alice.id)).toMatchObject({ sessions: [] });
+  });
+});
+
+describe('a listen naming tasks, when its principal’s grant is revoked', () => {
+  it('ends with grant_revoked, as any listen does, though the tasks it watches go on', async () => {
+    const alice = await newPrincipal('alice');
+    const asking = await createTask('confirm_delete', { filename: 'kept.txt' }, alice.auth);
+    await waitForStatus(asking, 'input_required', 10_000, alice.auth);
+    const reader = new SseReader(
+      await modernRequest('subscriptions/listen', { notifications: { taskIds: [asking] } }, TASK_CLIENT, alice.auth),
+    );
+    try {
+      const [ack, now] = (await reader.take(2)).map(message) as { method: string; params: Record<string, any> }[];
+      expect(ack!.params.notifications.taskIds).toEqual([asking]);
+      expect(now!.params.status).toBe('input_required');
+      // A grant none of her tasks was created under: her listens end, her tasks do not.
+      const response = await admin('POST', alice.id, '/revoke?grant=another');
+      expect(response.status).toBe(200);
+      expect(await response.json()).toMatchObject({ tasks: 0, listens: 1 });
+      const rest = (await reader.all(5_000)).map(message) as { error?: { data?: { reason?: string } } }[];
+      expect(rest.at(-1)).toMatchObject({ error: { data: { reason: 'grant_revoked' } } });
+    } finally {
+      await reader.cancel();
+    }
+    expect((await getTask(asking, alice.auth)).result.status).toBe('input_required');
   });
 });
 
