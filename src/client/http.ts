@@ -42,6 +42,16 @@ export function mediaType(response: Response): string {
 /** Statuses worth another attempt: the server (or something before it) may answer differently soon. */
 export const isTransientStatus = (status: number): boolean => status === 429 || status >= 500;
 
+/** A failure worth another attempt; carries what caused it, and how long its answer asked to wait (Retry-After). */
+export class Retryable extends Error {
+  readonly retryAfterMs: number | undefined;
+
+  constructor(message: string, options?: ErrorOptions & { readonly retryAfterMs?: number | undefined }) {
+    super(message, options);
+    this.retryAfterMs = options?.retryAfterMs;
+  }
+}
+
 const IMF_FIXDATE = /^[A-Z][a-z]{2}, [0-9]{2} [A-Z][a-z]{2} [0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2} GMT$/;
 
 /**

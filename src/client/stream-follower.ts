@@ -31,6 +31,7 @@ import {
   parseMessage,
   readError,
   reasonOf,
+  Retryable,
   retryAfterMs,
   sleep,
 } from './http.ts';
@@ -71,15 +72,8 @@ export interface RequestPlan {
   readonly signal?: AbortSignal | undefined;
 }
 
-/** A break worth another attempt; carries what caused it, and how long the answer asked to wait (Retry-After). */
-class Broken extends Error {
-  readonly retryAfterMs: number | undefined;
-
-  constructor(message: string, options?: ErrorOptions & { readonly retryAfterMs?: number | undefined }) {
-    super(message, options);
-    this.retryAfterMs = options?.retryAfterMs;
-  }
-}
+/** A break worth another attempt. */
+class Broken extends Retryable {}
 
 type Opened = Response | 'done' | 'again';
 

@@ -39,7 +39,17 @@ import {
   TaskRefusedError,
   type TaskMethod,
 } from './errors.ts';
-import { isTransientStatus, mediaType, readError, reasonOf, retryAfterMs, sleep, type ErrorObject, type FetchLike } from './http.ts';
+import {
+  isTransientStatus,
+  mediaType,
+  readError,
+  reasonOf,
+  Retryable,
+  retryAfterMs,
+  sleep,
+  type ErrorObject,
+  type FetchLike,
+} from './http.ts';
 import {
   isTerminalEvent,
   readStreamMessage,
@@ -122,15 +132,7 @@ export async function followTask(options: FollowTaskOptions): Promise<FollowedTa
 }
 
 /** A failure worth another attempt: the network, a 5xx or 429, a stream cut before its result. */
-class Transient extends Error {
-  /** How long the answer asked to wait (Retry-After). */
-  readonly retryAfterMs: number | undefined;
-
-  constructor(message: string, options?: ErrorOptions & { readonly retryAfterMs?: number | undefined }) {
-    super(message, options);
-    this.retryAfterMs = options?.retryAfterMs;
-  }
-}
+class Transient extends Retryable {}
 
 class TaskFollower {
   readonly #options: FollowTaskOptions;

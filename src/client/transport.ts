@@ -178,15 +178,8 @@ export class ForkSafeTransport implements Transport {
     }
     // Its streams end with it: each request still waiting rejects with SessionLostError (a
     // resume without the session's id would only be refused), and nothing is reported, since
-    // the caller ended it. The transport stays started: an `initialize` begins anew.
-    const ended = new SessionLostError(this.#sessionId, []);
-    this.#sessionId = undefined;
-    this.#standalone = undefined;
-    const session = this.#session;
-    if (session !== undefined) {
-      this.#session = new AbortController();
-      session.abort(ended);
-    }
+    // the caller ended it.
+    this.#leaveSession(new SessionLostError(this.#sessionId, []));
   }
 
   async #request(message: JsonRpcMessage & { method: string; id: RequestId }, options: TransportSendOptions | undefined) {
@@ -257,14 +250,22 @@ export class ForkSafeTransport implements Transport {
       [...this.#followers].flatMap((follower) => follower.pendingIds),
     );
     this.#lost = lost;
+    this.#leaveSession(lost);
+    this.onerror?.(lost);
+  }
+
+  /**
+   * The session is over for this transport: every follower stops, and each request's `send`
+   * rejects with the requests it lost (`ended`); the transport stays started, so an
+   * `initialize` (a reconnecting Client) can begin anew.
+   */
+  #leaveSession(ended: SessionLostError): void {
     this.#sessionId = undefined;
     this.#standalone = undefined;
     const session = this.#session;
-    // Every follower stops, and each request's `send` rejects with the requests it lost; the
-    // transport stays started, so an `initialize` (a reconnecting Client) can begin anew.
+    if (session === undefined) return;
     this.#session = new AbortController();
-    session?.abort(lost);
-    this.onerror?.(lost);
+    session.abort(ended);
   }
 
   #headers(extra: Record<string, string>): Headers {

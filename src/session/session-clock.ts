@@ -77,18 +77,7 @@ export class SessionClock {
    * two of them can never interleave between reading and setting the alarm.
    */
   arm(at: number): void {
-    this.#arming = this.#arming
-      .then(async () => {
-        if (this.#alarmAt === undefined) this.#alarmAt = await this.#storage.getAlarm();
-        if (this.#alarmAt !== null && this.#alarmAt <= at) return;
-        this.#alarmAt = at;
-        await this.#storage.setAlarm(at);
-      })
-      .catch((error: unknown) => {
-        // Not known to be set: the next arm reads the alarm again rather than trusting `at`.
-        this.#alarmAt = undefined;
-        log({ msg: 'mcp.session.alarm_error', error: String(error) });
-      });
+    this.#setAlarmIf(at, (scheduled) => scheduled === null || scheduled > at);
   }
 
   /**
@@ -97,14 +86,20 @@ export class SessionClock {
    * it nearly always is; `at` may be past (its expiry is then checked at once, and re-armed).
    */
   ensureArmed(at: number): void {
+    this.#setAlarmIf(at, (scheduled) => scheduled === null);
+  }
+
+  /** Sets the alarm at `at` if `due` says so of the scheduled one (read once), chained after any setting before. */
+  #setAlarmIf(at: number, due: (scheduled: number | null) => boolean): void {
     this.#arming = this.#arming
       .then(async () => {
         if (this.#alarmAt === undefined) this.#alarmAt = await this.#storage.getAlarm();
-        if (this.#alarmAt !== null) return;
+        if (!due(this.#alarmAt)) return;
         this.#alarmAt = at;
         await this.#storage.setAlarm(at);
       })
       .catch((error: unknown) => {
+        // Not known to be set: the next setting reads the alarm again rather than trusting `at`.
         this.#alarmAt = undefined;
         log({ msg: 'mcp.session.alarm_error', error: String(error) });
       });
