@@ -32,6 +32,19 @@ export class ForkDetectedError extends ForkSafeTransportError {
 }
 
 /**
+ * A connection carried nothing, not even a heartbeat, for `idleMs` (the transport's and
+ * `followTask`'s `idleTimeoutMs`): taken as dead, and resumed. Seen only as the `cause` of a
+ * ReconnectExhaustedError, when the resumes that followed got nowhere either.
+ */
+export class IdleConnectionError extends ForkSafeTransportError {
+  override readonly name = 'IdleConnectionError';
+
+  constructor(readonly idleMs: number) {
+    super(`the connection carried nothing for ${idleMs} ms`);
+  }
+}
+
+/**
  * The server refused to continue the stream: `GET` + `Last-Event-ID` answered with a typed
  * refusal (`unknown_stream`, `cursor_ahead`, `stream_superseded`, `events_pruned`,
  * `malformed_cursor`), so what followed the cursor, the result included, is lost.

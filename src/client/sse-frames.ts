@@ -6,7 +6,7 @@
  * the server learns the client left.
  */
 import { SseParser, type SseFrame } from '../core/sse-parser.ts';
-import { HttpStatusError } from './errors.ts';
+import { HttpStatusError, IdleConnectionError } from './errors.ts';
 import { mediaType } from './http.ts';
 
 /** The body of `response`, which must be an SSE stream (else HttpStatusError, its body discarded). */
@@ -20,13 +20,36 @@ export async function sseBody(response: Response): Promise<ReadableStream<Uint8A
 }
 
 /**
+ * How long a connection may carry nothing at all — no event, not even a heartbeat comment —
+ * before the client takes it as dead and resumes. A connection can die without a word (a NAT or
+ * a proxy that drops it, a peer that vanished: no FIN, no RST reaches the client), and then a
+ * read waits forever. This server writes `: keepalive` every HEARTBEAT_MS (15 s by default), so
+ * three missed heartbeats are a dead connection, not a quiet one.
+ */
+export const DEFAULT_IDLE_TIMEOUT_MS = 45_000;
+
+/**
+ * The idle limit a connection gets: the caller's (0: none), else the default where a resume is
+ * always safe (`resumeIsSafe`: a fork-safe server's streams, any task stream); else none — on a
+ * plain server a POST cut before its first event cannot be resumed, and its quiet call may be
+ * quiet on purpose.
+ */
+export function idleLimit(chosen: number | undefined, resumeIsSafe: boolean): number | undefined {
+  if (chosen !== undefined) return chosen > 0 ? chosen : undefined;
+  return resumeIsSafe ? DEFAULT_IDLE_TIMEOUT_MS : undefined;
+}
+
+/**
  * The frames of `body`, a batch per chunk, until it ends (the generator returns: the caller
- * decides what an end there means). A read that fails rejects with `broken(cause)`.
+ * decides what an end there means). A read that fails rejects with `broken(cause)`, and so does
+ * one that waits more than `idleMs` for a chunk (undefined or 0: it waits as long as it takes);
+ * the frame a dead connection cut short is not handed on.
  */
 export async function* sseFrames(
   body: ReadableStream<Uint8Array>,
   signal: AbortSignal,
   broken: (cause: unknown) => Error,
+  idleMs?: number,
 ): AsyncGenerator<SseFrame[], void, undefined> {
   const reader = body.getReader();
   const leave = () => void reader.cancel().catch(() => undefined);
@@ -35,7 +58,7 @@ export async function* sseFrames(
   const parser = new SseParser();
   try {
     for (;;) {
-      const chunk = await reader.read().catch((error: unknown) => {
+      const chunk = await readWithin(reader, idleMs).catch((error: unknown) => {
         throw broken(error);
       });
       if (chunk.done) {
@@ -48,4 +71,25 @@ export async function* sseFrames(
     signal.removeEventListener('abort', leave);
     leave(); // whatever the stream still has is not wanted
   }
+}
+
+/** The next chunk, or IdleConnectionError once `idleMs` pass without one (the read is left to the cancel). */
+function readWithin(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  idleMs: number | undefined,
+): Promise<ReadableStreamReadResult<Uint8Array>> {
+  if (idleMs === undefined || idleMs <= 0) return reader.read();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new IdleConnectionError(idleMs)), idleMs);
+    reader.read().then(
+      (chunk) => {
+        clearTimeout(timer);
+        resolve(chunk);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
 }

@@ -42,6 +42,8 @@ export interface FollowerHost {
   /** Whether the server keeps the wire contract (its `initialize` answer had `Mcp-Session-Epoch`); read at every step. */
   readonly forkSafe: boolean;
   readonly reconnect: ReconnectOptions;
+  /** How long a connection may carry nothing before it is taken as dead (sse-frames.ts); undefined: no limit. Read at every connection. */
+  readonly idleTimeoutMs: number | undefined;
   /** The server's last `retry:`, shared by the session's streams. */
   retryMs: number | undefined;
   /** Aborted when the transport closes or the session is lost (then with the SessionLostError as reason). */
@@ -301,7 +303,7 @@ export class StreamFollower {
     const body = await sseBody(response);
     let first = true;
     const broken = (cause: unknown) => new Broken('the connection broke', { cause });
-    for await (const frames of sseFrames(body, this.#signal, broken)) {
+    for await (const frames of sseFrames(body, this.#signal, broken, this.#host.idleTimeoutMs)) {
       for (const frame of frames) {
         if (frame.retry !== undefined) this.#host.retryMs = frame.retry;
         this.#check(frame, first);

@@ -25,7 +25,7 @@
 import type { MODERN_PROTOCOL_VERSIONS } from '../core/era.ts';
 import { encodeHeaderValue } from '../core/header-value.ts';
 import { SseParser } from '../core/sse-parser.ts';
-import { sseBody, sseFrames } from './sse-frames.ts';
+import { idleLimit, sseBody, sseFrames } from './sse-frames.ts';
 import { isTerminal, TASKS_EXTENSION } from '../core/task.ts';
 import { HEADERS } from '../core/wire.ts';
 import { reconnectDelay, reconnectOptions, STEADY_CONNECTION_MS, type ReconnectOptions } from './backoff.ts';
@@ -83,6 +83,12 @@ export interface FollowTaskOptions {
   /** Aborting closes the stream and rejects with TaskFollowCancelledError. The task goes on: `tasks/cancel` ends it. */
   readonly signal?: AbortSignal;
   readonly reconnect?: Partial<ReconnectOptions>;
+  /**
+   * A stream that carries nothing for this long, not even a heartbeat, is taken as dead and
+   * resumed with `after` (a dropped connection can leave a read waiting forever). Default
+   * DEFAULT_IDLE_TIMEOUT_MS (45 s, three of this server's heartbeats); 0: no limit.
+   */
+  readonly idleTimeoutMs?: number;
   /** `_meta["io.modelcontextprotocol/clientInfo"]` of every request. */
   readonly clientInfo?: { readonly name: string; readonly version: string };
 }
@@ -139,6 +145,7 @@ class TaskFollower {
   readonly #taskId: string;
   readonly #fetch: FetchLike;
   readonly #reconnect: ReconnectOptions;
+  readonly #idleTimeoutMs: number | undefined;
   readonly #signal: AbortSignal;
   readonly #meta: Record<string, unknown>;
   #lastSeq: number | undefined;
@@ -162,6 +169,13 @@ class TaskFollower {
     this.#lastSeq = after;
     this.#fetch = options.fetch ?? ((input, init) => fetch(input, init));
     this.#reconnect = reconnectOptions(options.reconnect);
+    const { idleTimeoutMs } = options;
+    if (idleTimeoutMs !== undefined && !(Number.isFinite(idleTimeoutMs) && idleTimeoutMs >= 0)) {
+      throw new RangeError(`idleTimeoutMs must be a non-negative number, got ${idleTimeoutMs}`);
+    }
+    // On by default for any server: a resume with `after` is a read, always safe, so a server that
+    // sends no heartbeats costs at most one `tasks/stream` per idle limit while its task is quiet.
+    this.#idleTimeoutMs = idleLimit(idleTimeoutMs, true);
     this.#signal = options.signal ?? new AbortController().signal;
     this.#meta = {
       'io.modelcontextprotocol/protocolVersion': PROTOCOL_VERSION,
@@ -226,7 +240,7 @@ class TaskFollower {
     const broken = (cause: unknown) => new Transient('the stream broke', { cause });
     const opened = Date.now();
     try {
-      for await (const frames of sseFrames(body, this.#signal, broken)) {
+      for await (const frames of sseFrames(body, this.#signal, broken, this.#idleTimeoutMs)) {
         for (const frame of frames) {
           if (frame.retry !== undefined) this.#retryMs = frame.retry;
           if (frame.data === undefined || frame.data === '' || (frame.event ?? 'message') !== 'message') continue;

@@ -16,6 +16,7 @@ import { reconnectOptions, type ReconnectOptions } from './backoff.ts';
 import { formatPosition, headerNumber, isLaterStream, type Position } from './continuation.ts';
 import { ForkSafeTransportError, HttpStatusError, SessionLostError, type RequestId } from './errors.ts';
 import { isRequest, readError, type FetchLike } from './http.ts';
+import { idleLimit } from './sse-frames.ts';
 import { StreamFollower, type FollowerHost } from './stream-follower.ts';
 import { WireIds } from './wire-ids.ts';
 
@@ -37,6 +38,13 @@ export interface ForkSafeTransportOptions {
   readonly protocolVersion?: string;
   /** Listen on the session's standalone stream (`GET`) once initialized. Default true. */
   readonly standaloneStream?: boolean;
+  /**
+   * A connection that carries nothing for this long, not even a heartbeat, is taken as dead and
+   * resumed (a dropped connection can leave a read waiting forever). Default: DEFAULT_IDLE_TIMEOUT_MS
+   * (45 s, three of this server's heartbeats) on a server that keeps the wire contract, where a
+   * resume is always safe; none on any other, whose heartbeats are unknown. 0: no limit.
+   */
+  readonly idleTimeoutMs?: number;
   /** Called once the `initialize` answer shows whether the server keeps the wire contract. */
   readonly onmode?: (mode: Exclude<TransportMode, 'unknown'>) => void;
 }
@@ -69,6 +77,10 @@ export class ForkSafeTransport implements Transport {
     this.#fetch = options.fetch ?? ((input, init) => fetch(input, init));
     this.#options = options;
     this.#reconnect = reconnectOptions(options.reconnect);
+    const { idleTimeoutMs } = options;
+    if (idleTimeoutMs !== undefined && !(Number.isFinite(idleTimeoutMs) && idleTimeoutMs >= 0)) {
+      throw new RangeError(`idleTimeoutMs must be a non-negative number, got ${idleTimeoutMs}`);
+    }
     this.#sessionId = options.sessionId;
     this.#protocolVersion = options.protocolVersion;
     const transport = this;
@@ -77,6 +89,9 @@ export class ForkSafeTransport implements Transport {
         return transport.#mode === 'fork-safe';
       },
       reconnect: this.#reconnect,
+      get idleTimeoutMs() {
+        return idleLimit(transport.#options.idleTimeoutMs, transport.#mode === 'fork-safe');
+      },
       retryMs: undefined,
       get signal() {
         return transport.#session?.signal ?? AbortSignal.abort();

@@ -21,11 +21,13 @@ export interface SeenRequest {
 /**
  * `at`: bytes of the body the client receives before the cut (0: none, the headers only).
  * `how`: `error` (the read fails, a reset), `close` (the body just ends), `drop` (no answer at
- * all: the fetch rejects after the server got the request).
+ * all: the fetch rejects after the server got the request), `stall` (the body neither ends nor
+ * carries another byte, the server still sending: a connection dropped without a word, as a NAT
+ * drops one).
  */
 export interface Cut {
   readonly at: number;
-  readonly how?: 'error' | 'close' | 'drop';
+  readonly how?: 'error' | 'close' | 'drop' | 'stall';
 }
 
 export interface Logged {
@@ -86,11 +88,13 @@ export function faultyFetch(
 }
 
 /** `body` as a client behind a failing connection reads it: its first `at` bytes, then the break. */
-export function cutBody(body: ReadableStream<Uint8Array>, at: number, how: 'error' | 'close'): ReadableStream<Uint8Array> {
+export function cutBody(body: ReadableStream<Uint8Array>, at: number, how: 'error' | 'close' | 'stall'): ReadableStream<Uint8Array> {
   const reader = body.getReader();
   let passed = 0;
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
+      // Nothing more, ever, until the client gives up on it (cancel); the server is not told.
+      if (passed >= at && how === 'stall') return new Promise<void>(() => undefined);
       if (passed >= at) {
         // The client is gone from the server's point of view too.
         await reader.cancel().catch(() => undefined);
@@ -147,6 +151,7 @@ export async function connect(fetch: FetchLike, options: ConnectOptions = {}) {
     reconnect: { maxDelayMs: 5, ...options.reconnect },
     onmode: (mode) => modes.push(mode),
     ...(options.standaloneStream !== undefined && { standaloneStream: options.standaloneStream }),
+    ...(options.idleTimeoutMs !== undefined && { idleTimeoutMs: options.idleTimeoutMs }),
   });
   const client = new Client(
     { name: 'fork-safe-test', version: '1.0.0' },
@@ -161,6 +166,7 @@ export interface ConnectOptions {
   readonly version?: Version;
   readonly reconnect?: Partial<ReconnectOptions>;
   readonly standaloneStream?: boolean;
+  readonly idleTimeoutMs?: number;
 }
 
 /** countdown with onprogress: what reached the caller, and how the call ended. */

@@ -14,6 +14,7 @@ import {
   faultyFetch,
   firstToolCallPosts,
   liftoff,
+  settle,
   tally,
   toolCallStreams,
   type Cut,
@@ -223,6 +224,37 @@ describe('ForkSafeTransport with the official Client', () => {
     expect(first!.status).toBe(503);
     // Its backoff would have been 1.5 s (the server's retry: 1000, once more without progress).
     expect(second!.time - first!.time).toBeGreaterThanOrEqual(1_950);
+    await client.close();
+  });
+
+  it.each([
+    { name: 'before its first byte', frames: 0 },
+    { name: 'after its first event', frames: 2 },
+  ])(
+    'a countdown whose POST goes silent $name, with no close or reset, is resumed after idleTimeoutMs: [1..5] and its result',
+    async ({ frames }) => {
+      const ends = await countdownFrameEnds('2025-11-25', FROM);
+      const at = frames === 0 ? 0 : ends[frames - 1]!;
+      const fetch = faultyFetch(firstToolCallPosts(), [{ at, how: 'stall' }]);
+      const { client } = await connect(fetch, { idleTimeoutMs: 300 });
+      expect(await countdown(client, FROM, 20)).toEqual({ progress: progressed, result: liftoff(FROM) });
+      const post = fetch.log.find((entry) => entry.rpc === 'tools/call')!;
+      expect(post.cut).toEqual({ at, how: 'stall' });
+      // (The standalone stream, quiet too, is resumed every 300 ms meanwhile.)
+      const resumes = fetch.log.filter((entry) => entry.method === 'GET' && entry.lastEventId?.startsWith(`1-${post.streamId}-`));
+      // From the stream's start when nothing came, else from the last event received: never re-sent.
+      expect(resumes.map((entry) => entry.lastEventId)).toEqual([`1-${post.streamId}-${frames === 0 ? 0 : 1}`]);
+      expect(fetch.log.filter((entry) => entry.rpc === 'tools/call')).toHaveLength(1);
+      await client.close();
+    },
+  );
+
+  it('idleTimeoutMs 0: a POST gone silent is waited on (here, until the bounded wait gives up)', async () => {
+    const ends = await countdownFrameEnds('2025-11-25', FROM);
+    const fetch = faultyFetch(firstToolCallPosts(), [{ at: ends[1]!, how: 'stall' }]);
+    const { client } = await connect(fetch, { idleTimeoutMs: 0 });
+    expect(await settle(countdown(client, FROM, 20), 1_500)).toBe('hung');
+    expect(fetch.log.filter((entry) => entry.method === 'GET' && entry.lastEventId !== null)).toEqual([]); // the standalone stream's neither
     await client.close();
   });
 

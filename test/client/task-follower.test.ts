@@ -329,6 +329,20 @@ describe('followTask: cuts', () => {
     },
   );
 
+  it.each([
+    { frames: 0, bytes: 0 },
+    { frames: 5, bytes: 25 },
+  ])('a stream gone silent after $frames frames + $bytes bytes, with no close or reset, is resumed after idleTimeoutMs', async (cut) => {
+    const srv = server({ cuts: [{ ...cut, how: 'hang' }] });
+    const { value, seqs } = await follow(srv, { idleTimeoutMs: 50 });
+    expect(seqs).toEqual(range(0, 19));
+    expect(value).toEqual({ task: COMPLETED, lastSeq: 19 });
+    expect(srv.streams().map((sent) => sent.params.after)).toEqual([undefined, cut.frames === 0 ? undefined : cut.frames - 1]);
+    // Closed by the client: the dead stream (before the resume: expectCursorsKept), and the last, left at its result.
+    expect(srv.bodies.cancelled).toBe(2);
+    expectCursorsKept(srv);
+  });
+
   it('resumes a cut tasks/get answer', async () => {
     const srv = server({
       reply: (sent, n) =>
