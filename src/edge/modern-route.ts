@@ -18,7 +18,7 @@ import { serveListenRevocably } from '../stateless/revocable-listen.ts';
 import { EdgeTasks } from '../tasks/edge-tasks.ts';
 import { taskScope } from '../tasks/run-task.ts';
 import { TaskDirectory, type TaskNamespace } from '../tasks/task-directory.ts';
-import { isTaskListen, serveTaskListen } from '../tasks/task-listen.ts';
+import { isTaskListen, serveTaskListen, type TaskListenSlots } from '../tasks/task-listen.ts';
 import { relayResponse } from './sse-relay.ts';
 
 /** What the Worker established about one modern request. */
@@ -32,12 +32,14 @@ export interface ModernRequest {
   readonly holdings: PrincipalHoldings | undefined;
   /** The event bus, where the Worker has one. */
   readonly bus: ServerEventBus | undefined;
+  /** This isolate's count of the listens naming tasks it holds (MAX_LISTEN_STREAMS). */
+  readonly taskListens: TaskListenSlots;
   /** Whether a revocation can end this request's listen stream: a registry, and a bus to reach it by. */
   readonly revocable: boolean;
 }
 
 export async function serveModern(endpoint: McpHttpHandler, tasks: TaskNamespace | undefined, modern: ModernRequest): Promise<Response> {
-  const { request, executionCtx, config, principal, authInfo, holdings, bus, revocable } = modern;
+  const { request, executionCtx, config, principal, authInfo, holdings, bus, taskListens, revocable } = modern;
   const parsed = tasks !== undefined || (revocable && request.headers.get(HEADERS.method) === 'subscriptions/listen');
   if (!parsed) return requestScope.run(executionCtx, () => endpoint.fetch(request, authInfo && { authInfo }));
   const text = await readBoundedText(request, config.maxBodyBytes);
@@ -54,7 +56,7 @@ export async function serveModern(endpoint: McpHttpHandler, tasks: TaskNamespace
     // Revocable as any listen is: its stream also holds a bus socket under its owner's tag,
     // which a revocation closes (then it ends with grant_revoked, as the SDK's listens do).
     const revocation = revocable && bus !== undefined ? { bus } : {};
-    const listen = () => serveTaskListen(parsedBody, directory, { signal: request.signal, heartbeatMs, ...revocation });
+    const listen = () => serveTaskListen(parsedBody, directory, taskListens, { signal: request.signal, heartbeatMs, ...revocation });
     return revocable ? serveListenRevocably(parsedBody, principal.id, listen) : listen();
   }
   const scope = new EdgeTasks(directory, parsedBody, request.headers);

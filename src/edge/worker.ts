@@ -23,6 +23,7 @@ import { eraOfHeader } from '../core/era.ts';
 import { busShardName, DurableEventBus } from '../stateless/event-bus.ts';
 import { createModernEndpoint, type ModernServerFactory } from '../stateless/modern-endpoint.ts';
 import { serveTasksInScope } from '../tasks/edge-tasks.ts';
+import { TaskListenSlots } from '../tasks/task-listen.ts';
 import type { TaskNamespace } from '../tasks/task-directory.ts';
 import { ALLOWED_METHODS, HEADERS, JsonRpcCode } from '../core/wire.ts';
 import { authenticator, type Authenticator } from '../auth/authenticate.ts';
@@ -88,6 +89,8 @@ interface EdgeState<E> {
   modern?: McpHttpHandler;
   /** The event bus, once first needed: one per isolate, so its listeners are dealt to the shards in turn. */
   bus?: DurableEventBus | undefined;
+  /** The listens naming tasks this isolate holds (the SDK counts its own). */
+  taskListens?: TaskListenSlots;
 }
 
 /** The period of the rate-limit binding (README: configure it with `period = 60`). */
@@ -210,6 +213,7 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
         authInfo: c.get('authInfo'),
         holdings: c.get('holdings'),
         bus: edge.bus,
+        taskListens: (edge.taskListens ??= new TaskListenSlots(c.get('config').maxListenStreams)),
         // A revocation reaches a listen stream through the bus, and finds what to end in the registry.
         revocable: c.get('holdings') !== undefined && edge.bus !== undefined,
       });

@@ -25,6 +25,35 @@ export const MAX_WATCHED_TASKS = 64;
 /** Watches of one task renewed after its object's instance went away, before the task is given up. */
 const MAX_REWATCHES = 3;
 
+/**
+ * The listens naming tasks that one isolate holds at once, each with its sockets: bounded by
+ * MAX_LISTEN_STREAMS, as the SDK bounds the listens it serves (each kind counted on its own; the
+ * SDK keeps its count to itself). Past it a listen is refused as the SDK refuses one.
+ */
+export class TaskListenSlots {
+  readonly #max: number;
+  #open = 0;
+
+  constructor(max: number) {
+    this.#max = max;
+  }
+
+  get open(): number {
+    return this.#open;
+  }
+
+  /** A slot, and how to give it back (once, whatever calls it again); undefined when none is free. */
+  take(): (() => void) | undefined {
+    if (this.#open >= this.#max) return undefined;
+    this.#open++;
+    let held = true;
+    return () => {
+      if (held) this.#open--;
+      held = false;
+    };
+  }
+}
+
 type ListenMessage = { id: string | number; params?: { notifications?: { taskIds?: unknown }; _meta?: Record<string, unknown> } };
 
 /**
@@ -51,6 +80,7 @@ export function isTaskListen(message: unknown, headers: Headers): message is Lis
 export async function serveTaskListen(
   message: ListenMessage,
   directory: TaskDirectory,
+  slots: TaskListenSlots,
   { signal, heartbeatMs, bus }: { readonly signal: AbortSignal; readonly heartbeatMs: number; readonly bus?: ServerEventBus },
 ): Promise<Response> {
   const { id, params } = message;
@@ -68,9 +98,24 @@ export async function serveTaskListen(
   if (!Array.isArray(requested) || requested.length > MAX_WATCHED_TASKS || !requested.every((taskId) => typeof taskId === 'string')) {
     throw new McpHttpError(200, -32602, `Invalid params: taskIds must be at most ${MAX_WATCHED_TASKS} strings`, undefined, id);
   }
+  // The SDK's words and code for the same refusal of its own listens.
+  const release = slots.take();
+  if (release === undefined) throw new McpHttpError(200, JsonRpcCode.InternalError, 'Subscription limit reached', undefined, id);
   const ids = [...new Set(requested as string[])].filter(isWellFormedTaskId);
-  const watches = await Promise.all(ids.map(async (taskId) => [taskId, await directory.watch(taskId)] as const));
-  const watched = watches.filter((entry): entry is readonly [string, WebSocket] => entry[1] !== undefined);
+  const watches = await Promise.allSettled(ids.map(async (taskId) => [taskId, await directory.watch(taskId)] as const));
+  const watched = watches.flatMap((watch) =>
+    watch.status === 'fulfilled' && watch.value[1] !== undefined ? [watch.value as readonly [string, WebSocket]] : [],
+  );
+  const failed = watches.find((watch) => watch.status === 'rejected');
+  if (failed !== undefined) {
+    // No stream will hold what was opened: it is closed, and the slot given back.
+    for (const [, socket] of watched) {
+      socket.accept(); // a socket is closed only once accepted
+      socket.close(1000, 'listen refused');
+    }
+    release();
+    throw failed.reason;
+  }
   const unsubscribe = bus?.subscribe(() => undefined);
 
   const encoder = new TextEncoder();
@@ -83,6 +128,7 @@ export async function serveTaskListen(
   const stop = (graceful: boolean) => {
     if (closed) return;
     closed = true;
+    release();
     unsubscribe?.();
     if (heartbeat !== undefined) clearInterval(heartbeat);
     for (const socket of sockets.values()) socket.close(1000, 'listen ended');
