@@ -14,7 +14,7 @@ import type { JsonRpcMessage, Transport, TransportSendOptions } from './sdk-tran
 import { HEADERS } from '../core/wire.ts';
 import { reconnectOptions, type ReconnectOptions } from './backoff.ts';
 import { formatPosition, headerNumber, isLaterStream, type Position } from './continuation.ts';
-import { ForkSafeTransportError, HttpStatusError, SessionLostError, type RequestId } from './errors.ts';
+import { ForkSafeTransportError, HttpStatusError, ReconnectExhaustedError, SessionLostError, type RequestId } from './errors.ts';
 import { isRequest, readError, type FetchLike } from './http.ts';
 import { idleLimit } from './sse-frames.ts';
 import { StreamFollower, type FollowerHost } from './stream-follower.ts';
@@ -36,7 +36,11 @@ export interface ForkSafeTransportOptions {
   /** An existing session to continue (with `protocolVersion`, as negotiated then). */
   readonly sessionId?: string;
   readonly protocolVersion?: string;
-  /** Listen on the session's standalone stream (`GET`) once initialized. Default true. */
+  /**
+   * Listen on the session's standalone stream (`GET`) once initialized. Default true. Should its
+   * reconnects run out (ReconnectExhaustedError, to `onerror`), it is resumed where it was at
+   * the server's next answer to any request.
+   */
   readonly standaloneStream?: boolean;
   /**
    * A connection that carries nothing for this long, not even a heartbeat, is taken as dead and
@@ -66,6 +70,8 @@ export class ForkSafeTransport implements Transport {
   #session: AbortController | undefined;
   readonly #followers = new Set<StreamFollower>();
   #standalone: StreamFollower | undefined;
+  /** The standalone stream ran out of reconnect attempts here (its cursor): reopened there at the server's next answer. */
+  #standaloneGaveUp: { readonly cursor: string | undefined } | undefined;
   /** Set by a 404 until the next `initialize`: every request meanwhile is refused at once. */
   #lost: SessionLostError | undefined;
   readonly #host: FollowerHost;
@@ -235,7 +241,8 @@ export class ForkSafeTransport implements Transport {
    * `from`, the server replaced it with a new one (a request's resume was answered so): the old
    * one's connection gets nothing more, so it is left, and the new one followed from its start.
    */
-  #listen(from?: Position): void {
+  #listen(from?: Position, resume?: string): void {
+    this.#standaloneGaveUp = undefined;
     if (this.#options.standaloneStream === false || this.#sessionId === undefined) return;
     const current = this.#standalone;
     if (current !== undefined) {
@@ -243,12 +250,15 @@ export class ForkSafeTransport implements Transport {
       if (from === undefined || (current.position !== undefined && !isLaterStream(from, current.position))) return;
       current.stop();
     }
-    const follower = new StreamFollower(this.#host, undefined, from && formatPosition(from));
+    const follower = new StreamFollower(this.#host, undefined, resume ?? (from && formatPosition(from)));
     this.#standalone = follower;
     this.#followers.add(follower);
     follower
       .run()
       .catch((error: unknown) => {
+        // Out of attempts (the network, say, was down): reported, and taken up again where it
+        // was at the next answer from the server (#observe), so listening does not end for good.
+        if (error instanceof ReconnectExhaustedError && this.#standalone === follower) this.#standaloneGaveUp = { cursor: error.cursor };
         if (!(error instanceof SessionLostError)) this.onerror?.(error instanceof Error ? error : new Error(String(error)));
       })
       .finally(() => {
@@ -277,6 +287,7 @@ export class ForkSafeTransport implements Transport {
   #leaveSession(ended: SessionLostError): void {
     this.#sessionId = undefined;
     this.#standalone = undefined;
+    this.#standaloneGaveUp = undefined;
     const session = this.#session;
     if (session === undefined) return;
     this.#session = new AbortController();
@@ -319,6 +330,7 @@ export class ForkSafeTransport implements Transport {
     const epoch = headerNumber(response.headers.get(HEADERS.epoch));
     if (epoch !== undefined) this.#epoch = epoch;
     if (!response.ok) return;
+    if (this.#standaloneGaveUp !== undefined && !initialize) this.#listen(undefined, this.#standaloneGaveUp.cursor);
     if (initialize) this.#sessionId = response.headers.get(HEADERS.sessionId) ?? undefined;
     // Decided by the handshake's answer, or, for a session this transport was given, by the first
     // answer from it: until then nothing is re-sent, and no resume is checked.

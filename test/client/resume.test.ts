@@ -160,6 +160,33 @@ describe('ForkSafeTransport with the official Client', () => {
     await client.close();
   });
 
+  it('a standalone stream out of reconnect attempts is reported, then resumed where it was at the server’s next answer', async () => {
+    let down = false;
+    // The standalone stream's first connection ends before its first event; every GET fails while the network is down.
+    const fetch = faultyFetch((request) => request.method === 'GET' && (down || request.lastEventId === null), [
+      { at: 0, how: 'close' },
+      ...Array.from({ length: 20 }, () => ({ at: 0, how: 'drop' as const })),
+    ]);
+    const { client, errors } = await connect(fetch, { reconnect: { maxAttempts: 2 } });
+    down = true;
+    await expect.poll(() => errors.some((error) => error instanceof ReconnectExhaustedError), { timeout: 5_000 }).toBe(true);
+    const [opened] = fetch.log.filter((entry) => entry.method === 'GET');
+    const gaveUp = errors.find((error) => error instanceof ReconnectExhaustedError) as ReconnectExhaustedError;
+    expect(gaveUp.cursor).toBe(`1-${opened!.streamId}-0`);
+    down = false;
+    const received: number[] = [];
+    client.setNotificationHandler('notifications/message', (notification) => {
+      received.push((notification.params.data as { n: number }).n);
+    });
+    // The call's answer is the server's next: the stream is resumed from its cursor, and replays
+    // what was sent on it meanwhile.
+    await client.callTool({ name: 'broadcast', arguments: { count: 3, interval_ms: 20 } });
+    await expect.poll(() => received, { timeout: 5_000 }).toEqual([1, 2, 3]);
+    const resumed = fetch.log.filter((entry) => entry.method === 'GET' && entry.cut === undefined);
+    expect(resumed[0]).toMatchObject({ lastEventId: gaveUp.cursor, status: 200, streamId: opened!.streamId });
+    await client.close();
+  });
+
   it('waits the server’s retry: (1000 ms here) before resuming, then backs off from it', async () => {
     const ends = await countdownFrameEnds('2025-11-25', FROM);
     const fetch = faultyFetch(toolCallStreams, [{ at: ends[1]! }, { at: 0 }]);
