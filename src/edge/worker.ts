@@ -198,6 +198,7 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
       if (modern === undefined) return refuseModern(c.req.raw, maxBodyBytes);
       const edge = c.get('edge');
       edge.bus ??= busOf(c.env, c.get('config').busShards);
+      edge.taskListens ??= new TaskListenSlots(c.get('config').maxListenStreams);
       edge.modern ??= createModernEndpoint(modern, c.env, {
         maxBodyBytes,
         heartbeatMs,
@@ -213,7 +214,7 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
         authInfo: c.get('authInfo'),
         holdings: c.get('holdings'),
         bus: edge.bus,
-        taskListens: (edge.taskListens ??= new TaskListenSlots(c.get('config').maxListenStreams)),
+        taskListens: edge.taskListens,
         // A revocation reaches a listen stream through the bus, and finds what to end in the registry.
         revocable: c.get('holdings') !== undefined && edge.bus !== undefined,
       });

@@ -163,10 +163,10 @@ describe('ForkSafeTransport with the official Client', () => {
   it('a standalone stream out of reconnect attempts is reported, then resumed where it was at the server’s next answer', async () => {
     let down = false;
     // The standalone stream's first connection ends before its first event; every GET fails while the network is down.
-    const fetch = faultyFetch((request) => request.method === 'GET' && (down || request.lastEventId === null), [
-      { at: 0, how: 'close' },
-      ...Array.from({ length: 20 }, () => ({ at: 0, how: 'drop' as const })),
-    ]);
+    const fetch = faultyFetch(
+      (request) => request.method === 'GET' && (down || request.lastEventId === null),
+      [{ at: 0, how: 'close' }, ...Array.from({ length: 20 }, () => ({ at: 0, how: 'drop' as const }))],
+    );
     const { client, errors } = await connect(fetch, { reconnect: { maxAttempts: 2 } });
     down = true;
     await expect.poll(() => errors.some((error) => error instanceof ReconnectExhaustedError), { timeout: 5_000 }).toBe(true);
