@@ -22,10 +22,19 @@ export interface Authenticated {
 }
 
 /**
- * `props`: what the embedded authorization server (AUTH=oauth) found the token to stand for,
- * read only by the mode that has one (reading the execution context's props is not free).
+ * What the embedded authorization server (AUTH=oauth) verified about the request's token before
+ * the Worker ran: the grant's `props`, and `auth`, the token's own record (the provider's
+ * `ctx.auth`): its scopes and its client.
  */
-export type Authenticator = (request: Request, props: () => unknown) => Promise<Authenticated | Response>;
+export interface VerifiedToken {
+  readonly props: unknown;
+  readonly auth: { readonly scope?: readonly string[]; readonly clientId?: string } | undefined;
+}
+
+/**
+ * `verified`: read only by the mode that has one (reading the execution context is not free).
+ */
+export type Authenticator = (request: Request, verified: () => VerifiedToken) => Promise<Authenticated | Response>;
 
 /** What `AUTH=oauth` keeps with a grant (`completeAuthorization`'s `props`). */
 export interface GrantProps {
@@ -64,24 +73,29 @@ export function authenticator(config: AuthConfig, path: string): Authenticator {
     case 'oauth':
       // The embedded authorization server has checked the token (and its audience) before the
       // Worker runs; what is left is the principal, and the scopes this endpoint requires.
-      return async (request, props) => {
+      return async (request, verified) => {
         const resource = resourceUrl(request, path, config.resource);
-        const grant = props() as GrantProps | undefined;
+        const { props, auth } = verified();
+        const grant = props as GrantProps | undefined;
         if (typeof grant?.userId !== 'string')
           return challenge(new OAuthError(OAuthErrorCode.InvalidToken, 'Missing or invalid access token'), resource, config.requiredScopes);
-        const scopes = [...(grant.scopes ?? [])];
+        // The token's scopes, never the grant's: a client may narrow them when it refreshes
+        // (RFC 6749 §6, "the requested scope MUST NOT include any scope not originally
+        // granted"), and then holds only those. No record of them: no scopes (fails closed).
+        const scopes = [...(auth?.scope ?? [])];
+        const clientId = typeof auth?.clientId === 'string' ? auth.clientId : null;
         if (!config.requiredScopes.every((scope) => scopes.includes(scope))) {
           return challenge(new OAuthError(OAuthErrorCode.InsufficientScope, 'Insufficient scope'), resource, config.requiredScopes);
         }
         const principal: Principal = {
           id: `${OAUTH_PRINCIPAL_PREFIX}${grant.userId}`,
           subject: grant.userId,
-          clientId: null,
+          clientId,
           scopes,
           claims: { ...grant },
         };
         const token = request.headers.get('Authorization')?.replace(/^Bearer\s+/i, '') ?? '';
-        return { principal, authInfo: { token, clientId: '', scopes, extra: { principal } }, grant: grantOfToken(token) };
+        return { principal, authInfo: { token, clientId: clientId ?? '', scopes, extra: { principal } }, grant: grantOfToken(token) };
       };
   }
 }

@@ -26,7 +26,7 @@ import { serveTasksInScope } from '../tasks/edge-tasks.ts';
 import { TaskListenSlots } from '../tasks/task-listen.ts';
 import type { TaskNamespace } from '../tasks/task-directory.ts';
 import { ALLOWED_METHODS, HEADERS, JsonRpcCode } from '../core/wire.ts';
-import { authenticator, type Authenticator } from '../auth/authenticate.ts';
+import { authenticator, type Authenticator, type VerifiedToken } from '../auth/authenticate.ts';
 import { type FetchHandler, oauthFront, type OAuthOptions } from '../auth/oauth-server.ts';
 import { ANONYMOUS, OAUTH_PRINCIPAL_PREFIX, type Principal } from '../auth/principal.ts';
 import { rateLimitAddress } from '../core/client-address.ts';
@@ -155,7 +155,7 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
 
   // Then who is asking, on every request but a preflight: a challenge answers for everything else.
   app.use(path, async (c, next) => {
-    const authenticated = await c.get('edge').authenticate(c.req.raw, () => propsOf(c));
+    const authenticated = await c.get('edge').authenticate(c.req.raw, () => verifiedTokenOf(c));
     if (authenticated instanceof Response) return authenticated;
     const { principal } = authenticated;
     c.set('principal', principal);
@@ -285,12 +285,13 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
 
   serveAdminRoutes(app as never, controlOf);
 
-  /** What the embedded authorization server (AUTH=oauth) found the request's token to stand for. */
-  function propsOf(c: Context<Env<E>>): unknown {
+  /** What the embedded authorization server (AUTH=oauth) verified about the request's token (its `ctx.props` and `ctx.auth`). */
+  function verifiedTokenOf(c: Context<Env<E>>): VerifiedToken {
     try {
-      return (c.executionCtx as { props?: unknown }).props;
+      const { props, auth } = c.executionCtx as { props?: unknown; auth?: VerifiedToken['auth'] };
+      return { props, auth };
     } catch {
-      return undefined; // no execution context (a direct app.fetch)
+      return { props: undefined, auth: undefined }; // no execution context (a direct app.fetch)
     }
   }
 
