@@ -105,6 +105,15 @@ export const httpErrors = {
       id,
       { 'Retry-After': String(retryAfterSeconds) },
     ),
+  /** The grant that authorized the request was revoked before what it asked for was created. */
+  grantRevoked: (id: JsonRpcId | null = null) =>
+    new McpHttpError(
+      403,
+      JsonRpcCode.ServerError,
+      'Forbidden: the grant this request was authorized by has been revoked; sign in again',
+      { reason: 'grant_revoked' },
+      id,
+    ),
   internal: () => new McpHttpError(500, JsonRpcCode.InternalError, 'Internal error'),
   tooManyRequests: (retryAfterSeconds: number) =>
     new McpHttpError(429, JsonRpcCode.ServerError, 'Too Many Requests', { reason: 'rate_limited' }, null, {

@@ -85,6 +85,8 @@ export class PrincipalControl {
 
   /** Ends what the principal holds — under `grant` only, when given — and closes its listen streams. */
   async revoke(principalId: string, grant?: string): Promise<Revocation> {
+    // Fenced first: a request the grant authorized before now, admitted after the list, is refused (principal-registry.ts).
+    if (grant !== undefined && grant !== '') await this.#registry(principalId).fence(grant);
     const held = (await this.list(principalId)).filter((h) => grant === undefined || h.grant === grant);
     const now = Date.now();
     const [sessions, tasks, listens] = await Promise.all([

@@ -2,7 +2,8 @@
  * The Worker's side of the bounds per principal: before a session or a task is created, its
  * principal's registry admits it (principal-registry.ts), or the creation is refused with a
  * typed error that says what to do — 429 `session_limit` (end a session, or wait for an idle
- * one to expire) or 429 `task_limit` with `Retry-After` (when the first task expires).
+ * one to expire) or 429 `task_limit` with `Retry-After` (when the first task expires) — or 403
+ * `grant_revoked`, for a request whose grant was revoked after it was authorized.
  *
  * A session the registry may count although it has expired is probed: its object answers
  * whether it is still stored (the session object's `probe` route), which wakes it but writes
@@ -53,6 +54,7 @@ export class PrincipalHoldings {
     const limit = this.#limits.maxSessionsPerPrincipal;
     const request: AdmissionRequest = { kind: 'session', id: sessionId, grant: this.#grant, limit };
     let answer: AdmissionAnswer = await this.#registry.admit(request);
+    if (!answer.admitted && 'revoked' in answer) throw httpErrors.grantRevoked();
     if (!answer.admitted && answer.probe !== undefined) {
       const stored = await Promise.all(answer.probe.map((id) => this.#stored(id)));
       const gone = answer.probe.filter((_, i) => !stored[i]);
@@ -66,6 +68,7 @@ export class PrincipalHoldings {
     const limit = this.#limits.maxTasksPerPrincipal;
     const answer = await this.#registry.admit({ kind: 'task', id: taskId, grant: this.#grant, limit, expiresAt });
     if (answer.admitted) return;
+    if ('revoked' in answer) throw httpErrors.grantRevoked();
     const retryAt = answer.probe === undefined ? answer.retryAt : null;
     throw httpErrors.taskLimit(limit, Math.max(1, Math.ceil(((retryAt ?? Date.now() + 1_000) - Date.now()) / 1_000)));
   }

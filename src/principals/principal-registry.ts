@@ -9,7 +9,15 @@
  *
  * Cost: one row written per session or task (its row: a WITHOUT ROWID table, no index), one
  * deleted when it ends — at a DELETE, an operator's end, or when a sweep finds it gone — and
- * nothing per call. The anonymous principal (AUTH=none) has no registry: it is everyone.
+ * nothing per call; one row per revoked grant, kept. The anonymous principal (AUTH=none) has no
+ * registry: it is everyone.
+ *
+ * A revoked grant is fenced before what it holds is listed and ended (principal-control.ts): a
+ * request its token authorized just before the revocation, admitted after the list, would
+ * otherwise create a session or a task under a grant that no longer exists, which no walk would
+ * end. Admissions and the fence are serialized here, so each admission either comes before the
+ * fence (and is in the list) or after it (and is refused). Grant ids are never reused, so the
+ * fence is kept.
  */
 import { DurableObject } from 'cloudflare:workers';
 import { decideAdmission, type Holding, type HoldingKind } from '../core/holdings.ts';
@@ -28,6 +36,8 @@ export interface AdmissionRequest {
 
 export type AdmissionAnswer =
   | { readonly admitted: true }
+  /** The request's grant was revoked (`fence`) after the request was authorized by it. */
+  | { readonly admitted: false; readonly revoked: true }
   | { readonly admitted: false; readonly probe: readonly string[] }
   | { readonly admitted: false; readonly probe?: undefined; readonly retryAt: number | null };
 
@@ -36,6 +46,7 @@ export interface PrincipalRegistryStub {
   admit(request: AdmissionRequest): Promise<AdmissionAnswer>;
   forget(kind: HoldingKind, ids: readonly string[]): Promise<void>;
   list(): Promise<Holding[]>;
+  fence(grant: string): Promise<void>;
 }
 
 /**
@@ -61,14 +72,19 @@ const CREATE = `CREATE TABLE IF NOT EXISTS holdings (
   PRIMARY KEY (kind, id)
 ) WITHOUT ROWID`;
 
+const CREATE_FENCES = `CREATE TABLE IF NOT EXISTS revoked_grants (grant_id TEXT PRIMARY KEY) WITHOUT ROWID`;
+
 type Row = { kind: HoldingKind; id: string; grant_id: string; created_at: number; expires_at: number | null };
 
 export class McpPrincipalRegistry extends DurableObject {
   /** Whether the table exists: created by the first admission, so a registry only read writes nothing. */
   #created: boolean | undefined;
+  /** Whether a grant of the principal was ever revoked (the fences' table exists). */
+  #fences: boolean | undefined;
 
   admit(request: AdmissionRequest): AdmissionAnswer {
     const { sql } = this.ctx.storage;
+    if (request.grant !== '' && this.#fenced(request.grant)) return { admitted: false, revoked: true };
     return this.ctx.storage.transactionSync(() => {
       this.#create();
       for (const id of request.gone ?? []) sql.exec(`DELETE FROM holdings WHERE kind = 'session' AND id = ?`, id);
@@ -103,6 +119,15 @@ export class McpPrincipalRegistry extends DurableObject {
     });
   }
 
+  /** `grant` was revoked: no admission under it from now on (read by `admit`). */
+  fence(grant: string): void {
+    if (grant === '') throw new RangeError('a fence names a grant');
+    const { sql } = this.ctx.storage;
+    sql.exec(CREATE_FENCES);
+    this.#fences = true;
+    sql.exec(`INSERT OR IGNORE INTO revoked_grants (grant_id) VALUES (?)`, grant);
+  }
+
   /** Every row, sessions then tasks, oldest first (an expired task's included until it is swept). */
   list(): Holding[] {
     if (!this.#exists()) return [];
@@ -114,6 +139,12 @@ export class McpPrincipalRegistry extends DurableObject {
       .exec<Row>(`SELECT kind, id, grant_id, created_at, expires_at FROM holdings WHERE kind = ? ORDER BY created_at, id`, kind)
       .toArray()
       .map((row) => ({ kind: row.kind, id: row.id, grant: row.grant_id, createdAt: row.created_at, expiresAt: row.expires_at }));
+  }
+
+  #fenced(grant: string): boolean {
+    this.#fences ??=
+      this.ctx.storage.sql.exec(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'revoked_grants'`).toArray().length > 0;
+    return this.#fences && this.ctx.storage.sql.exec(`SELECT 1 FROM revoked_grants WHERE grant_id = ?`, grant).toArray().length > 0;
   }
 
   #exists(): boolean {
