@@ -130,7 +130,7 @@ export default defineConfig({
       {
         // A small connection buffer, so a slow client's connection falls behind and reads the
         // log; and the listen bus over three shards.
-        plugins: [worker({ CONNECTION_BUFFER_BYTES: '8192', BUS_SHARDS: '3', MAX_LISTEN_STREAMS: '6' })],
+        plugins: [worker({ CONNECTION_BUFFER_BYTES: '8192', BUS_SHARDS: '3', MAX_LISTEN_STREAMS: '8' })],
         test: { ...shared, name: 'buffered', include: ['test/buffered/**/*.test.ts'] },
       },
       // Scale runs, not part of npm test (`npm run bus-scale` sets MCP_SCALE): the listen bus over 8 shards.

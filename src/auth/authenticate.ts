@@ -36,7 +36,11 @@ export interface VerifiedToken {
  */
 export type Authenticator = (request: Request, verified: () => VerifiedToken) => Promise<Authenticated | Response>;
 
-/** What `AUTH=oauth` keeps with a grant (`completeAuthorization`'s `props`). */
+/**
+ * What `AUTH=oauth` keeps with a grant (`completeAuthorization`'s `props`): `userId` says who.
+ * The scopes a request holds are its token's (`completeAuthorization`'s `scope`, narrowed by
+ * refreshes), never these: `scopes` here is not read.
+ */
 export interface GrantProps {
   readonly userId: string;
   readonly scopes?: readonly string[];
@@ -92,7 +96,8 @@ export function authenticator(config: AuthConfig, path: string): Authenticator {
           subject: grant.userId,
           clientId,
           scopes,
-          claims: { ...grant },
+          // What the grant keeps, but its scopes: the token's are `scopes`, and two lists would disagree.
+          claims: claimsOf(grant),
         };
         const token = request.headers.get('Authorization')?.replace(/^Bearer\s+/i, '') ?? '';
         return { principal, authInfo: { token, clientId: clientId ?? '', scopes, extra: { principal } }, grant: grantOfToken(token) };
@@ -108,4 +113,9 @@ export function authenticator(config: AuthConfig, path: string): Authenticator {
 export function grantOfToken(token: string): string {
   const parts = token.split(':');
   return parts.length === 3 ? parts[1]! : '';
+}
+
+/** A grant's props as a principal's claims: without `scopes`, which the token's own record states. */
+function claimsOf({ scopes: _granted, ...claims }: GrantProps): Record<string, unknown> {
+  return claims;
 }

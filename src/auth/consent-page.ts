@@ -106,7 +106,8 @@ async function decide(request: Request, oauth: OAuthHelpers, supported: readonly
   const approved = await oauth.approveConsent(request, handle);
   // The consent stored only supported scopes; checked again where the grant is made.
   const scopes = grantScopes(approved.request.scope, supported).granted;
-  const props: GrantProps = { userId: user, scopes };
+  // Who: the scopes go in `scope`, which each token of the grant carries (and a refresh may narrow).
+  const props: GrantProps = { userId: user };
   const { redirectTo } = await oauth.completeAuthorization({
     request: approved.request,
     userId: user,

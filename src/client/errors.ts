@@ -33,8 +33,8 @@ export class ForkDetectedError extends ForkSafeTransportError {
 
 /**
  * A connection carried nothing, not even a heartbeat, for `idleMs` (the transport's and
- * `followTask`'s `idleTimeoutMs`): taken as dead, and resumed. Seen only as the `cause` of a
- * ReconnectExhaustedError, when the resumes that followed got nowhere either.
+ * `followTask`'s `idleTimeoutMs`): the client took it as dead, and resumed. It is the cause of
+ * that break, not a failure of the call: a connection kept that long counts as progress.
  */
 export class IdleConnectionError extends ForkSafeTransportError {
   override readonly name = 'IdleConnectionError';

@@ -27,14 +27,19 @@ export async function sseBody(response: Response): Promise<ReadableStream<Uint8A
  * three missed heartbeats are a dead connection, not a quiet one.
  */
 export const DEFAULT_IDLE_TIMEOUT_MS = 45_000;
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
- * The idle limit a connection gets: the caller's (0: none), else the default where a resume is
+ * The idle limit a connection gets (a RangeError for one no timer can keep): the caller's (0: none), else the default where a resume is
  * always safe (`resumeIsSafe`: a fork-safe server's streams, any task stream); else none — on a
  * plain server a POST cut before its first event cannot be resumed, and its quiet call may be
  * quiet on purpose.
  */
 export function idleLimit(chosen: number | undefined, resumeIsSafe: boolean): number | undefined {
+  // Past 2^31 − 1 ms a timer fires at once (it is clamped to 1 ms): every read would break.
+  if (chosen !== undefined && !(Number.isFinite(chosen) && chosen >= 0 && chosen <= MAX_TIMER_MS)) {
+    throw new RangeError(`idleTimeoutMs must be between 0 and ${MAX_TIMER_MS}, got ${chosen}`);
+  }
   if (chosen !== undefined) return chosen > 0 ? chosen : undefined;
   return resumeIsSafe ? DEFAULT_IDLE_TIMEOUT_MS : undefined;
 }

@@ -169,13 +169,9 @@ class TaskFollower {
     this.#lastSeq = after;
     this.#fetch = options.fetch ?? ((input, init) => fetch(input, init));
     this.#reconnect = reconnectOptions(options.reconnect);
-    const { idleTimeoutMs } = options;
-    if (idleTimeoutMs !== undefined && !(Number.isFinite(idleTimeoutMs) && idleTimeoutMs >= 0)) {
-      throw new RangeError(`idleTimeoutMs must be a non-negative number, got ${idleTimeoutMs}`);
-    }
     // On by default for any server: a resume with `after` is a read, always safe, so a server that
     // sends no heartbeats costs at most one `tasks/stream` per idle limit while its task is quiet.
-    this.#idleTimeoutMs = idleLimit(idleTimeoutMs, true);
+    this.#idleTimeoutMs = idleLimit(options.idleTimeoutMs, true);
     this.#signal = options.signal ?? new AbortController().signal;
     this.#meta = {
       'io.modelcontextprotocol/protocolVersion': PROTOCOL_VERSION,

@@ -83,10 +83,7 @@ export class ForkSafeTransport implements Transport {
     this.#fetch = options.fetch ?? ((input, init) => fetch(input, init));
     this.#options = options;
     this.#reconnect = reconnectOptions(options.reconnect);
-    const { idleTimeoutMs } = options;
-    if (idleTimeoutMs !== undefined && !(Number.isFinite(idleTimeoutMs) && idleTimeoutMs >= 0)) {
-      throw new RangeError(`idleTimeoutMs must be a non-negative number, got ${idleTimeoutMs}`);
-    }
+    idleLimit(options.idleTimeoutMs, false); // checked now, not at the first connection
     this.#sessionId = options.sessionId;
     this.#protocolVersion = options.protocolVersion;
     const transport = this;
@@ -258,7 +255,12 @@ export class ForkSafeTransport implements Transport {
       .catch((error: unknown) => {
         // Out of attempts (the network, say, was down): reported, and taken up again where it
         // was at the next answer from the server (#observe), so listening does not end for good.
-        if (error instanceof ReconnectExhaustedError && this.#standalone === follower) this.#standaloneGaveUp = { cursor: error.cursor };
+        if (error instanceof ReconnectExhaustedError && this.#standalone === follower) {
+          // Let go of it now, not a microtask later (finally): an answer observed in between must find none to keep.
+          this.#standalone = undefined;
+          this.#followers.delete(follower);
+          this.#standaloneGaveUp = { cursor: error.cursor };
+        }
         if (!(error instanceof SessionLostError)) this.onerror?.(error instanceof Error ? error : new Error(String(error)));
       })
       .finally(() => {

@@ -107,14 +107,13 @@ export async function serveTaskListen(
     watch.status === 'fulfilled' && watch.value[1] !== undefined ? [watch.value as readonly [string, WebSocket]] : [],
   );
   const failed = watches.find((watch) => watch.status === 'rejected');
-  if (failed !== undefined) {
-    // No stream will hold what was opened: it is closed, and the slot given back.
-    for (const [, socket] of watched) {
-      socket.accept(); // a socket is closed only once accepted
-      socket.close(1000, 'listen refused');
-    }
+  // A watch failed, or the client left while they were opened (its signal will not fire again):
+  // no stream will hold what was opened, so it is closed, and the slot given back.
+  if (failed !== undefined || signal.aborted) {
+    for (const [, socket] of watched) unwatch(socket);
     release();
-    throw failed.reason;
+    if (failed !== undefined) throw failed.reason;
+    return new Response(null, { status: 204 }); // to nobody
   }
   const unsubscribe = bus?.subscribe(() => undefined);
 
@@ -155,7 +154,10 @@ export async function serveTaskListen(
       // now (failed, task_interrupted, if it was running), then ends the watch properly.
       if (code === 1000 || rewatches >= MAX_REWATCHES) return done(taskId);
       directory.watch(taskId).then(
-        (again) => (again === undefined || closed ? done(taskId) : follow(taskId, again, rewatches + 1)),
+        (again) => {
+          if (again !== undefined && closed) unwatch(again); // the listen ended meanwhile: the socket is not kept
+          return again === undefined || closed ? done(taskId) : follow(taskId, again, rewatches + 1);
+        },
         () => done(taskId),
       );
     });
@@ -177,4 +179,10 @@ export async function serveTaskListen(
   });
   signal.addEventListener('abort', () => stop(false), { once: true });
   return new Response(body, { headers: SSE_RESPONSE_HEADERS });
+}
+
+/** Ends a watch socket never handed to a stream (it is closed only once accepted). */
+function unwatch(socket: WebSocket): void {
+  socket.accept();
+  socket.close(1000, 'listen ended');
 }

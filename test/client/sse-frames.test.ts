@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { IdleConnectionError } from '../../src/client/errors.ts';
+import { followTask, ForkSafeTransport } from '../../src/client/index.ts';
 import { readConfig } from '../../src/config.ts';
 import { DEFAULT_IDLE_TIMEOUT_MS, idleLimit, sseFrames } from '../../src/client/sse-frames.ts';
 import type { SseFrame } from '../../src/core/sse-parser.ts';
@@ -89,6 +90,24 @@ describe('idleLimit', () => {
     { chosen: 250, safe: false, limit: 250 },
   ])('chosen $chosen, resume safe $safe: $limit', ({ chosen, safe, limit }) => {
     expect(idleLimit(chosen, safe)).toBe(limit);
+  });
+
+  it.each([-1, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 31])(
+    'refuses %s: no timer keeps it (past 2^31 − 1 ms one fires at once)',
+    (chosen) => {
+      expect(() => idleLimit(chosen, true)).toThrow(RangeError);
+    },
+  );
+
+  it('the largest a timer keeps is taken', () => {
+    expect(idleLimit(2 ** 31 - 1, false)).toBe(2 ** 31 - 1);
+  });
+
+  it('the transport and followTask refuse a limit no timer keeps', async () => {
+    expect(() => new ForkSafeTransport('http://localhost/mcp', { idleTimeoutMs: 3e9 })).toThrow(RangeError);
+    await expect(followTask({ url: 'http://localhost/mcp', taskId: 'k3Jd9xQ2bT5nW8pL1vR4sA', idleTimeoutMs: 3e9 })).rejects.toThrow(
+      RangeError,
+    );
   });
 
   it('the default is three of the server’s default heartbeats (HEARTBEAT_MS)', () => {

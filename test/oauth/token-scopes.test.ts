@@ -37,6 +37,7 @@ describe('AUTH=oauth: scopes and client from the token', () => {
     expect(outcome).not.toBeInstanceOf(Response);
     expect(outcome.principal).toMatchObject({ id: 'oauth#bob', subject: 'bob', clientId: 'client-1', scopes });
     expect(outcome.authInfo).toMatchObject({ clientId: 'client-1', scopes });
+    expect(outcome.principal.claims).toEqual({ userId: 'bob' }); // the grant's scopes are not a second, disagreeing list
     expect(outcome.grant).toBe('grant-7');
   });
 
