@@ -23,11 +23,14 @@ export async function openRawSession(url, name, { timeoutMs } = {}) {
     }),
   });
   const id = init.headers.get('mcp-session-id');
+  // The session's first epoch (drawn at random): the first part of its event ids.
+  const epoch = Number(init.headers.get('mcp-session-epoch'));
   await init.body?.cancel();
   if (init.status !== 200 || id === null) throw new Error(`initialize: ${init.status}`);
   const headers = { 'Mcp-Session-Id': id, 'MCP-Protocol-Version': VERSION };
   const session = {
     id,
+    epoch,
     headers,
     post: (body) => send({ method: 'POST', headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(body) }),
     get: (cursor) =>

@@ -36,7 +36,7 @@ function row(name, cursor, got, expected, note = '') {
   const shown = [got.status, got.reason, got.resumed !== undefined && got.resumed !== null ? `resumed=${got.resumed}` : undefined]
     .filter(Boolean)
     .join(' ');
-  rows.push({ ok, line: `${ok ? 'ok  ' : 'FAIL'} ${name.padEnd(46)} ${String(cursor).padEnd(12)} → ${shown}${note ? `  (${note})` : ''}` });
+  rows.push({ ok, line: `${ok ? 'ok  ' : 'FAIL'} ${name.padEnd(46)} ${String(cursor).padEnd(18)} → ${shown}${note ? `  (${note})` : ''}` });
 }
 
 export async function walkResumeTable(url) {
@@ -52,9 +52,16 @@ export async function walkResumeTable(url) {
   const done = await s.call('countdown', { from: 3, interval_ms: 0 });
   const S = done.stream;
   const last = done.events.at(-1).id;
-  row('stream not in this session', '1-9999-0', await answer(await s.get('1-9999-0')), { status: 409, reason: 'unknown_stream' });
-  row("E is not the stream's epoch", `2-${S}-0`, await answer(await s.get(`2-${S}-0`)), { status: 409, reason: 'unknown_stream' });
-  row("N beyond the stream's last event", `1-${S}-99`, await answer(await s.get(`1-${S}-99`)), { status: 409, reason: 'cursor_ahead' });
+  const E = s.epoch;
+  row('stream not in this session', `${E}-9999-0`, await answer(await s.get(`${E}-9999-0`)), { status: 409, reason: 'unknown_stream' });
+  row("E is not the stream's epoch", `${E + 1}-${S}-0`, await answer(await s.get(`${E + 1}-${S}-0`)), {
+    status: 409,
+    reason: 'unknown_stream',
+  });
+  row("N beyond the stream's last event", `${E}-${S}-99`, await answer(await s.get(`${E}-${S}-99`)), {
+    status: 409,
+    reason: 'cursor_ahead',
+  });
 
   const firstStandalone = await s.get();
   const [priming] = await readEvents(firstStandalone, { until: (events) => events.length >= 1, ms: 5_000 });
@@ -66,11 +73,11 @@ export async function walkResumeTable(url) {
   const live = await answer(await s.get(seen.at(-1).id));
   row('stream open', seen.at(-1).id, live, { status: 200, resumed: 'true' }, `${live.events.length} events in 2 s, live`);
 
-  const before = await answer(await s.get(`1-${S}-1`));
+  const before = await answer(await s.get(`${E}-${S}-1`));
   const replayedResult = before.events.some((e) => e.data.includes('"result"'));
   row(
     'finished, N before its final event',
-    `1-${S}-1`,
+    `${E}-${S}-1`,
     { ...before, replayedResult },
     { status: 200, resumed: 'true', replayedResult: true },
     `replayed ${before.events.length - 1} incl. the result, closed`,
@@ -95,11 +102,11 @@ export async function walkResumeTable(url) {
   // stream first.
   let pruned;
   for (let calls = 0; calls < 12; calls++) {
-    pruned = await answer(await s.get(`1-${S}-1`));
+    pruned = await answer(await s.get(`${E}-${S}-1`));
     if (pruned.status !== 200) break;
     await s.call('countdown', { from: 10_000, interval_ms: 0 });
   }
-  row('events after N no longer retained', `1-${S}-1`, pruned, { status: 410, reason: 'events_pruned' });
+  row('events after N no longer retained', `${E}-${S}-1`, pruned, { status: 410, reason: 'events_pruned' });
 
   await fetch(url, { method: 'DELETE', headers: { 'Mcp-Session-Id': s.id } });
   for (const { line } of rows) console.log(line);

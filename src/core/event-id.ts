@@ -16,6 +16,22 @@ export interface EventId {
   readonly seq: number;
 }
 
+/**
+ * A new session's first epoch, drawn at random (one of 2^29, all of ten digits); its epochs
+ * count up from it, one per restart. Every session numbers its streams from 1, so with a fixed
+ * first epoch the ids of two sessions would name the same points: a cursor carried from another
+ * session (a client that kept a resumption token across a lost session) would be resumed here
+ * as a point of a different stream — another call's events taken for the continuation of its
+ * own. Drawn at random, such a cursor names no stream of this session (but by a chance of about
+ * one in 2^29) and is refused `unknown_stream`. Ten digits always, so that an id's length does
+ * not vary from one session to the next.
+ */
+export function firstEpoch(random: number = crypto.getRandomValues(new Uint32Array(1))[0]!): number {
+  return FIRST_EPOCH_BASE + (random >>> 3);
+}
+
+const FIRST_EPOCH_BASE = 1_000_000_000;
+
 /** The seq of the priming event, which opens a stream and carries no message. */
 export const PRIMING_SEQ = 0;
 

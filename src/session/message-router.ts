@@ -143,9 +143,11 @@ export class MessageRouter {
    * recovers the original call from its first event.
    */
   register(live: LiveSession, requests: readonly JsonRpcRequest[], keys: readonly string[]): StreamRecord {
-    // initialize's id is the session record's, answered on stream 1 of epoch 1.
+    // initialize's id is the session record's, answered on stream 1, in the session's first epoch.
     const initialize = live.record.initializeKey;
-    if (initialize !== null && keys.includes(initialize)) this.#refuseReused(requests.find((r) => idKey(r.id) === initialize)!, 1, 1);
+    if (initialize !== null && keys.includes(initialize)) {
+      this.#refuseReused(requests.find((r) => idKey(r.id) === initialize)!, this.#streams.log.stream(1)?.epoch ?? live.record.epoch, 1);
+    }
     try {
       const stream = this.#streams.openRequestStream(live.record.epoch, keys, { id: requests.length === 1 ? requests[0]!.id : null });
       this.#calls.started(requests, keys);

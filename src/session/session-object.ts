@@ -33,6 +33,7 @@ import {
 import { log } from '../core/log.ts';
 import { acceptsBatches, isSupportedProtocolVersion, sendsPrimingEvent } from '../core/protocol-version.ts';
 import { readBoundedText, readCursor } from '../core/request-checks.ts';
+import { firstEpoch } from '../core/event-id.ts';
 import { decideResume, type StreamRecord } from '../core/resume.ts';
 import { HEADERS, JsonRpcCode, OBJECT_ROUTES, SSE_RESPONSE_HEADERS, ALLOWED_METHODS } from '../core/wire.ts';
 import { DurableTransport } from './durable-transport.ts';
@@ -162,7 +163,7 @@ export abstract class McpSessionObject<Env extends ConfigEnv<Env> = ConfigVars> 
     const now = Date.now();
     const stream = this.ctx.storage.transactionSync(() => {
       createSessionSchema(this.ctx.storage.sql);
-      live.record = this.#sessions.create(version, init.params ?? {}, idKey(init.id), now);
+      live.record = this.#sessions.create(version, init.params ?? {}, idKey(init.id), now, firstEpoch());
       // Stream 1. Its request id is the session record's (initializeKey), not a requests row.
       return this.#streams.openRequestStream(live.record.epoch, [idKey(init.id)], { register: false });
     });

@@ -72,17 +72,25 @@ export class SessionStore {
     return this.#sql.exec<{ epoch: number }>(`SELECT epoch FROM session`).toArray()[0]?.epoch;
   }
 
-  create(protocolVersion: ProtocolVersion, initializeParams: Record<string, unknown>, initializeKey: string, now: number): SessionRecord {
+  /** A new session, in its first epoch (core/event-id.ts `firstEpoch`). */
+  create(
+    protocolVersion: ProtocolVersion,
+    initializeParams: Record<string, unknown>,
+    initializeKey: string,
+    now: number,
+    epoch: number,
+  ): SessionRecord {
     this.#sql.exec(
       `INSERT INTO session (singleton, protocol_version, initialize_params, initialize_key, epoch, created_at, last_active_at)
-       VALUES (1, ?, ?, ?, 1, ?, ?)`,
+       VALUES (1, ?, ?, ?, ?, ?, ?)`,
       protocolVersion,
       JSON.stringify(initializeParams),
       initializeKey,
+      epoch,
       now,
       now,
     );
-    return { protocolVersion, initializeParams, logLevel: null, epoch: 1, standaloneStream: null, initializeKey, lastActiveAt: now };
+    return { protocolVersion, initializeParams, logLevel: null, epoch, standaloneStream: null, initializeKey, lastActiveAt: now };
   }
 
   advanceEpoch(): number {

@@ -21,8 +21,13 @@ describe('ended streams', () => {
 
     await runDurableObjectAlarm(stubOf(session)); // within the TTL: nothing expires, nothing is pruned
 
-    const replay = await new SseReader(await session.get(`1-${stream}-1`)).all();
-    expect(replay.map((e) => e.id)).toEqual([`1-${stream}-1`, `1-${stream}-2`, `1-${stream}-3`, `1-${stream}-4`]);
+    const replay = await new SseReader(await session.get(`${session.epoch}-${stream}-1`)).all();
+    expect(replay.map((e) => e.id)).toEqual([
+      `${session.epoch}-${stream}-1`,
+      `${session.epoch}-${stream}-2`,
+      `${session.epoch}-${stream}-3`,
+      `${session.epoch}-${stream}-4`,
+    ]);
     expect(messages(replay).at(-1)).toMatchObject({ result: { content: [{ text: 'liftoff after 3' }] } });
   });
 
@@ -54,16 +59,16 @@ describe('per-session bounds', () => {
     const live = new SseReader(response);
     try {
       const seen = await live.take(81); // priming + 80 progress: the call is still running
-      expect(seen.at(-1)!.id).toBe(`1-${stream}-80`);
+      expect(seen.at(-1)!.id).toBe(`${session.epoch}-${stream}-80`);
       const stored = await runInDurableObject(
         stubOf(session),
         (_i, state) => state.storage.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM events`).one().n,
       );
       expect(stored).toBeLessThanOrEqual(50);
 
-      expect(await errorOf(await session.get(`1-${stream}-1`))).toMatchObject({ status: 410, reason: 'events_pruned' });
+      expect(await errorOf(await session.get(`${session.epoch}-${stream}-1`))).toMatchObject({ status: 410, reason: 'events_pruned' });
       // A recent cursor resumes (and fences the first connection) with nothing missing.
-      const resumed = new SseReader(await session.get(`1-${stream}-78`));
+      const resumed = new SseReader(await session.get(`${session.epoch}-${stream}-78`));
       const rest = await resumed.all();
       const seqs = rest.map((e) => Number(e.id!.split('-')[2]));
       expect(seqs).toEqual(Array.from({ length: 121 - 78 + 1 }, (_, i) => 78 + i));

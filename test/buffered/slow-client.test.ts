@@ -48,7 +48,9 @@ describe('a client slower than its call', () => {
     expect(sent).toHaveLength(N + 1);
     expect(sent.slice(0, N).map((m: any) => m.params.progress)).toEqual(Array.from({ length: N }, (_, i) => i + 1));
     expect(sent[N]).toMatchObject({ id: 'slow', result: { content: [{ text: `liftoff after ${N}` }] } });
-    expect(events.filter((e) => e.data !== '').map((e) => e.id)).toEqual(Array.from({ length: N + 1 }, (_, i) => `1-2-${i + 1}`));
+    expect(events.filter((e) => e.data !== '').map((e) => e.id)).toEqual(
+      Array.from({ length: N + 1 }, (_, i) => session.eventId(2, i + 1)),
+    );
     // The connection fell behind early (its buffer holds ~60 of these events) and read the
     // rest from the log, a page at a time, always forward.
     expect(reads.length).toBeGreaterThan(1);
@@ -69,7 +71,9 @@ describe('a client slower than its call', () => {
     const reads = recordLogReads();
 
     const events = [...first, ...(await reader.all(10_000))];
-    expect(events.filter((e) => e.data !== '').map((e) => e.id)).toEqual(Array.from({ length: N + 1 }, (_, i) => `1-2-${i + 1}`));
+    expect(events.filter((e) => e.data !== '').map((e) => e.id)).toEqual(
+      Array.from({ length: N + 1 }, (_, i) => session.eventId(2, i + 1)),
+    );
     expect(messages(events)[N]).toMatchObject({ id: 'asleep', result: { content: [{ text: `liftoff after ${N}` }] } });
     // The woken object read on from the position its socket remembered, never from the start.
     expect(reads[0]).toBeGreaterThan(0);
@@ -81,7 +85,7 @@ describe('a client slower than its call', () => {
     expect(messages(done)).toHaveLength(N + 1);
 
     const reads = recordLogReads();
-    const resumed = await new SseReader(await session.get('1-2-0')).all(10_000);
+    const resumed = await new SseReader(await session.get(session.eventId(2, 0))).all(10_000);
     expect(resumed.filter((e) => e.data !== '').map((e) => e.id)).toEqual(done.filter((e) => e.data !== '').map((e) => e.id));
     expect(resumed.map((e) => e.data)).toEqual(done.map((e) => e.data));
     expect(reads[0]).toBe(0);

@@ -86,12 +86,12 @@ describe('ForkSafeTransport on a 2025-03-26 session', () => {
 
   it('a tally cut before its first event is resumed from the stream’s start (before its first message): it ran once', async () => {
     const fetch = faultyFetch(firstToolCallPosts(), [{ at: 0 }]);
-    const { client } = await connect(fetch, { version: '2025-03-26', standaloneStream: false });
+    const { client, transport } = await connect(fetch, { version: '2025-03-26', standaloneStream: false });
     expect(await tally(client, 'once')).toBe('1');
     const posts = fetch.log.filter((entry) => entry.rpc === 'tools/call');
     expect(posts.map((entry) => entry.status)).toEqual([200]);
     // No event was received; the headers named the stream: seq 0 is before its first message.
-    expect(resumes(fetch.log).map((entry) => entry.lastEventId)).toEqual([`1-${posts[0]!.streamId}-0`]);
+    expect(resumes(fetch.log).map((entry) => entry.lastEventId)).toEqual([`${transport.epoch}-${posts[0]!.streamId}-0`]);
     expect(await tally(client, 'once')).toBe('2');
     await client.close();
   });
@@ -99,10 +99,10 @@ describe('ForkSafeTransport on a 2025-03-26 session', () => {
   it('a countdown cut after its first message resumes from that message’s id, not a priming one', async () => {
     const ends = await countdownFrameEnds('2025-03-26', FROM);
     const fetch = faultyFetch(firstToolCallPosts(), [{ at: ends[0]! + 4 }]);
-    const { client } = await connect(fetch, { version: '2025-03-26', standaloneStream: false });
+    const { client, transport } = await connect(fetch, { version: '2025-03-26', standaloneStream: false });
     expect(await countdown(client, FROM, 20)).toEqual({ progress: progressed, result: liftoff(FROM) });
     const stream = fetch.log.find((entry) => entry.rpc === 'tools/call')!.streamId;
-    expect(resumes(fetch.log).map((entry) => [entry.lastEventId, entry.status])).toEqual([[`1-${stream}-1`, 200]]);
+    expect(resumes(fetch.log).map((entry) => [entry.lastEventId, entry.status])).toEqual([[`${transport.epoch}-${stream}-1`, 200]]);
     await client.close();
   });
 });

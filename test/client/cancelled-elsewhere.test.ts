@@ -41,7 +41,7 @@ describe('a call cancelled by another client of the session', () => {
     const outcome = await call;
     expect(outcome).toBeInstanceOf(RequestCancelledError);
     // The error names the request as its caller knows it: the SDK's id.
-    expect(outcome).toMatchObject({ requestIds: [sdkIdOf(id)], cursor: expect.stringMatching(/^1-\d+-0$/) });
+    expect(outcome).toMatchObject({ requestIds: [sdkIdOf(id)], cursor: expect.stringMatching(new RegExp(`^${transport.epoch}-\\d+-0$`)) });
     // The resume was answered with a new standalone stream; the transport follows it from its start.
     const replacement = fetch.log.find(
       (entry) => entry.method === 'GET' && entry.lastEventId === (outcome as RequestCancelledError).cursor,
@@ -49,7 +49,12 @@ describe('a call cancelled by another client of the session', () => {
     expect(replacement).toMatchObject({ status: 200, streamId: expect.stringMatching(/^\d+$/) });
     await expect
       .poll(() => fetch.log.at(-1), { timeout: 5_000 })
-      .toMatchObject({ method: 'GET', lastEventId: `1-${replacement!.streamId}-0`, status: 200, streamId: replacement!.streamId });
+      .toMatchObject({
+        method: 'GET',
+        lastEventId: `${transport.epoch}-${replacement!.streamId}-0`,
+        status: 200,
+        streamId: replacement!.streamId,
+      });
     await client.callTool({ name: 'broadcast', arguments: { count: 3, interval_ms: 20 } });
     await expect.poll(() => received, { timeout: 5_000 }).toEqual([1, 2, 3]);
     expect(errors.filter((error) => !(error instanceof RequestCancelledError))).toEqual([]);
@@ -105,7 +110,9 @@ describe('a call cancelled by another client of the session', () => {
     const latest = Math.max(...opened.map((entry) => Number(entry.streamId)));
     expect(new Set(opened.map((entry) => entry.streamId)).size).toBe(2);
     await expect
-      .poll(() => fetch.log.some((entry) => entry.lastEventId === `1-${latest}-0` && entry.status === 200), { timeout: 5_000 })
+      .poll(() => fetch.log.some((entry) => entry.lastEventId === `${transport.epoch}-${latest}-0` && entry.status === 200), {
+        timeout: 5_000,
+      })
       .toBe(true);
     await client.callTool({ name: 'broadcast', arguments: { count: 3, interval_ms: 20 } });
     await expect.poll(() => received, { timeout: 5_000 }).toEqual([1, 2, 3]);

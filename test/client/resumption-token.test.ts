@@ -20,7 +20,7 @@ describe('onresumptiontoken', () => {
   it('reports every event id of the call’s stream once, in order, across cut connections', async () => {
     const ends = await countdownFrameEnds('2025-11-25', FROM);
     const fetch = faultyFetch(toolCallStreams, [{ at: ends[1]! + 5 }, { at: 0, how: 'close' }, { at: ends[2]! - ends[1]! }]);
-    const { client } = await connect(fetch, { standaloneStream: false });
+    const { client, transport } = await connect(fetch, { standaloneStream: false });
     const tokens: string[] = [];
     const progress: number[] = [];
     const result = await client.callTool(
@@ -31,14 +31,14 @@ describe('onresumptiontoken', () => {
     expect(progress).toEqual([1, 2, 3, 4, 5]);
     const stream = fetch.log.find((entry) => entry.rpc === 'tools/call')!.streamId;
     // The priming event, each progress event, the result: each id once, though resumes restated the cursor.
-    expect(tokens).toEqual(Array.from({ length: FROM + 2 }, (_, seq) => `1-${stream}-${seq}`));
+    expect(tokens).toEqual(Array.from({ length: FROM + 2 }, (_, seq) => `${transport.epoch}-${stream}-${seq}`));
     expect(resumes(fetch.log).length).toBeGreaterThanOrEqual(2);
     await client.close();
   });
 
   it('reports the replayed ids of a POST that was re-sent after a cut before its first event', async () => {
     const fetch = faultyFetch(firstToolCallPosts(), [{ at: 0, how: 'drop' }]);
-    const { client } = await connect(fetch, { standaloneStream: false });
+    const { client, transport } = await connect(fetch, { standaloneStream: false });
     const tokens: string[] = [];
     const result = await client.callTool(
       { name: 'tally', arguments: { key: 'token' } },
@@ -46,10 +46,10 @@ describe('onresumptiontoken', () => {
     );
     expect(result).toEqual({ content: [{ type: 'text', text: '1' }] });
     const [first] = resumes(fetch.log);
-    expect(first!.lastEventId).toMatch(/^1-\d+-0$/); // the duplicate_request_id's cursor
+    expect(first!.lastEventId).toMatch(new RegExp(`^${transport.epoch}-\\d+-0$`)); // the duplicate_request_id's cursor
     const stream = first!.lastEventId!.split('-')[1];
     // The replay from the start cursor restates it (not reported again), then the result.
-    expect(tokens).toEqual([`1-${stream}-1`]);
+    expect(tokens).toEqual([`${transport.epoch}-${stream}-1`]);
     await client.close();
   });
 });
@@ -78,7 +78,7 @@ describe('a request sent with a resumptionToken', () => {
 
   it('resumes the call’s stream with GET + Last-Event-ID, without POSTing it again, and resolves with its result', async () => {
     const { sessionId, token } = await abandonedCall(3);
-    const [, stream, seq] = token.split('-').map(Number) as [number, number, number];
+    const [epoch, stream, seq] = token.split('-').map(Number) as [number, number, number];
     expect(seq).toBeLessThan(FROM + 1); // the call had not finished: its result is still to come
 
     const fetch = faultyFetch();
@@ -101,15 +101,15 @@ describe('a request sent with a resumptionToken', () => {
     expect(fetch.log.filter((entry) => entry.method === 'POST')).toEqual([]);
     expect(resumes(fetch.log).map((entry) => [entry.lastEventId, entry.status, entry.streamId])).toEqual([[token, 200, String(stream)]]);
     // The tokens go on from the one it resumed from, to the result's.
-    expect(later).toEqual(Array.from({ length: FROM + 1 - seq }, (_, i) => `1-${stream}-${seq + i + 1}`));
+    expect(later).toEqual(Array.from({ length: FROM + 1 - seq }, (_, i) => `${epoch}-${stream}-${seq + i + 1}`));
     expect(transport.mode).toBe('fork-safe');
     await client.close();
   });
 
   it('a token at the stream’s final event (its answer had come) fails with ForkDetectedError, not as a cancellation', async () => {
     const { sessionId, token } = await abandonedCall(1);
-    const [, stream] = token.split('-').map(Number) as [number, number, number];
-    const final = `1-${stream}-${FROM + 1}`; // priming, FROM progress events, the result
+    const [epoch, stream] = token.split('-').map(Number) as [number, number, number];
+    const final = `${epoch}-${stream}-${FROM + 1}`; // priming, FROM progress events, the result
     // Until the call has finished on the server, the final event is beyond the stream (409 cursor_ahead).
     const finished = async () => {
       const headers = { ...BASE_HEADERS, Accept: 'text/event-stream', 'Mcp-Session-Id': sessionId, 'Last-Event-ID': final };
@@ -136,7 +136,7 @@ describe('a request sent with a resumptionToken', () => {
 
   it('resumes from the newest event id when the resumed stream is cut in turn', async () => {
     const { sessionId, token } = await abandonedCall(2);
-    const [, stream, seq] = token.split('-').map(Number) as [number, number, number];
+    const [epoch, stream, seq] = token.split('-').map(Number) as [number, number, number];
     // The resume is cut after the restated cursor and the next event, then once before any event.
     const fetch = faultyFetch((request) => request.method === 'GET', [{ at: CUT }, { at: 0, how: 'close' }]);
     const transport = new ForkSafeTransport(URL_, { fetch, sessionId, protocolVersion: '2025-11-25', standaloneStream: false });
@@ -149,8 +149,8 @@ describe('a request sent with a resumptionToken', () => {
       { resumptionToken: token, onresumptiontoken: (next) => later.push(next), timeout: 8_000 },
     );
     expect(result).toEqual(liftoff(FROM));
-    expect(later).toEqual(Array.from({ length: FROM + 1 - seq }, (_, i) => `1-${stream}-${seq + i + 1}`));
-    const next = `1-${stream}-${seq + 1}`;
+    expect(later).toEqual(Array.from({ length: FROM + 1 - seq }, (_, i) => `${epoch}-${stream}-${seq + i + 1}`));
+    const next = `${epoch}-${stream}-${seq + 1}`;
     expect(resumes(fetch.log).map((entry) => entry.lastEventId)).toEqual([token, next, next]);
     expect(fetch.log.filter((entry) => entry.method === 'POST')).toEqual([]);
     await client.close();

@@ -107,7 +107,7 @@ describe('an initialize whose answer is cut', () => {
     expect(transport.mode).toBe('fork-safe');
     const initializes = fetch.log.filter((entry) => entry.rpc === 'initialize');
     expect(initializes.map((entry) => entry.status)).toEqual(Array.from({ length: posts }, () => 200));
-    if (posts === 1) expect(resumes(fetch.log).map((entry) => entry.lastEventId)).toEqual(['1-1-0']);
+    if (posts === 1) expect(resumes(fetch.log).map((entry) => entry.lastEventId)).toEqual([`${transport.epoch}-1-0`]);
     expect((await listDurableObjectIds(env.MCP_SESSION)).length - before).toBe(posts);
     expect(await tally(client, 'after-cut-initialize')).toBe('1');
     await client.close();

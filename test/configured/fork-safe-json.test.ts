@@ -46,7 +46,7 @@ describe('ForkSafeTransport in JSON response mode', () => {
     const fetch = faultyFetch(undefined, [], types);
     const { client, transport, errors } = await connect(fetch, { standaloneStream: false });
     expect(transport.mode).toBe('fork-safe'); // the JSON initialize answer has Mcp-Session-Epoch too
-    expect(transport.epoch).toBe(1);
+    expect(transport.epoch).toBeGreaterThanOrEqual(1_000_000_000); // its first, drawn at random (core/event-id.ts)
     expect(await countdown(client, 3, 0)).toEqual({ progress: [], result: liftoff(3) });
     expect(await tally(client, 'json')).toBe('1');
     expect(types.seen).toEqual([
@@ -70,7 +70,7 @@ describe('ForkSafeTransport in JSON response mode', () => {
   ])('a tally whose JSON answer is $name runs once: its stream replayed from its start', async ({ cut }) => {
     const types = contentTypes();
     const fetch = faultyFetch(firstToolCallPosts(), [cut], types);
-    const { client, errors } = await connect(fetch, { standaloneStream: false });
+    const { client, errors, transport } = await connect(fetch, { standaloneStream: false });
     expect(await tally(client, 'once')).toBe('1');
     // Its headers named the stream: resumed from its start. No answer at all: re-sent, refused as
     // a duplicate naming that start.
@@ -79,7 +79,7 @@ describe('ForkSafeTransport in JSON response mode', () => {
     const [resume, ...more] = resumes(fetch.log);
     expect(more).toEqual([]);
     const stream = fetch.log.find((entry) => entry.rpc === 'tools/call')!.streamId;
-    expect(resume).toMatchObject({ lastEventId: `1-${stream}-0`, streamId: stream });
+    expect(resume).toMatchObject({ lastEventId: `${transport.epoch}-${stream}-0`, streamId: stream });
     const posts = dropped ? ['POST 200 application/json', 'POST 409 application/json'] : ['POST 200 application/json'];
     expect(types.seen.slice(2)).toEqual([...posts, 'GET resume 200 text/event-stream']);
     expect(await tally(client, 'once')).toBe('2');
@@ -159,7 +159,7 @@ describe('ForkSafeTransport in JSON response mode', () => {
       const id = await posted;
       await new Promise((resolve) => setTimeout(resolve, 50)); // the countdown is running
       expect((await meanwhile(transport.sessionId!, id)).status).toBeLessThan(300);
-      return { client, fetch, errors, id, outcome: await call };
+      return { client, fetch, errors, id, epoch: transport.epoch, outcome: await call };
     }
 
     it('the session was deleted meanwhile: the call fails with SessionLostError instead of waiting forever', async () => {
@@ -197,7 +197,7 @@ describe('ForkSafeTransport in JSON response mode', () => {
     });
 
     it('another client of the session cancelled it: the call fails with a typed error, and is not run again', async () => {
-      const { client, fetch, outcome } = await waitingCall((sessionId, requestId) =>
+      const { client, fetch, epoch, outcome } = await waitingCall((sessionId, requestId) =>
         postRaw(
           { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId } },
           { 'Mcp-Session-Id': sessionId, 'MCP-Protocol-Version': '2025-11-25' },
@@ -207,7 +207,7 @@ describe('ForkSafeTransport in JSON response mode', () => {
       expect((outcome as { error?: unknown }).error).toBeInstanceOf(RequestCancelledError);
       // Asked again, the server refused the re-sent id (it never runs twice) and named the stream's start.
       expect(fetch.log.filter((entry) => entry.rpc === 'tools/call').map((entry) => entry.status)).toEqual([202, 409]);
-      expect(resumes(fetch.log).map((entry) => entry.lastEventId)).toEqual([expect.stringMatching(/^1-\d+-0$/)]);
+      expect(resumes(fetch.log).map((entry) => entry.lastEventId)).toEqual([expect.stringMatching(new RegExp(`^${epoch}-\\d+-0$`))]);
       expect(await tally(client, 'still-usable')).toBe('1');
       await client.close();
     });

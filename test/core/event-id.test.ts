@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatEventId, parseEventId, PRIMING_SEQ } from '../../src/core/event-id.ts';
+import { firstEpoch, formatEventId, parseEventId, PRIMING_SEQ } from '../../src/core/event-id.ts';
 
 describe('event ids', () => {
   it.each([
@@ -51,5 +51,26 @@ describe('event ids', () => {
         }
       }
     }
+  });
+});
+
+describe('a session’s first epoch', () => {
+  it.each([
+    [0, 1_000_000_000],
+    [7, 1_000_000_000],
+    [8, 1_000_000_001],
+    [2 ** 32 - 1, 1_000_000_000 + 2 ** 29 - 1],
+  ])('from the random word %d: %d', (random, epoch) => {
+    expect(firstEpoch(random)).toBe(epoch);
+  });
+
+  it('is always ten digits, a canonical id’s first part, drawn afresh each time', () => {
+    const drawn = Array.from({ length: 1_000 }, () => firstEpoch());
+    for (const epoch of drawn) {
+      expect(String(epoch)).toMatch(/^[1-9][0-9]{9}$/);
+      expect(parseEventId(formatEventId({ epoch, stream: 1, seq: 0 }))?.epoch).toBe(epoch);
+    }
+    // 1,000 draws from 2^29: all alike only if the draw were not random.
+    expect(new Set(drawn).size).toBeGreaterThan(1);
   });
 });

@@ -48,6 +48,7 @@ interface Attempt {
 /** One SSE response, read to its end in the background. */
 interface Conn {
   readonly attempt: Attempt;
+  readonly epoch: number;
   readonly stream: number;
   readonly resumed: boolean;
   /** Its place in the object's order of attachments, and the stream's last event then. */
@@ -71,6 +72,7 @@ function track(attempt: Attempt, response: Response): Conn {
   const resumed = response.headers.get('Mcp-Stream-Resumed') === 'true';
   const conn: Conn = {
     attempt,
+    epoch: Number(response.headers.get('Mcp-Session-Epoch')),
     stream: Number(response.headers.get('Mcp-Stream-Id')),
     resumed,
     order: Number(response.headers.get(ATTACH_HEADER) ?? Number.NaN),
@@ -109,11 +111,11 @@ function continuity(conn: Conn): { gaps: number; dups: number } {
   let gaps = 0;
   let dups = 0;
   const [priming, ...rest] = conn.events;
-  if (priming === undefined || priming.id !== `1-${conn.stream}-${conn.afterSeq}` || priming.data !== '') gaps++;
+  if (priming === undefined || priming.id !== `${conn.epoch}-${conn.stream}-${conn.afterSeq}` || priming.data !== '') gaps++;
   let position = conn.afterSeq;
   for (const event of rest) {
     const id = parseEventId(event.id ?? '');
-    if (id === undefined || id.epoch !== 1 || id.stream !== conn.stream || id.seq > position + 1) gaps++;
+    if (id === undefined || id.epoch !== conn.epoch || id.stream !== conn.stream || id.seq > position + 1) gaps++;
     else if (id.seq <= position) dups++;
     if (id?.stream === conn.stream) position = Math.max(position, id.seq);
   }
@@ -166,7 +168,7 @@ describe(`${ATTEMPTS} concurrent attach and resume attempts on one session's str
       const answers = await Promise.all(
         storm.map(async (attempt): Promise<Answer> => {
           if (attempt.delayMs) await sleep(attempt.delayMs);
-          const response = await session.get(attempt.stream === undefined ? undefined : `1-${attempt.stream}-${attempt.seq}`);
+          const response = await session.get(attempt.stream === undefined ? undefined : session.eventId(attempt.stream, attempt.seq!));
           if (response.status !== 200) return { attempt, refused: await errorOf(response) };
           const conn = track(attempt, response);
           conns.push(conn);

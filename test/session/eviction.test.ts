@@ -26,7 +26,7 @@ describe('after the object is aborted', () => {
     await session.call('tools/call', toolCall('tally', { key: 'k' }));
     await abortAllDurableObjects();
     const response = await session.post(callTool('after', 'tally', { key: 'k' }));
-    expect(response.headers.get('Mcp-Session-Epoch')).toBe('1');
+    expect(response.headers.get('Mcp-Session-Epoch')).toBe(String(session.epoch));
     expect(messages(await new SseReader(response).all())).toEqual([
       { jsonrpc: '2.0', id: 'after', result: { content: [{ type: 'text', text: '2' }] } },
     ]);
@@ -102,16 +102,16 @@ describe('after the object is aborted', () => {
 
     const resumed = await session.get(seen[1]!.id);
     expect(resumed.status).toBe(200);
-    expect(resumed.headers.get('Mcp-Session-Epoch')).toBe('2');
+    expect(resumed.headers.get('Mcp-Session-Epoch')).toBe(String(session.epoch + 1));
     expect(resumed.headers.get('Mcp-Stream-Resumed')).toBe('true');
     const replay = await new SseReader(resumed).all();
     const ids = replay.map((e) => e.id!);
     // Same stream identity (its opening epoch), contiguous seqs from the cursor on.
-    expect(ids.every((id) => id.startsWith(`1-${stream}-`))).toBe(true);
+    expect(ids.every((id) => id.startsWith(`${session.epoch}-${stream}-`))).toBe(true);
     const seqs = ids.map((id) => Number(id.split('-')[2]));
     expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => i + 1));
     const final = messages(replay).at(-1) as any;
-    expect(final).toMatchObject({ id: 'long', error: { code: -32603, data: { reason: 'request_interrupted', epoch: 2 } } });
+    expect(final).toMatchObject({ id: 'long', error: { code: -32603, data: { reason: 'request_interrupted', epoch: session.epoch + 1 } } });
     // Nothing after the error: no handler re-created with default state continues the stream.
     // Each progress event is the one its seq says (progress n at seq n), so none was skipped or repeated.
     for (const event of replay.filter((e) => e.data.includes('notifications/progress'))) {
@@ -137,9 +137,12 @@ describe('after the object is aborted', () => {
     // Nothing of it stayed, in storage or in memory: the next request revives again.
     const resumed = await session.get(seen[2]!.id);
     expect(resumed.status).toBe(200);
-    expect(resumed.headers.get('Mcp-Session-Epoch')).toBe('2');
+    expect(resumed.headers.get('Mcp-Session-Epoch')).toBe(String(session.epoch + 1));
     const replay = await new SseReader(resumed).all();
-    expect(messages(replay).at(-1)).toMatchObject({ id: 'cut', error: { data: { reason: 'request_interrupted', epoch: 2 } } });
+    expect(messages(replay).at(-1)).toMatchObject({
+      id: 'cut',
+      error: { data: { reason: 'request_interrupted', epoch: session.epoch + 1 } },
+    });
   });
 
   it('streams opened after the restart carry the new epoch', async () => {
@@ -148,7 +151,7 @@ describe('after the object is aborted', () => {
     await response.body?.cancel();
     await abortAllDurableObjects();
     const events = await session.call('ping', {}, 'next');
-    expect(events[0]!.id).toMatch(/^2-\d+-0$/);
+    expect(events[0]!.id).toMatch(new RegExp(`^${session.epoch + 1}-\\d+-0$`));
   });
 
   it('the standalone stream continues across instances', async () => {

@@ -35,7 +35,7 @@ describe('a reconnect without a cursor while a background task emits', () => {
       // Each message went to exactly one stream, in order, none lost, none twice.
       const ns = [...messages(abandoned), ...messages(fresh)].map((m: any) => m.params.data.n);
       expect(ns).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
-      expect(fresh.every((e) => e.id!.startsWith(`1-${secondStream}-`))).toBe(true);
+      expect(fresh.every((e) => e.id!.startsWith(`${session.epoch}-${secondStream}-`))).toBe(true);
       expect(fresh.map(seqOf)).toEqual(Array.from({ length: fresh.length }, (_, i) => i + 1));
       // And the log agrees: the superseded stream stopped growing at the switch.
       const lastSeq = await runInDurableObject(

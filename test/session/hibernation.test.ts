@@ -39,13 +39,13 @@ describe('an object whose clients only listen', () => {
       expect(await reader.next(200), 'the connection outlived the instance').toBe(TIMED_OUT);
 
       const call = await broadcast(session, 'after');
-      expect(call.headers.get('Mcp-Session-Epoch'), 'waking is not a restart').toBe('1');
+      expect(call.headers.get('Mcp-Session-Epoch'), 'waking is not a restart').toBe(String(session.epoch));
       await call.body?.cancel();
       expect(await instanceOf(session)).not.toBe(before);
 
       const [event] = await reader.take(1);
-      expect(event!.id).toBe(`1-${response.headers.get('Mcp-Stream-Id')}-1`);
-      expect(priming.id).toBe(`1-${response.headers.get('Mcp-Stream-Id')}-0`);
+      expect(event!.id).toBe(session.eventId(response.headers.get('Mcp-Stream-Id')!, 1));
+      expect(priming.id).toBe(session.eventId(response.headers.get('Mcp-Stream-Id')!, 0));
       expect(messages([event!])).toEqual([
         { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', logger: 'broadcast', data: { n: 1, of: 1 } } },
       ]);
@@ -112,7 +112,7 @@ describe('an object whose clients only listen', () => {
 });
 
 describe('a real restart, unlike a hibernation', () => {
-  it('ends the connection of a client still listening to a running call; its resume gets the interruption and epoch 2', async () => {
+  it('ends the connection of a client still listening to a running call; its resume gets the interruption and the next epoch', async () => {
     const session = await openSession();
     const response = await session.post(callTool('long', 'countdown', { from: 1_000, interval_ms: 20 }, { progressToken: 't' }));
     const reader = new SseReader(response);
@@ -121,9 +121,9 @@ describe('a real restart, unlike a hibernation', () => {
     // The restart closed the relay socket: the Worker ends the response, and the client resumes.
     expect(await reader.next(2_000)).toBe(ENDED);
     const resumed = await session.get(seen.at(-1)!.id);
-    expect(resumed.headers.get('Mcp-Session-Epoch')).toBe('2');
+    expect(resumed.headers.get('Mcp-Session-Epoch')).toBe(String(session.epoch + 1));
     const rest = messages(await new SseReader(resumed).all());
-    expect(rest.at(-1)).toMatchObject({ id: 'long', error: { data: { reason: 'request_interrupted', epoch: 2 } } });
+    expect(rest.at(-1)).toMatchObject({ id: 'long', error: { data: { reason: 'request_interrupted', epoch: session.epoch + 1 } } });
   });
 });
 

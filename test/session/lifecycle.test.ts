@@ -17,11 +17,11 @@ const tablesOf = (sessionId: string) =>
   );
 
 describe('session lifecycle', () => {
-  it('initialize mints a 256-bit session id and answers on stream 1 of epoch 1', async () => {
+  it('initialize mints a 256-bit session id and answers on stream 1 of its first epoch, drawn at random', async () => {
     const response = await postRaw(initializeRequest());
     expect(response.status).toBe(200);
     expect(response.headers.get('Mcp-Session-Id')).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(response.headers.get('Mcp-Session-Epoch')).toBe('1');
+    expect(response.headers.get('Mcp-Session-Epoch')).toMatch(/^[1-9][0-9]{9}$/); // ten digits: core/event-id.ts firstEpoch
     expect(response.headers.get('Mcp-Stream-Id')).toBe('1');
     expect(response.headers.get('Mcp-Stream-Resumed')).toBe('false');
     const [result] = messages(await new SseReader(response).all());
@@ -42,9 +42,9 @@ describe('session lifecycle', () => {
   it('every response of a session carries its epoch', async () => {
     const session = await openSession();
     const accepted = await session.post({ jsonrpc: '2.0', method: 'notifications/roots/list_changed' });
-    expect(accepted.headers.get('Mcp-Session-Epoch')).toBe('1');
+    expect(accepted.headers.get('Mcp-Session-Epoch')).toBe(String(session.epoch));
     const refused = await session.post(initializeRequest('2025-11-25', {}, 77));
-    expect(refused.headers.get('Mcp-Session-Epoch')).toBe('1');
+    expect(refused.headers.get('Mcp-Session-Epoch')).toBe(String(session.epoch));
   });
 
   it('each request gets its own stream and stream numbers are never reused', async () => {

@@ -22,14 +22,14 @@ describe('resuming a request stream', () => {
     const session = await openSession();
     const { reader, stream } = await start(session, 1, toolCall('test_reconnection', {}));
     const first = await reader.all();
-    expect(first.map((e) => e.id)).toEqual([`1-${stream}-0`]);
+    expect(first.map((e) => e.id)).toEqual([`${session.epoch}-${stream}-0`]);
 
     const resumed = await session.get(first.at(-1)!.id);
     expect(resumed.status).toBe(200);
     expect(resumed.headers.get('Mcp-Stream-Id')).toBe(String(stream));
     expect(resumed.headers.get('Mcp-Stream-Resumed')).toBe('true');
     const rest = await new SseReader(resumed).all();
-    expect(rest[0]).toMatchObject({ id: `1-${stream}-0`, data: '' }); // priming repeats the cursor
+    expect(rest[0]).toMatchObject({ id: `${session.epoch}-${stream}-0`, data: '' }); // priming repeats the cursor
     expect(messages(rest)).toEqual([
       { jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'Reconnection test completed successfully' }] } },
     ]);
@@ -68,7 +68,7 @@ describe('resuming a request stream', () => {
       expect(newerSeqs).toEqual(Array.from({ length: last - seqOf(seen.at(-1)!) }, (_, i) => seqOf(seen.at(-1)!) + 1 + i));
       expect(fencedSeqs).toEqual(Array.from({ length: fencedSeqs.length }, (_, i) => seqOf(seen.at(-1)!) + 1 + i));
       expect(fencedSeqs.includes(last)).toBe(false);
-      expect(rest.every((e) => e.id?.startsWith(`1-${stream}-`))).toBe(true);
+      expect(rest.every((e) => e.id?.startsWith(`${session.epoch}-${stream}-`))).toBe(true);
     } finally {
       await original.cancel();
       await newer.cancel();
@@ -79,10 +79,15 @@ describe('resuming a request stream', () => {
     const session = await openSession();
     const events = await session.call('tools/call', countdown(3, 0), 4);
     const stream = events[0]!.id!.split('-')[1];
-    const resumed = await session.get(`1-${stream}-1`);
+    const resumed = await session.get(`${session.epoch}-${stream}-1`);
     expect(resumed.headers.get('Mcp-Stream-Resumed')).toBe('true');
     const replay = await new SseReader(resumed).all();
-    expect(replay.map((e) => e.id)).toEqual([`1-${stream}-1`, `1-${stream}-2`, `1-${stream}-3`, `1-${stream}-4`]);
+    expect(replay.map((e) => e.id)).toEqual([
+      `${session.epoch}-${stream}-1`,
+      `${session.epoch}-${stream}-2`,
+      `${session.epoch}-${stream}-3`,
+      `${session.epoch}-${stream}-4`,
+    ]);
     expect(messages(replay).at(-1)).toMatchObject({ id: 4, result: {} });
   });
 
@@ -98,7 +103,7 @@ describe('resuming a request stream', () => {
     const reader = new SseReader(response);
     try {
       const [priming] = await reader.take(1);
-      expect(priming).toMatchObject({ id: `1-${stream}-0`, data: '' });
+      expect(priming).toMatchObject({ id: `${session.epoch}-${stream}-0`, data: '' });
       expect(await reader.next(200)).toBe(TIMED_OUT);
     } finally {
       await reader.cancel();
@@ -110,14 +115,25 @@ describe('resuming a request stream', () => {
 
 describe('refusals', () => {
   it.each([
-    ['a stream that does not exist', (s: number) => `1-${s + 100}-0`, 409, 'unknown_stream'],
-    ['a stream named with the wrong epoch', (s: number) => `2-${s}-0`, 409, 'unknown_stream'],
-    ['an event beyond the last one', (s: number) => `1-${s}-99`, 409, 'cursor_ahead'],
+    ['a stream that does not exist', (e: number, s: number) => `${e}-${s + 100}-0`, 409, 'unknown_stream'],
+    ['a stream named with the wrong epoch', (e: number, s: number) => `${e + 1}-${s}-0`, 409, 'unknown_stream'],
+    ['an event beyond the last one', (e: number, s: number) => `${e}-${s}-99`, 409, 'cursor_ahead'],
   ] as const)('a cursor naming %s is refused', async (_name, cursor, status, reason) => {
     const session = await openSession();
     const events = await session.call('tools/call', countdown(2, 0));
     const stream = Number(events[0]!.id!.split('-')[1]);
-    expect(await errorOf(await session.get(cursor(stream)))).toMatchObject({ status, code: -32000, reason });
+    expect(await errorOf(await session.get(cursor(session.epoch, stream)))).toMatchObject({ status, code: -32000, reason });
+  });
+
+  it('a cursor carried from another session names no stream of this one: refused unknown_stream, never resumed', async () => {
+    const [a, b] = await Promise.all([openSession(), openSession()]);
+    expect(a.epoch).not.toBe(b.epoch); // drawn at random (core/event-id.ts firstEpoch)
+    const fromA = await a.call('tools/call', countdown(3, 0));
+    const fromB = await b.call('tools/call', countdown(3, 0)); // b's stream 2 too, with the same seqs
+    expect(fromB.map((e) => e.id!.split('-').slice(1))).toEqual(fromA.map((e) => e.id!.split('-').slice(1)));
+    for (const event of fromA) {
+      expect(await errorOf(await b.get(event.id!))).toMatchObject({ status: 409, code: -32000, reason: 'unknown_stream' });
+    }
   });
 
   it('a new standalone stream supersedes the old one: its connection ends and resuming it is refused', async () => {
@@ -165,7 +181,7 @@ describe('request ids', () => {
     const refused = await errorOf(await session.post(callTool('req-1', 'tally', { key: 'once' })));
     expect(refused).toMatchObject({ status: 409, reason: 'duplicate_request_id', body: { id: 'req-1' } });
     const cursor = refused.body.error.data.cursor as string;
-    expect(cursor).toMatch(/^1-\d+-0$/);
+    expect(cursor).toMatch(new RegExp(`^${session.epoch}-\\d+-0$`));
 
     // The cursor recovers the original answer, executed once.
     const recovered = messages(await new SseReader(await session.get(cursor)).all());
@@ -177,8 +193,12 @@ describe('request ids', () => {
   it('initialize’s id counts as used: refused with the cursor of stream 1, which recovers the handshake’s answer', async () => {
     const session = await openSession(); // its initialize had id 0
     const refused = await errorOf(await session.post(callTool(0, 'tally', { key: 'init-id' })));
-    expect(refused).toMatchObject({ status: 409, reason: 'duplicate_request_id', body: { id: 0, error: { data: { cursor: '1-1-0' } } } });
-    const [answer] = messages(await new SseReader(await session.get('1-1-0')).all());
+    expect(refused).toMatchObject({
+      status: 409,
+      reason: 'duplicate_request_id',
+      body: { id: 0, error: { data: { cursor: session.eventId(1, 0) } } },
+    });
+    const [answer] = messages(await new SseReader(await session.get(session.eventId(1, 0))).all());
     expect(answer).toMatchObject({ id: 0, result: { protocolVersion: '2025-11-25' } });
     // In a batch too (2025-03-26), and nothing of the batch runs.
     const batched = await openSession('2025-03-26');
@@ -240,7 +260,7 @@ describe('cancellation and server requests', () => {
       const tail = await reader.all(2_000); // throws if the cancelled stream does not close
       expect(messages(tail).some((m: any) => m.id === 7)).toBe(false);
       // The stream is finished: resuming at its last event starts something new.
-      const last = tail.at(-1)?.id ?? `1-${stream}-2`;
+      const last = tail.at(-1)?.id ?? `${session.epoch}-${stream}-2`;
       const after = await session.get(last);
       expect(after.headers.get('Mcp-Stream-Resumed')).toBe('false');
       await after.body?.cancel();

@@ -359,7 +359,7 @@ it('every client sees exactly one stream, gap-free; fenced connections get nothi
         await state.storage.deleteAll();
         state.storage.transactionSync(() => {
           createSessionSchema(state.storage.sql);
-          new SessionStore(state.storage.sql).create('2025-11-25', {}, '"initialize"', Date.now());
+          new SessionStore(state.storage.sql).create('2025-11-25', {}, '"initialize"', Date.now(), 1);
         });
         const world = new World(state.storage, buffer);
         try {

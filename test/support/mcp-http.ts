@@ -41,6 +41,10 @@ export const initializeRequest = (
 export interface Session {
   readonly id: string;
   readonly version: Version;
+  /** The session's first epoch (`Mcp-Session-Epoch` of its `initialize` answer): drawn at random. */
+  readonly epoch: number;
+  /** The event id of `seq` on `stream`, in the first epoch (or `epoch`). */
+  eventId(stream: number | string, seq: number, epoch?: number): string;
   post(body: unknown, headers?: Record<string, string>): Promise<Response>;
   get(lastEventId?: string, headers?: Record<string, string>): Promise<Response>;
   delete(headers?: Record<string, string>): Promise<Response>;
@@ -63,11 +67,14 @@ export async function openSession(
   if (response.status !== 200) throw new Error(`initialize failed: ${response.status} ${await response.text()}`);
   const id = response.headers.get('Mcp-Session-Id');
   if (id === null) throw new Error('no session id');
+  const epoch = Number(response.headers.get('Mcp-Session-Epoch'));
   await response.body?.cancel();
   const sessionHeaders = { ...auth, 'Mcp-Session-Id': id, 'MCP-Protocol-Version': version };
   const session: Session = {
     id,
     version,
+    epoch,
+    eventId: (stream, seq, inEpoch = epoch) => `${inEpoch}-${stream}-${seq}`,
     post: (body, headers = {}) => postRaw(body, { ...sessionHeaders, ...headers }),
     get: (lastEventId, headers = {}) =>
       fetchWorker({

@@ -14,7 +14,7 @@ export function inNewObject<T>(body: (storage: DurableObjectStorage) => T | Prom
   return runInDurableObject(stub, (_instance, state) => {
     state.storage.transactionSync(() => {
       createSessionSchema(state.storage.sql);
-      new SessionStore(state.storage.sql).create('2025-11-25', {}, '"initialize"', Date.now());
+      new SessionStore(state.storage.sql).create('2025-11-25', {}, '"initialize"', Date.now(), 1);
     });
     return body(state.storage);
   });

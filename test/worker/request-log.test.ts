@@ -21,7 +21,14 @@ describe('the request log', () => {
     const id = response.headers.get('Mcp-Session-Id')!;
     await response.body?.cancel();
     expect(lines).toEqual([
-      expect.objectContaining({ method: 'POST', status: 200, session: id.slice(0, 8), stream: 1, resumed: 'false', epoch: 1 }),
+      expect.objectContaining({
+        method: 'POST',
+        status: 200,
+        session: id.slice(0, 8),
+        stream: 1,
+        resumed: 'false',
+        epoch: Number(response.headers.get('Mcp-Session-Epoch')),
+      }),
     ]);
     expect(JSON.stringify(lines)).not.toContain(id);
     expect(JSON.stringify(lines)).not.toContain('clientInfo');
