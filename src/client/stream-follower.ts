@@ -15,6 +15,7 @@ import {
   ForkDetectedError,
   ForkSafeTransportError,
   HttpStatusError,
+  IdleConnectionError,
   ReconnectExhaustedError,
   RequestCancelledError,
   RequestLostError,
@@ -221,7 +222,7 @@ export class StreamFollower {
   }
 
   async #openStandalone(): Promise<Opened> {
-    const response = await this.#fetch(() => this.#host.get(undefined, this.#signal));
+    const response = await this.#fetch(() => this.#boundedGet(undefined));
     if (response.ok) {
       this.#position = this.#host.forkSafe ? streamStart(response.headers) : undefined;
       // The standalone stream owes nothing: a connection that opens is all the progress it can
@@ -236,7 +237,7 @@ export class StreamFollower {
   }
 
   async #resume(cursor: string): Promise<Opened> {
-    const response = await this.#fetch(() => this.#host.get(cursor, this.#signal));
+    const response = await this.#fetch(() => this.#boundedGet(cursor));
     if (response.ok) {
       if (!this.#host.forkSafe) {
         this.#position = undefined;
@@ -269,6 +270,24 @@ export class StreamFollower {
     this.#cursor = undefined;
     this.#position = undefined;
     throw new Broken(refusal.message, { cause: refusal });
+  }
+
+  /**
+   * A GET, whose answer this server gives at once (a resume's replay, a stream's first bytes):
+   * one that has not come within the idle limit went down a dead connection (a pooled one a NAT
+   * dropped without a word), and is abandoned — a break, so it is asked again. A POST is not
+   * bounded so: a JSON-mode answer comes only when its call ends.
+   */
+  async #boundedGet(cursor: string | undefined): Promise<Response> {
+    const idleMs = this.#host.idleTimeoutMs;
+    if (idleMs === undefined) return this.#host.get(cursor, this.#signal);
+    const waited = new AbortController();
+    const timer = setTimeout(() => waited.abort(new IdleConnectionError(idleMs)), idleMs);
+    try {
+      return await this.#host.get(cursor, AbortSignal.any([this.#signal, waited.signal]));
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** A fetch whose failure is a break (the network), and whose 404 ends the session. */

@@ -31,6 +31,7 @@ import { HEADERS } from '../core/wire.ts';
 import { reconnectDelay, reconnectOptions, STEADY_CONNECTION_MS, type ReconnectOptions } from './backoff.ts';
 import {
   HttpStatusError,
+  IdleConnectionError,
   ReconnectExhaustedError,
   TaskEventsGoneError,
   TaskFollowCancelledError,
@@ -85,7 +86,8 @@ export interface FollowTaskOptions {
   readonly reconnect?: Partial<ReconnectOptions>;
   /**
    * A stream that carries nothing for this long, not even a heartbeat, is taken as dead and
-   * resumed with `after` (a dropped connection can leave a read waiting forever). Default
+   * resumed with `after` (a dropped connection can leave a read waiting forever); so is a
+   * request not answered within it. Default
    * DEFAULT_IDLE_TIMEOUT_MS (45 s, three of this server's heartbeats); 0: no limit.
    */
   readonly idleTimeoutMs?: number;
@@ -299,10 +301,22 @@ class TaskFollower {
     headers.set(HEADERS.method, method);
     headers.set(HEADERS.name, encodeHeaderValue(this.#taskId));
     const body = JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: this.#meta } });
+    // Both methods are answered at once (a stream's first bytes, a task's state): an answer that
+    // has not begun within the idle limit went down a dead connection, and is asked again.
+    const idleMs = this.#idleTimeoutMs;
+    const waited = new AbortController();
+    const timer = idleMs === undefined ? null : setTimeout(() => waited.abort(new IdleConnectionError(idleMs)), idleMs);
     try {
-      return await this.#fetch(this.#options.url, { method: 'POST', headers, body, signal: this.#signal });
+      return await this.#fetch(this.#options.url, {
+        method: 'POST',
+        headers,
+        body,
+        signal: AbortSignal.any([this.#signal, waited.signal]),
+      });
     } catch (error) {
       throw new Transient('the request failed', { cause: error });
+    } finally {
+      clearTimeout(timer);
     }
   }
 

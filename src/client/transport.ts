@@ -44,7 +44,8 @@ export interface ForkSafeTransportOptions {
   readonly standaloneStream?: boolean;
   /**
    * A connection that carries nothing for this long, not even a heartbeat, is taken as dead and
-   * resumed (a dropped connection can leave a read waiting forever). Default: DEFAULT_IDLE_TIMEOUT_MS
+   * resumed (a dropped connection can leave a read waiting forever); so is a GET not answered
+   * within it. Default: DEFAULT_IDLE_TIMEOUT_MS
    * (45 s, three of this server's heartbeats) on a server that keeps the wire contract, where a
    * resume is always safe; none on any other, whose heartbeats are unknown. 0: no limit.
    */

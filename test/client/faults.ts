@@ -23,11 +23,12 @@ export interface SeenRequest {
  * `how`: `error` (the read fails, a reset), `close` (the body just ends), `drop` (no answer at
  * all: the fetch rejects after the server got the request), `stall` (the body neither ends nor
  * carries another byte, the server still sending: a connection dropped without a word, as a NAT
- * drops one).
+ * drops one), `unanswered` (the request goes down such a connection: it never reaches the server,
+ * and the fetch waits until the client aborts it).
  */
 export interface Cut {
   readonly at: number;
-  readonly how?: 'error' | 'close' | 'drop' | 'stall';
+  readonly how?: 'error' | 'close' | 'drop' | 'stall' | 'unanswered';
 }
 
 export interface Logged {
@@ -72,6 +73,11 @@ export function faultyFetch(
     const time = Date.now();
     const seen = { method: request.method, lastEventId: request.headers.get('Last-Event-ID'), rpc, id: sent.id, headers: request.headers };
     const cut = target(seen) ? queue.shift() : undefined;
+    if (cut?.how === 'unanswered') {
+      log.push({ method: seen.method, rpc, lastEventId: seen.lastEventId, status: 0, streamId: null, cut, time });
+      const signal = init?.signal;
+      return new Promise<Response>((_, reject) => signal?.addEventListener('abort', () => reject(signal.reason), { once: true }));
+    }
     let response = await inProcess(request);
     response = (await tamper.response?.(response, request)) ?? response;
     const { method, lastEventId } = seen;
@@ -81,7 +87,7 @@ export function faultyFetch(
       await response.body.cancel();
       throw new TypeError('the connection was lost before the answer (injected)');
     }
-    const body = cutBody(response.body, cut.at, cut.how ?? 'error');
+    const body = cutBody(response.body, cut.at, (cut.how ?? 'error') as 'error' | 'close' | 'stall');
     return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
   };
   return Object.assign(faulty, { log });

@@ -278,6 +278,22 @@ describe('ForkSafeTransport with the official Client', () => {
     },
   );
 
+  it('a resume that goes down a dead connection (no answer at all) is abandoned after idleTimeoutMs and asked again', async () => {
+    const ends = await countdownFrameEnds('2025-11-25', FROM);
+    // The POST is cut after its first event; the first resume is never answered.
+    const fetch = faultyFetch(toolCallStreams, [{ at: ends[1]! }, { at: 0, how: 'unanswered' }]);
+    const { client, transport } = await connect(fetch, { idleTimeoutMs: 300, standaloneStream: false });
+    expect(await countdown(client, FROM, 20)).toEqual({ progress: progressed, result: liftoff(FROM) });
+    const resumes = fetch.log.filter((entry) => entry.method === 'GET' && entry.lastEventId !== null);
+    const post = fetch.log.find((entry) => entry.rpc === 'tools/call')!;
+    // Both from the first event: the unanswered one carried nothing.
+    expect(resumes.map((entry) => [entry.lastEventId, entry.status])).toEqual([
+      [`${transport.epoch}-${post.streamId}-1`, 0],
+      [`${transport.epoch}-${post.streamId}-1`, 200],
+    ]);
+    await client.close();
+  });
+
   it('idleTimeoutMs 0: a POST gone silent is waited on (here, until the bounded wait gives up)', async () => {
     const ends = await countdownFrameEnds('2025-11-25', FROM);
     const fetch = faultyFetch(firstToolCallPosts(), [{ at: ends[1]!, how: 'stall' }]);

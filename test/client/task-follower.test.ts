@@ -95,6 +95,7 @@ interface Sent {
   readonly seen: number;
   /** Stream bodies still open when it was sent. */
   readonly openStreams: number;
+  readonly signal: AbortSignal | undefined;
 }
 
 interface Script {
@@ -170,6 +171,7 @@ function server(script: Script = {}) {
       headers: new Headers(init?.headers),
       seen: seen.length,
       openStreams: bodies.open,
+      signal: init?.signal ?? undefined,
     };
     const n = log.length;
     log.push(sent);
@@ -342,6 +344,25 @@ describe('followTask: cuts', () => {
     expect(srv.bodies.cancelled).toBe(2);
     expectCursorsKept(srv);
   });
+
+  it.each(['tasks/stream', 'tasks/get'])(
+    'a %s that goes down a dead connection (no answer at all) is abandoned after idleTimeoutMs and sent again',
+    async (method) => {
+      let unanswered = 0;
+      const srv = server({
+        reply: (sent) => {
+          if (sent.method !== method || unanswered++ > 0) return undefined;
+          return new Promise<Response>((_, reject) =>
+            sent.signal?.addEventListener('abort', () => reject(sent.signal!.reason), { once: true }),
+          );
+        },
+      });
+      const { value, seqs } = await follow(srv, { idleTimeoutMs: 50 });
+      expect(seqs).toEqual(range(0, 19));
+      expect(value?.task).toEqual(COMPLETED);
+      expect(srv.log.filter((sent) => sent.method === method)).toHaveLength(2);
+    },
+  );
 
   it('resumes a cut tasks/get answer', async () => {
     const srv = server({
