@@ -57,7 +57,7 @@ describe("another principal's session", () => {
     const pairs: [string, (headers: Record<string, string>) => Promise<Response>][] = [
       ['a POST', (headers) => session.post({ jsonrpc: '2.0', id: 8, method: 'ping' }, headers)],
       ['a re-sent request id', (headers) => session.post(callTool(7, 'echo', { text: 'again' }), headers)],
-      ['a GET with a valid cursor', (headers) => session.get('1-2-1', headers)],
+      ['a GET with a valid cursor', (headers) => session.get(session.eventId(2, 1), headers)],
       ['a GET without one', (headers) => session.get(undefined, headers)],
       ['a DELETE', (headers) => session.delete(headers)],
     ];
@@ -88,7 +88,7 @@ describe('a client with the name of a user', () => {
 
   const pairs: [string, (session: Session, headers: Record<string, string>) => Promise<Response>][] = [
     ['a POST', (session, headers) => session.post({ jsonrpc: '2.0', id: 8, method: 'ping' }, headers)],
-    ['a GET with a valid cursor', (session, headers) => session.get('1-2-1', headers)],
+    ['a GET with a valid cursor', (session, headers) => session.get(session.eventId(2, 1), headers)],
     ['a GET without one', (session, headers) => session.get(undefined, headers)],
     ['a DELETE', (session, headers) => session.delete(headers)],
   ];
