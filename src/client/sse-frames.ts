@@ -78,6 +78,26 @@ export async function* sseFrames(
   }
 }
 
+/**
+ * A whole body as text (a JSON answer), each chunk within `idleMs` as sseFrames reads them:
+ * one that stops coming rejects with IdleConnectionError, and the body is closed.
+ */
+export async function bodyText(response: Response, idleMs: number | undefined): Promise<string> {
+  if (response.body === null) return '';
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  try {
+    for (;;) {
+      const chunk = await readWithin(reader, idleMs);
+      if (chunk.done) return text + decoder.decode();
+      text += decoder.decode(chunk.value, { stream: true });
+    }
+  } finally {
+    reader.cancel().catch(() => undefined);
+  }
+}
+
 /** The next chunk, or IdleConnectionError once `idleMs` pass without one (the read is left to the cancel). */
 function readWithin(
   reader: ReadableStreamDefaultReader<Uint8Array>,

@@ -36,7 +36,7 @@ import {
   retryAfterMs,
   sleep,
 } from './http.ts';
-import { sseBody, sseFrames } from './sse-frames.ts';
+import { bodyText, sseBody, sseFrames } from './sse-frames.ts';
 
 /** What the transport lends each of its followers. */
 export interface FollowerHost {
@@ -312,7 +312,7 @@ export class StreamFollower {
     if (type === 'application/json') {
       let body: unknown;
       try {
-        body = JSON.parse(await response.text());
+        body = JSON.parse(await bodyText(response, this.#host.idleTimeoutMs));
       } catch (error) {
         throw new Broken('the JSON answer was cut', { cause: error });
       }

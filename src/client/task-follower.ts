@@ -25,7 +25,7 @@
 import type { MODERN_PROTOCOL_VERSIONS } from '../core/era.ts';
 import { encodeHeaderValue } from '../core/header-value.ts';
 import { SseParser } from '../core/sse-parser.ts';
-import { idleLimit, sseBody, sseFrames } from './sse-frames.ts';
+import { bodyText, idleLimit, sseBody, sseFrames } from './sse-frames.ts';
 import { isTerminal, TASKS_EXTENSION } from '../core/task.ts';
 import { HEADERS } from '../core/wire.ts';
 import { reconnectDelay, reconnectOptions, STEADY_CONNECTION_MS, type ReconnectOptions } from './backoff.ts';
@@ -228,7 +228,7 @@ class TaskFollower {
     const type = mediaType(response);
     if (type === 'application/json') {
       // Answered at once: its result (nothing after the cursor of an ended task) or its refusal.
-      const message = readStreamMessage(await jsonOf(response), id, this.#taskId);
+      const message = readStreamMessage(await jsonOf(response, this.#idleTimeoutMs), id, this.#taskId);
       if (message.kind === 'event' || message.kind === 'other')
         throw this.#violation('unexpected_response', 'a JSON answer that is not a response');
       await this.#take(message, after);
@@ -286,7 +286,8 @@ class TaskFollower {
     const id = this.#nextId++;
     const response = await this.#post('tasks/get', id, { taskId: this.#taskId });
     if (!response.ok) return this.#refused('tasks/get', response, undefined);
-    const body = mediaType(response) === 'text/event-stream' ? await responseInStream(response) : await jsonOf(response);
+    const idleMs = this.#idleTimeoutMs;
+    const body = mediaType(response) === 'text/event-stream' ? await responseInStream(response, idleMs) : await jsonOf(response, idleMs);
     const answer = readTaskAnswer(body, id, this.#taskId);
     if (answer.kind === 'task') return answer.task;
     if (answer.kind === 'error') throw this.#failure('tasks/get', 200, answer.error, undefined);
@@ -347,20 +348,20 @@ class TaskFollower {
   }
 }
 
-/** A JSON body; one that cannot be read whole was cut. */
-async function jsonOf(response: Response): Promise<unknown> {
+/** A JSON body; one that cannot be read whole (or stops coming for `idleMs`) was cut. */
+async function jsonOf(response: Response, idleMs: number | undefined): Promise<unknown> {
   try {
-    return JSON.parse(await response.text());
+    return JSON.parse(await bodyText(response, idleMs));
   } catch (error) {
     throw new Transient('the JSON answer was cut', { cause: error });
   }
 }
 
 /** The response among an SSE answer's messages (a `tasks/get` may be answered so); one without it was cut. */
-async function responseInStream(response: Response): Promise<unknown> {
+async function responseInStream(response: Response, idleMs: number | undefined): Promise<unknown> {
   let text: string;
   try {
-    text = await response.text();
+    text = await bodyText(response, idleMs);
   } catch (error) {
     throw new Transient('the answer was cut', { cause: error });
   }

@@ -364,6 +364,27 @@ describe('followTask: cuts', () => {
     },
   );
 
+  it('a tasks/get answer whose body goes silent half-way is taken as dead after idleTimeoutMs and asked again', async () => {
+    const srv = server({
+      reply: (sent, n) => {
+        if (sent.method !== 'tasks/get' || n !== 1) return undefined;
+        const half = encoder.encode('{"jsonrpc":"2.0","id":');
+        let sentHalf = false;
+        const body = new ReadableStream<Uint8Array>({
+          pull(controller) {
+            if (sentHalf) return new Promise<void>(() => undefined); // nothing more, never an end
+            sentHalf = true;
+            controller.enqueue(half);
+          },
+        });
+        return new Response(body, { headers: { 'Content-Type': 'application/json' } });
+      },
+    });
+    const { value } = await follow(srv, { idleTimeoutMs: 50 });
+    expect(value?.task).toEqual(COMPLETED);
+    expect(srv.log.map((sent) => sent.method)).toEqual(['tasks/stream', 'tasks/get', 'tasks/get']);
+  });
+
   it('resumes a cut tasks/get answer', async () => {
     const srv = server({
       reply: (sent, n) =>

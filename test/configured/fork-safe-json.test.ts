@@ -67,10 +67,12 @@ describe('ForkSafeTransport in JSON response mode', () => {
     { name: 'ended mid-way into its body', cut: { at: 20, how: 'close' } },
     // {"result":{"content":[{"type":"text","text":"1"}]},"jsonrpc":"2.0","id":1} is 74 bytes.
     { name: 'ended one byte short', cut: { at: 73, how: 'close' } },
+    // With no close or reset: taken as dead after idleTimeoutMs (300 ms here).
+    { name: 'silent mid-way into its body', cut: { at: 20, how: 'stall' } },
   ])('a tally whose JSON answer is $name runs once: its stream replayed from its start', async ({ cut }) => {
     const types = contentTypes();
     const fetch = faultyFetch(firstToolCallPosts(), [cut], types);
-    const { client, errors, transport } = await connect(fetch, { standaloneStream: false });
+    const { client, errors, transport } = await connect(fetch, { standaloneStream: false, idleTimeoutMs: 300 });
     expect(await tally(client, 'once')).toBe('1');
     // Its headers named the stream: resumed from its start. No answer at all: re-sent, refused as
     // a duplicate naming that start.
