@@ -243,6 +243,12 @@ export class StreamFollower {
         this.#position = undefined;
         return response;
       }
+      if (mediaType(response) === 'application/json') {
+        // A resume is answered with the stream's events: a JSON body carries no event ids, so
+        // nothing in it can be checked as the continuation of the cursor.
+        await response.body?.cancel().catch(() => undefined);
+        throw new ForkDetectedError('missing_id', cursor, 'a JSON answer to a resume: its messages carry no event ids');
+      }
       const verdict = judgeResume(this.#position ?? positionOf(cursor), resumeHeaders(response.headers));
       // A standalone cursor with nothing after it: nothing was missed; this is a new standalone stream.
       if (verdict.kind === 'continued' || (verdict.kind === 'new-standalone' && this.#plan === undefined)) {

@@ -89,6 +89,19 @@ describe('a resume that does not continue the cursor', () => {
       reason: 'missing_id',
     },
     {
+      name: 'a JSON answer, whose messages carry no event ids to check',
+      tamper: {
+        async response(response, request) {
+          if (!isResume(request) || !response.ok) return response;
+          await response.body?.cancel();
+          const headers = new Headers(response.headers);
+          headers.set('Content-Type', 'application/json');
+          return new Response(forged(), { status: 200, headers });
+        },
+      },
+      reason: 'missing_id',
+    },
+    {
       name: 'an id of another server’s format',
       tamper: withBody(() => `id: abc\ndata: ${forged()}\n\n`),
       reason: 'malformed_id',
