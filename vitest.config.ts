@@ -60,6 +60,7 @@ export default defineConfig({
             'test/buffered/**',
             'test/auth/**',
             'test/oauth/**',
+            'test/oauth-scopes/**',
             'test/principals/**',
             'test/scale/**',
             'test/metrics/recorded-run.test.ts',
@@ -126,6 +127,16 @@ export default defineConfig({
           ),
         ],
         test: { ...shared, name: 'oauth', include: ['test/oauth/**/*.test.ts'] },
+      },
+      {
+        // AUTH=oauth with two required scopes: a token narrowed on refresh holds only what it kept.
+        plugins: [
+          worker(
+            { AUTH: 'oauth', MCP_RESOURCE: 'http://localhost/mcp', AUTH_SCOPES: 'mcp files:read' },
+            { ratelimits: { MCP_RATE_LIMIT: { namespace_id: '1001', simple: { limit: 60, period: 60 } } } },
+          ),
+        ],
+        test: { ...shared, name: 'oauth-scopes', include: ['test/oauth-scopes/**/*.test.ts'] },
       },
       {
         // A small connection buffer, so a slow client's connection falls behind and reads the

@@ -143,10 +143,11 @@ export class MessageRouter {
    * recovers the original call from its first event.
    */
   register(live: LiveSession, requests: readonly JsonRpcRequest[], keys: readonly string[]): StreamRecord {
-    // initialize's id is the session record's, answered on stream 1, in the session's first epoch.
+    // initialize's id is the session record's, answered on stream 1, in the session's first epoch
+    // (its row lives as long as the session: a cursor naming another epoch would be wrong).
     const initialize = live.record.initializeKey;
     if (initialize !== null && keys.includes(initialize)) {
-      this.#refuseReused(requests.find((r) => idKey(r.id) === initialize)!, this.#streams.log.stream(1)?.epoch ?? live.record.epoch, 1);
+      this.#refuseReused(requests.find((r) => idKey(r.id) === initialize)!, this.#streams.log.stream(1)!.epoch, 1);
     }
     try {
       const stream = this.#streams.openRequestStream(live.record.epoch, keys, { id: requests.length === 1 ? requests[0]!.id : null });

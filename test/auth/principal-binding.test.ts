@@ -103,6 +103,7 @@ describe('a client with the name of a user', () => {
 
   it("does not reach the user's session: it is answered as an unknown session", async () => {
     const session = await openSession('2025-11-25', {}, await bearer('alice'));
+    await session.call('tools/call', { name: 'echo', arguments: { text: 'first' } }); // stream 2: a real cursor to try
     await expectUnknownTo(session, await client('alice'));
     expect(messages(await session.call('tools/call', { name: 'echo', arguments: { text: 'mine' } })).at(-1)).toMatchObject({
       result: { content: [{ text: 'mine' }] },
@@ -111,6 +112,7 @@ describe('a client with the name of a user', () => {
 
   it("is not reached by the user: the client's session is unknown to it", async () => {
     const session = await openSession('2025-11-25', {}, await client('alice'));
+    await session.call('tools/call', { name: 'echo', arguments: { text: 'first' } });
     await expectUnknownTo(session, await bearer('alice'));
   });
 
