@@ -79,6 +79,26 @@ export async function* sseFrames(
 }
 
 /**
+ * `request`, for an answer the server gives at once (a resume's first bytes, a task's state, a
+ * notification's 202): one that has not begun within `idleMs` went down a dead connection, and
+ * its request is aborted with IdleConnectionError. Undefined `idleMs`: as long as it takes.
+ */
+export async function answeredWithin<T>(
+  idleMs: number | undefined,
+  signal: AbortSignal,
+  request: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  if (idleMs === undefined) return request(signal);
+  const waited = new AbortController();
+  const timer = setTimeout(() => waited.abort(new IdleConnectionError(idleMs)), idleMs);
+  try {
+    return await request(AbortSignal.any([signal, waited.signal]));
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
  * A whole body as text (a JSON answer), each chunk within `idleMs` as sseFrames reads them:
  * one that stops coming rejects with IdleConnectionError, and the body is closed.
  */

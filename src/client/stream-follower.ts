@@ -15,7 +15,6 @@ import {
   ForkDetectedError,
   ForkSafeTransportError,
   HttpStatusError,
-  IdleConnectionError,
   ReconnectExhaustedError,
   RequestCancelledError,
   RequestLostError,
@@ -36,7 +35,7 @@ import {
   retryAfterMs,
   sleep,
 } from './http.ts';
-import { bodyText, sseBody, sseFrames } from './sse-frames.ts';
+import { answeredWithin, bodyText, sseBody, sseFrames } from './sse-frames.ts';
 
 /** What the transport lends each of its followers. */
 export interface FollowerHost {
@@ -284,16 +283,8 @@ export class StreamFollower {
    * dropped without a word), and is abandoned — a break, so it is asked again. A POST is not
    * bounded so: a JSON-mode answer comes only when its call ends.
    */
-  async #boundedGet(cursor: string | undefined): Promise<Response> {
-    const idleMs = this.#host.idleTimeoutMs;
-    if (idleMs === undefined) return this.#host.get(cursor, this.#signal);
-    const waited = new AbortController();
-    const timer = setTimeout(() => waited.abort(new IdleConnectionError(idleMs)), idleMs);
-    try {
-      return await this.#host.get(cursor, AbortSignal.any([this.#signal, waited.signal]));
-    } finally {
-      clearTimeout(timer);
-    }
+  #boundedGet(cursor: string | undefined): Promise<Response> {
+    return answeredWithin(this.#host.idleTimeoutMs, this.#signal, (signal) => this.#host.get(cursor, signal));
   }
 
   /** A fetch whose failure is a break (the network), and whose 404 ends the session. */

@@ -25,13 +25,12 @@
 import type { MODERN_PROTOCOL_VERSIONS } from '../core/era.ts';
 import { encodeHeaderValue } from '../core/header-value.ts';
 import { SseParser } from '../core/sse-parser.ts';
-import { bodyText, idleLimit, sseBody, sseFrames } from './sse-frames.ts';
+import { answeredWithin, bodyText, idleLimit, sseBody, sseFrames } from './sse-frames.ts';
 import { isTerminal, TASKS_EXTENSION } from '../core/task.ts';
 import { HEADERS } from '../core/wire.ts';
 import { reconnectDelay, reconnectOptions, STEADY_CONNECTION_MS, type ReconnectOptions } from './backoff.ts';
 import {
   HttpStatusError,
-  IdleConnectionError,
   ReconnectExhaustedError,
   TaskEventsGoneError,
   TaskFollowCancelledError,
@@ -304,20 +303,12 @@ class TaskFollower {
     const body = JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: this.#meta } });
     // Both methods are answered at once (a stream's first bytes, a task's state): an answer that
     // has not begun within the idle limit went down a dead connection, and is asked again.
-    const idleMs = this.#idleTimeoutMs;
-    const waited = new AbortController();
-    const timer = idleMs === undefined ? null : setTimeout(() => waited.abort(new IdleConnectionError(idleMs)), idleMs);
     try {
-      return await this.#fetch(this.#options.url, {
-        method: 'POST',
-        headers,
-        body,
-        signal: AbortSignal.any([this.#signal, waited.signal]),
-      });
+      return await answeredWithin(this.#idleTimeoutMs, this.#signal, (signal) =>
+        this.#fetch(this.#options.url, { method: 'POST', headers, body, signal }),
+      );
     } catch (error) {
       throw new Transient('the request failed', { cause: error });
-    } finally {
-      clearTimeout(timer);
     }
   }
 

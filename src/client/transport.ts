@@ -16,7 +16,7 @@ import { reconnectOptions, type ReconnectOptions } from './backoff.ts';
 import { formatPosition, headerNumber, isLaterStream, type Position } from './continuation.ts';
 import { ForkSafeTransportError, HttpStatusError, ReconnectExhaustedError, SessionLostError, type RequestId } from './errors.ts';
 import { isRequest, readError, type FetchLike } from './http.ts';
-import { idleLimit } from './sse-frames.ts';
+import { answeredWithin, idleLimit } from './sse-frames.ts';
 import { StreamFollower, type FollowerHost } from './stream-follower.ts';
 import { WireIds } from './wire-ids.ts';
 
@@ -162,8 +162,10 @@ export class ForkSafeTransport implements Transport {
       if (id !== undefined) for (const follower of this.#followers) follower.cancel(id);
     }
     if (this.#lost !== undefined) throw new SessionLostError(this.#lost.sessionId, []);
-    const signal = this.#session.signal;
-    const response = await this.#post(message, signal, options?.headers);
+    // Answered at once (202): no answer within the idle limit is a dead connection, and fails the send.
+    const response = await answeredWithin(this.#host.idleTimeoutMs, this.#session.signal, (signal) =>
+      this.#post(message, signal, options?.headers),
+    );
     if (response.status === 404) {
       await response.body?.cancel().catch(() => undefined);
       this.#sessionGone();
@@ -185,12 +187,9 @@ export class ForkSafeTransport implements Transport {
    */
   async terminateSession(): Promise<void> {
     if (this.#sessionId === undefined) return;
-    const response = await this.#fetch(this.#url, {
-      ...this.#options.requestInit,
-      method: 'DELETE',
-      headers: this.#headers({}),
-      ...(this.#session !== undefined && { signal: this.#session.signal }),
-    });
+    const response = await answeredWithin(this.#host.idleTimeoutMs, this.#session?.signal ?? new AbortController().signal, (signal) =>
+      this.#fetch(this.#url, { ...this.#options.requestInit, method: 'DELETE', headers: this.#headers({}), signal }),
+    );
     await response.body?.cancel().catch(() => undefined);
     if (!response.ok && response.status !== 405 && response.status !== 404) {
       throw new HttpStatusError(response.status, undefined, response.statusText);

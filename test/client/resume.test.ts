@@ -6,7 +6,7 @@
 import type { Transport } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
 import { STEADY_CONNECTION_MS } from '../../src/client/backoff.ts';
-import { ForkSafeTransport, ReconnectExhaustedError } from '../../src/client/index.ts';
+import { ForkSafeTransport, IdleConnectionError, ReconnectExhaustedError } from '../../src/client/index.ts';
 import {
   connect,
   countdown,
@@ -291,6 +291,18 @@ describe('ForkSafeTransport with the official Client', () => {
       [`${transport.epoch}-${post.streamId}-1`, 0],
       [`${transport.epoch}-${post.streamId}-1`, 200],
     ]);
+    await client.close();
+  });
+
+  it('a notification (answered at once, 202) that goes down a dead connection fails after idleTimeoutMs instead of waiting forever', async () => {
+    const fetch = faultyFetch((request) => request.rpc === 'notifications/cancelled', [{ at: 0, how: 'unanswered' }]);
+    const { client } = await connect(fetch, { idleTimeoutMs: 300, standaloneStream: false });
+    const cancel = () => client.notification({ method: 'notifications/cancelled', params: { requestId: 'never-sent' } });
+    const outcome = await settle(cancel(), 5_000);
+    expect(outcome).not.toBe('hung');
+    expect((outcome as { error?: unknown }).error).toBeInstanceOf(IdleConnectionError);
+    await cancel(); // the next one goes through
+    expect(fetch.log.filter((entry) => entry.rpc === 'notifications/cancelled').map((entry) => entry.status)).toEqual([0, 202]);
     await client.close();
   });
 
