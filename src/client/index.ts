@@ -26,6 +26,6 @@ export {
 export type { ForkReason } from './continuation.ts';
 export { DEFAULT_RECONNECT, type ReconnectOptions } from './backoff.ts';
 export type { FetchLike } from './http.ts';
-export { DEFAULT_IDLE_TIMEOUT_MS } from './sse-frames.ts';
+export { DEFAULT_IDLE_TIMEOUT_MS } from './idle-limit.ts';
 export { followTask, type FollowedTask, type FollowTaskOptions } from './task-follower.ts';
 export { isTerminalEvent, readTaskEvent, type DetailedTask, type KnownTaskEvent, type TaskStreamEvent } from './task-events.ts';

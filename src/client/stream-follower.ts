@@ -35,14 +35,15 @@ import {
   retryAfterMs,
   sleep,
 } from './http.ts';
-import { answeredWithin, bodyText, sseBody, sseFrames } from './sse-frames.ts';
+import { answeredWithin, bodyText } from './idle-limit.ts';
+import { sseBody, sseFrames } from './sse-frames.ts';
 
 /** What the transport lends each of its followers. */
 export interface FollowerHost {
   /** Whether the server keeps the wire contract (its `initialize` answer had `Mcp-Session-Epoch`); read at every step. */
   readonly forkSafe: boolean;
   readonly reconnect: ReconnectOptions;
-  /** How long a connection may carry nothing before it is taken as dead (sse-frames.ts); undefined: no limit. Read at every connection. */
+  /** How long a connection may carry nothing before it is taken as dead (idle-limit.ts); undefined: no limit. Read at every connection. */
   readonly idleTimeoutMs: number | undefined;
   /** The server's last `retry:`, shared by the session's streams. */
   retryMs: number | undefined;

@@ -25,7 +25,8 @@
 import type { MODERN_PROTOCOL_VERSIONS } from '../core/era.ts';
 import { encodeHeaderValue } from '../core/header-value.ts';
 import { SseParser } from '../core/sse-parser.ts';
-import { answeredWithin, bodyText, idleLimit, sseBody, sseFrames } from './sse-frames.ts';
+import { answeredWithin, bodyText, idleLimit } from './idle-limit.ts';
+import { sseBody, sseFrames } from './sse-frames.ts';
 import { isTerminal, TASKS_EXTENSION } from '../core/task.ts';
 import { HEADERS } from '../core/wire.ts';
 import { reconnectDelay, reconnectOptions, STEADY_CONNECTION_MS, type ReconnectOptions } from './backoff.ts';

@@ -16,7 +16,7 @@ import { reconnectOptions, type ReconnectOptions } from './backoff.ts';
 import { formatPosition, headerNumber, isLaterStream, type Position } from './continuation.ts';
 import { ForkSafeTransportError, HttpStatusError, ReconnectExhaustedError, SessionLostError, type RequestId } from './errors.ts';
 import { isRequest, readError, type FetchLike } from './http.ts';
-import { answeredWithin, idleLimit } from './sse-frames.ts';
+import { answeredWithin, idleLimit } from './idle-limit.ts';
 import { StreamFollower, type FollowerHost } from './stream-follower.ts';
 import { WireIds } from './wire-ids.ts';
 
@@ -187,7 +187,7 @@ export class ForkSafeTransport implements Transport {
    */
   async terminateSession(): Promise<void> {
     if (this.#sessionId === undefined) return;
-    const response = await answeredWithin(this.#host.idleTimeoutMs, this.#session?.signal ?? new AbortController().signal, (signal) =>
+    const response = await answeredWithin(this.#host.idleTimeoutMs, this.#session?.signal, (signal) =>
       this.#fetch(this.#url, { ...this.#options.requestInit, method: 'DELETE', headers: this.#headers({}), signal }),
     );
     await response.body?.cancel().catch(() => undefined);

@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { IdleConnectionError } from '../../src/client/errors.ts';
 import { followTask, ForkSafeTransport } from '../../src/client/index.ts';
 import { readConfig } from '../../src/config.ts';
-import { DEFAULT_IDLE_TIMEOUT_MS, idleLimit, sseFrames } from '../../src/client/sse-frames.ts';
+import { DEFAULT_IDLE_TIMEOUT_MS, idleLimit } from '../../src/client/idle-limit.ts';
+import { sseFrames } from '../../src/client/sse-frames.ts';
 import type { SseFrame } from '../../src/core/sse-parser.ts';
 import { settle } from './faults.ts';
 

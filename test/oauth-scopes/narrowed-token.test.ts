@@ -5,23 +5,7 @@
  * narrowed below what the endpoint requires is refused — though its grant has every scope.
  */
 import { describe, expect, it } from 'vitest';
-import { RESOURCE, send, signIn, whoami } from '../oauth/oauth-flow.ts';
-
-async function refresh(tokens: { refresh_token: string; client_id: string }, scope?: string) {
-  const response = await send('/oauth/token', {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      grant_type: 'refresh_token',
-      refresh_token: tokens.refresh_token,
-      client_id: tokens.client_id,
-      resource: RESOURCE,
-      ...(scope !== undefined && { scope }),
-    }),
-  });
-  expect(response.status).toBe(200);
-  return (await response.json()) as { access_token: string; scope: string };
-}
+import { refresh, send, signIn, whoami } from '../oauth/oauth-flow.ts';
 
 const initialize = (token: string) =>
   send('/mcp', {

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { initializeRequest } from '../support/mcp-http.ts';
-import { freshAddress, ORIGIN, REDIRECT, RESOURCE, registerClient, send, signIn } from './oauth-flow.ts';
+import { freshAddress, ORIGIN, REDIRECT, RESOURCE, refresh, registerClient, send, signIn } from './oauth-flow.ts';
 
 const post = (body: unknown, headers: Record<string, string>) =>
   send('/mcp', {
@@ -80,18 +80,7 @@ describe('the embedded authorization server', () => {
   it('keeps the session across a refreshed token', async () => {
     const tokens = await signIn('bob');
     const session = await openSession(tokens.access_token);
-    const refreshed = await send('/oauth/token', {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        grant_type: 'refresh_token',
-        refresh_token: tokens.refresh_token,
-        client_id: tokens.client_id,
-        resource: RESOURCE,
-      }),
-    });
-    expect(refreshed.status).toBe(200);
-    const next = ((await refreshed.json()) as { access_token: string }).access_token;
+    const next = (await refresh(tokens)).access_token;
     expect(next).not.toBe(tokens.access_token);
     expect(await whoami(next, session)).toEqual({ id: 'oauth#bob', scopes: ['mcp'] });
   });

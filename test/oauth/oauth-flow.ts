@@ -111,6 +111,26 @@ export async function signIn(
   return { access_token: tokens.access_token!, refresh_token: tokens.refresh_token!, scope: tokens.scope, client_id: clientId };
 }
 
+/** A refresh of `tokens`' grant at the token endpoint, narrowed to `scope` when given (RFC 6749 §6); it must succeed. */
+export async function refresh(
+  tokens: { refresh_token: string; client_id: string },
+  scope?: string,
+): Promise<{ access_token: string; scope: string }> {
+  const response = await send('/oauth/token', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token,
+      client_id: tokens.client_id,
+      resource: RESOURCE,
+      ...(scope !== undefined && { scope }),
+    }),
+  });
+  expect(response.status).toBe(200);
+  return (await response.json()) as { access_token: string; scope: string };
+}
+
 const post = (body: unknown, headers: Record<string, string>) =>
   send('/mcp', {
     method: 'POST',
