@@ -66,6 +66,7 @@ describe('the Worker under fuzzed requests', () => {
     const count = (key: string) => world.statuses.get(key) ?? 0;
     expect(world.tally.requests).toBeGreaterThan(1_000);
     expect(world.issued.size, 'initialize requests among the fuzz opened sessions').toBeGreaterThan(10);
+    expect(world.tally.resumed, 'GETs resumed from a cursor').toBeGreaterThan(0);
     for (const key of [
       'POST 200',
       'POST 202',

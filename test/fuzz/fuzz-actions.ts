@@ -15,10 +15,16 @@ export type SessionRef =
   | { kind: 'deleted'; pick: number }
   | { kind: 'literal'; value: string };
 
-/** Which cursor a GET sends: one the server issued (maybe spoiled), another session's, or any text. */
+/**
+ * Which cursor a GET sends: one the server issued (maybe spoiled), another session's, one of
+ * any stream and seq in the session's own epoch (`epoch` 0; 1–3: the epoch after it, 1, 0), or
+ * any text. A session's first epoch is random, so only `shaped` reaches streams the fuzz never
+ * read an id of.
+ */
 export type CursorRef =
   | { kind: 'none' }
   | { kind: 'real'; pick: number; mutation: number; foreign: boolean }
+  | { kind: 'shaped'; epoch: number; stream: number; seq: number }
   | { kind: 'literal'; value: string };
 
 export interface Action {
@@ -69,8 +75,13 @@ const cursor = fc.oneof(
   {
     weight: 2,
     arbitrary: fc
+      .record({ epoch: fc.nat({ max: 3 }), stream: fc.nat({ max: 12 }), seq: fc.nat({ max: 12 }) })
+      .map((r): CursorRef => ({ kind: 'shaped', ...r })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
       .oneof(
-        fc.tuple(fc.nat({ max: 3 }), fc.nat({ max: 12 }), fc.nat({ max: 12 })).map(([e, s, q]) => `${e}-${s}-${q}`),
         fc.constantFrom(
           '',
           '-',

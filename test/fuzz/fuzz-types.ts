@@ -15,9 +15,18 @@ export const CLIENT_REFUSAL = 'ClientRefusal';
 export const LEGACY_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;
 export const MODERN_VERSION = '2026-07-28';
 
-export type Tally = { requests: number; fiveXX: number; leaks: number; withoutInitialize: number; broken: number; skipped: number };
+export type Tally = {
+  requests: number;
+  fiveXX: number;
+  leaks: number;
+  withoutInitialize: number;
+  broken: number;
+  skipped: number;
+  /** GETs whose cursor the server took as a continuation point: how much the fuzz reached past the refusals. */
+  resumed: number;
+};
 export type Violation = { kind: 'fiveXX' | 'leaks' | 'withoutInitialize' | 'broken'; what: string; request: string; answer: string };
 
 /** The one line both runners print. */
 export const summary = (t: Tally, seed: number) =>
-  `fuzz: ${t.requests} requests, ${t.fiveXX} 5xx, ${t.leaks} leaks, ${t.withoutInitialize} sessions without initialize, ${t.broken} broken sessions (seed ${seed})`;
+  `fuzz: ${t.requests} requests, ${t.fiveXX} 5xx, ${t.leaks} leaks, ${t.withoutInitialize} sessions without initialize, ${t.broken} broken sessions, ${t.resumed} resumes (seed ${seed})`;

@@ -11,6 +11,8 @@ const CLIENT_HEADERS = { 'Content-Type': 'application/json', Accept: 'applicatio
 export interface Witness {
   readonly id: string;
   readonly version: string;
+  /** The session's epoch, as its initialize answer gave it. */
+  readonly epoch: string | undefined;
   /** The stream of the echo made before the fuzz: its first id (the priming event) and every event after. */
   readonly cursor: string;
   readonly events: readonly { id: string; data: string }[];
@@ -51,7 +53,7 @@ export async function openWitness(fetcher: Fetcher, origin: string, version = '2
   const { cursor, events } = finishedStream(call.text);
   if (call.response.status !== 200 || !call.complete || events.length === 0)
     throw new Error(`witness: echo answered ${call.response.status} ${call.text}`);
-  return { id, version, cursor, events };
+  return { id, version, epoch: init.response.headers.get('Mcp-Session-Epoch') ?? undefined, cursor, events };
 }
 
 /**

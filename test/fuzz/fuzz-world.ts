@@ -27,6 +27,8 @@ interface KnownSession {
   readonly version: string;
   /** Event ids this session's SSE answers carried, newest last. */
   readonly cursors: string[];
+  /** Its epoch (`Mcp-Session-Epoch` of its initialize answer), once known. */
+  epoch?: string;
 }
 
 export interface WorldOptions {
@@ -58,7 +60,7 @@ const LEAKS: readonly RegExp[] = [
 ];
 
 export class FuzzWorld {
-  readonly tally: Tally = { requests: 0, fiveXX: 0, leaks: 0, withoutInitialize: 0, broken: 0, skipped: 0 };
+  readonly tally: Tally = { requests: 0, fiveXX: 0, leaks: 0, withoutInitialize: 0, broken: 0, skipped: 0, resumed: 0 };
   readonly violations: Violation[] = [];
   readonly statuses = new Map<string, number>();
   /** Error answers by status and message (numbers and quoted values blanked): what the fuzz mostly hits. */
@@ -85,9 +87,9 @@ export class FuzzWorld {
   }
 
   /** A session of the pool for the fuzz to use (and abuse). */
-  adopt(session: { id: string; version: string }): void {
+  adopt(session: { id: string; version: string; epoch?: string }): void {
     this.issued.add(session.id);
-    this.live.push({ id: session.id, version: session.version, cursors: [] });
+    this.live.push({ id: session.id, version: session.version, cursors: [], epoch: session.epoch });
     if (this.live.length > MAX_LIVE) this.live.shift();
   }
 
@@ -128,6 +130,7 @@ export class FuzzWorld {
       () => built.leave.abort(),
     );
     const key = `${action.method.toUpperCase()} ${response.status}`;
+    if (response.headers.get('Mcp-Stream-Resumed') === 'true' && request.headers.has('Last-Event-ID')) this.tally.resumed++;
     this.statuses.set(key, (this.statuses.get(key) ?? 0) + 1);
     if (response.status >= 400) {
       const message = /"message":"((?:[^"\\]|\\.){0,80})/.exec(answer.text)?.[1]?.replace(/\\?"[^"]*\\?"|\d+/g, '_') ?? '';
@@ -177,6 +180,11 @@ export class FuzzWorld {
   #cursorOf(ref: CursorRef, known: KnownSession | undefined): string | undefined {
     if (ref.kind === 'none') return undefined;
     if (ref.kind === 'literal') return ref.value;
+    if (ref.kind === 'shaped') {
+      const own = Number(known?.epoch ?? known?.cursors[0]?.split('-')[0] ?? 1);
+      const epoch = [own, own + 1, 1, 0][ref.epoch % 4];
+      return `${epoch}-${ref.stream}-${ref.seq}`;
+    }
     const pool = ref.foreign || known === undefined ? this.live.flatMap((s) => (s === known ? [] : s.cursors)) : known.cursors;
     const real = pool.length === 0 ? '1-1-0' : pool[ref.pick % pool.length]!;
     return mutateCursor(real, ref.mutation);
@@ -326,7 +334,11 @@ export class FuzzWorld {
     if (given !== null && response.status === 200) {
       const params = isObject(target.parsed) && isObject(target.parsed.params) ? target.parsed.params : {};
       const asked = typeof params.protocolVersion === 'string' ? params.protocolVersion : '2025-11-25';
-      this.adopt({ id: given, version: (LEGACY_VERSIONS as readonly string[]).includes(asked) ? asked : '2025-11-25' });
+      this.adopt({
+        id: given,
+        version: (LEGACY_VERSIONS as readonly string[]).includes(asked) ? asked : '2025-11-25',
+        epoch: response.headers.get('Mcp-Session-Epoch') ?? undefined,
+      });
     }
     const id = target.sessionId;
     if (id === undefined) return;
@@ -345,9 +357,9 @@ export class FuzzWorld {
   }
 
   /** A session the fuzz may use but must leave working. */
-  protect(session: { id: string; version: string }): void {
+  protect(session: { id: string; version: string; epoch?: string }): void {
     this.issued.add(session.id);
-    this.witnesses.push({ id: session.id, version: session.version, cursors: [] });
+    this.witnesses.push({ id: session.id, version: session.version, cursors: [], epoch: session.epoch });
   }
 
   /** DELETE must never reach a witness: the fuzz aims it at a deleted session instead. */
