@@ -53,6 +53,10 @@ export class RelayConnection implements Connection {
   readonly #sink = new RelaySink(
     () => this.#record(),
     () => this.#end(false),
+    () => {
+      this.#catchUp();
+      this.#record();
+    },
   );
   #closed = false;
   /** The last event written to this connection. */
@@ -152,7 +156,7 @@ export class RelayConnection implements Connection {
   /**
    * The first answer: everything written so far, as text if the connection has ended (the
    * whole answer), else as the bridge, which carries what the connection writes until `bind`.
-   * Its bytes count as unacknowledged until the Worker's first ack.
+   * Its bytes count as not taken until the runtime takes them from it (relay-sink.ts).
    */
   firstAnswer(): string | ReadableStream<Uint8Array> {
     return this.#sink.firstAnswer(this.#closed);
@@ -194,6 +198,7 @@ export class RelayConnection implements Connection {
       // Acknowledgements will make room, and the log has the rest. Recorded: an object that
       // hibernated with `behind: false` would never read on when its client wakes it.
       this.#behind = true;
+      this.#sink.wantRoom();
       this.#sink.recordSoon();
       return;
     }
@@ -241,6 +246,7 @@ export class RelayConnection implements Connection {
       for (const event of events) this.#take(event);
       if (this.#position >= lastSeq) this.#behind = false;
     }
+    if (this.#behind && !this.#closed) this.#sink.wantRoom();
     if (this.#finishing && !this.#behind) this.close();
   }
 

@@ -2,7 +2,18 @@
  * Where a relayed connection's frames go, in order: into its first answer while the request's
  * turn lasts; then into the bridge (the first answer's body, still open); then, once the
  * Worker binds it, onto the relay socket (core/relay.ts). The sink also counts what the
- * connection's credit depends on: bytes not yet acknowledged, wherever they are.
+ * connection's credit depends on: bytes not yet taken, wherever they are.
+ *
+ * On the socket, taken means acknowledged by the Worker. The bridge has no acks: it is a
+ * stream the runtime pulls from only as fast as the Worker, and through it the client, takes
+ * what it read (native pipes, holding a chunk or so each). So the bridge hands the runtime
+ * bytes only when it asks for them, keeps the rest itself, and counts what it kept as not
+ * taken; each time the runtime takes some, a connection waiting for room goes on. When the
+ * socket is bound, what the runtime has not taken goes on the socket, after the bridge's
+ * bytes: nothing is left in a closed bridge to be lost with the instance. (Counting all the
+ * bridge's bytes as not taken until the socket's first ack held a stream that wrote a buffer's
+ * worth within BRIDGE_MS at the buffer until the socket opened: progress {n: 20000}, 108–133
+ * ms at byte 1,048,625.)
  *
  * Per-message cost dominates a stream of small events (measured through `wrangler dev`: 10,000
  * progress events took 10.9 s as one chunk each, 1.0 s coalesced). So the first frame of a
@@ -23,10 +34,20 @@ export class RelaySink {
   #socket: RelaySocket | undefined;
   /** The first answer's body while it carries the connection, until the socket is bound. */
   #bridge: ReadableStreamDefaultController<Uint8Array> | undefined;
+  /** Written for the bridge and not yet asked for by the runtime, and its UTF-8 size. */
+  #owed = '';
+  #owedBytes = 0;
+  /** The runtime asked the bridge for bytes and got none: the next ones go at once. */
+  #asked = false;
+  /** The connection is waiting for room: tell it when the runtime takes bytes from the bridge. */
+  #roomWanted = false;
   /** Written before the first answer was taken, and its UTF-8 size. */
   #pending = '';
   #pendingBytes = 0;
-  /** Bytes sent on the bridge, until the Worker's first ack confirms them taken. */
+  /**
+   * Bytes of the bridge not yet confirmed taken by the Worker's first ack: only as restored
+   * from a socket of an earlier version, which counted the whole bridge so.
+   */
   #bridgeBytes = 0;
   /** Bytes sent on the socket, and bytes of them the Worker acknowledged. */
   #sent = 0;
@@ -39,11 +60,16 @@ export class RelaySink {
   #ended = false;
   readonly #onTurnEnd: () => void;
   readonly #onBroken: () => void;
+  readonly #onRoom: () => void;
 
-  /** `onTurnEnd`: a turn that wrote is over. `onBroken`: the bridge or socket is gone (the client left). */
-  constructor(onTurnEnd: () => void, onBroken: () => void) {
+  /**
+   * `onTurnEnd`: a turn that wrote is over. `onBroken`: the bridge or socket is gone (the
+   * client left). `onRoom`: after `wantRoom`, the runtime took bytes from the bridge.
+   */
+  constructor(onTurnEnd: () => void, onBroken: () => void, onRoom: () => void) {
     this.#onTurnEnd = onTurnEnd;
     this.#onBroken = onBroken;
+    this.#onRoom = onRoom;
   }
 
   /** A socket of an object that hibernated, with the counters it remembers. */
@@ -62,9 +88,14 @@ export class RelaySink {
     return { bridge: this.#bridgeBytes, sent: this.#sent, acked: this.#acked };
   }
 
-  /** Bytes written and not acknowledged: sent on the bridge or the socket, or waiting to be. */
+  /** Bytes written and not taken: sent on the socket and not acknowledged, or waiting to be sent on either. */
   get unacknowledged(): number {
-    return this.#bridgeBytes + (this.#sent - this.#acked) + this.#pendingBytes + this.#unflushedBytes;
+    return this.#bridgeBytes + (this.#sent - this.#acked) + this.#pendingBytes + this.#unflushedBytes + this.#owedBytes;
+  }
+
+  /** The connection is full: on the bridge, `onRoom` once the runtime takes bytes. (On the socket, acks tell.) */
+  wantRoom(): void {
+    if (this.#bridge !== undefined) this.#roomWanted = true;
   }
 
   write(frame: string): void {
@@ -92,23 +123,35 @@ export class RelaySink {
     this.#pending = '';
     this.#pendingBytes = 0;
     if (whole) return text;
-    const head = encoder.encode(text);
-    this.#bridgeBytes += head.byteLength;
-    return new ReadableStream<Uint8Array>({
-      start: (controller) => {
-        if (head.byteLength > 0) controller.enqueue(head);
-        this.#bridge = controller;
+    this.#owed = text;
+    this.#owedBytes = utf8Length(text);
+    // No queue of its own (high-water mark 0): the runtime asks (`pull`) when it has taken
+    // everything it was given.
+    return new ReadableStream<Uint8Array>(
+      {
+        start: (controller) => {
+          this.#bridge = controller;
+        },
+        pull: () => {
+          if (this.#owed === '') this.#asked = true;
+          else this.#giveOwed();
+        },
+        // The client went away before the socket was bound.
+        cancel: () => this.#onBroken(),
       },
-      // The client went away before the socket was bound.
-      cancel: () => this.#onBroken(),
-    });
+      { highWaterMark: 0 },
+    );
   }
 
-  /** The bridge ends with what was written so far; the socket carries the rest. */
+  /** The bridge ends with what the runtime took of it; the socket carries the rest, what it did not take first. */
   bind(socket: RelaySocket): void {
     this.#flush();
+    const owed = this.#owed;
+    this.#owed = '';
+    this.#owedBytes = 0;
     this.#closeBridge();
     this.#socket = socket;
+    if (owed !== '') this.#send(owed);
   }
 
   /** The Worker's ack: the bridge is taken, and `consumed` socket bytes in all. */
@@ -136,9 +179,11 @@ export class RelaySink {
     this.#ended = true;
     if (this.#flushTimer !== undefined) clearTimeout(this.#flushTimer);
     if (this.#recordTimer !== undefined) clearTimeout(this.#recordTimer);
-    const rest = deliverRest ? this.#unflushed : '';
+    const rest = deliverRest ? this.#owed + this.#unflushed : '';
     this.#unflushed = '';
     this.#unflushedBytes = 0;
+    this.#owed = '';
+    this.#owedBytes = 0;
     if (this.#socket !== undefined) {
       if (deliverRest) this.hangUp(rest, reason);
     } else if (this.#bridge !== undefined) {
@@ -162,19 +207,24 @@ export class RelaySink {
 
   /** Sends one message, and makes sure the turn ends with the rest of its burst sent and the state recorded. */
   #send(text: string): void {
-    // Bytes, not text: the Worker hands them to its client as they are, without decoding them
-    // into a string and encoding them back (W3: binary messages took events/s from 0.88× to
-    // 0.97× of the object streaming the response itself, bench/README.md).
-    const bytes = encoder.encode(text);
-    try {
-      if (this.#socket !== undefined) this.#socket.send(bytes);
-      else this.#bridge!.enqueue(bytes);
-    } catch {
-      this.#onBroken(); // the client resumes from what it received
-      return;
+    if (this.#socket === undefined) {
+      this.#owed += text;
+      this.#owedBytes += utf8Length(text);
+      if (this.#asked) this.#giveOwed();
+    } else {
+      // Bytes, not text: the Worker hands them to its client as they are, without decoding them
+      // into a string and encoding them back (W3: binary messages took events/s from 0.88× to
+      // 0.97× of the object streaming the response itself, bench/README.md).
+      const bytes = encoder.encode(text);
+      try {
+        this.#socket.send(bytes);
+      } catch {
+        this.#onBroken(); // the client resumes from what it received
+        return;
+      }
+      this.#sent += bytes.byteLength;
     }
-    if (this.#socket !== undefined) this.#sent += bytes.byteLength;
-    else this.#bridgeBytes += bytes.byteLength;
+    if (this.#ended) return;
     this.#flushTimer ??= setTimeout(() => {
       this.#flushTimer = undefined;
       this.#flush();
@@ -188,6 +238,25 @@ export class RelaySink {
     this.#unflushed = '';
     this.#unflushedBytes = 0;
     this.#send(text);
+  }
+
+  /** The runtime asked for bytes: it gets everything the bridge kept, as one chunk. */
+  #giveOwed(): void {
+    const bytes = encoder.encode(this.#owed);
+    this.#owed = '';
+    this.#owedBytes = 0;
+    this.#asked = false;
+    try {
+      this.#bridge!.enqueue(bytes);
+    } catch {
+      this.#onBroken(); // the client resumes from what it received
+      return;
+    }
+    if (this.#roomWanted) {
+      this.#roomWanted = false;
+      // Not from here: this may run inside the connection's own writing.
+      queueMicrotask(this.#onRoom);
+    }
   }
 
   #closeBridge(): void {
