@@ -80,13 +80,13 @@ export const TASK_ERRORS = {
     message: 'Task failed: the tool asked again under an input key it had used before in this task',
     data: { reason: 'input_key_reused' },
   },
-  /** An MRTR round with nothing to answer (only `requestState`) would leave the task waiting forever. */
   /** The grant of the principal that created it was revoked (principals/principal-control.ts); the tool was stopped. */
   revoked: {
     code: -32603,
     message: 'Task failed: the grant of the principal that created it was revoked',
     data: { reason: 'grant_revoked' },
   },
+  /** An MRTR round with nothing to answer (only `requestState`) would leave the task waiting forever. */
   nothingAsked: {
     code: -32603,
     message: 'Task failed: the tool asked for input without inputRequests',
