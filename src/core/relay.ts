@@ -10,9 +10,10 @@
  *
  * Frames travel as binary messages, so the Worker passes them on without decoding them.
  * Flow control is by credit, in UTF-8 bytes of frames: the object never has more than the
- * connection's buffer sent and unacknowledged (plus one message), and the Worker
- * acknowledges what its client has taken: its first ack says the whole first answer is taken,
- * and counts the socket's bytes taken; later ones count them cumulatively. A client that reads slower than
+ * connection's buffer sent and not taken (plus one message). On the bridge, taken is what the
+ * runtime read from it (session/relay-sink.ts); on the socket, what the Worker acknowledges
+ * its client took: its first ack says the whole first answer is through, and counts the
+ * socket's bytes taken; later ones count them cumulatively. A client that reads slower than
  * events come therefore holds at most the buffer in the Worker; the rest waits in the
  * object's log until the client makes room.
  *
@@ -65,7 +66,7 @@ export interface RelayAttachment {
   readonly epoch: number;
   /** The last event written to the connection. */
   readonly position: number;
-  /** Bytes sent on the first answer and not yet confirmed taken (0 once the Worker's first ack came). */
+  /** Bytes of the first answer counted as not taken until the Worker's first ack (0 since the bridge counts what the runtime read; kept for sockets recorded before). */
   readonly bridge: number;
   /** Bytes sent on the socket, and bytes of them the Worker acknowledged. */
   readonly sent: number;

@@ -58,10 +58,8 @@ export async function relayResponse(
   headers.delete(INTERNAL_HEADERS.relayBuffer);
   if (Number.isSafeInteger(objectBuffer) && objectBuffer > 0)
     options = { ...options, bufferBytes: Math.min(options.bufferBytes, objectBuffer) };
-  // The object asks for the socket now when its stream would stall on the bridge: its buffer
-  // is full, or will be before the stream ends. The bridge's bytes count against the buffer
-  // until this side's first ack, which only the socket carries: waiting out the bridge would
-  // hold the stream at the buffer until then.
+  // The object asks for the socket now when its stream will outlive the bridge anyway: its
+  // first answer filled the buffer (a long replay), or it follows long work (a task's stream).
   if (headers.has(INTERNAL_HEADERS.relayNow)) options = { ...options, bridgeMs: 0 };
   headers.delete(INTERNAL_HEADERS.relayNow);
   // 410: the object has no connection for the token any more (it ended, and its answer with

@@ -38,9 +38,8 @@ export class RelayEndpoint {
    * (`bind`): no request stays in flight here while the client listens.
    *
    * `outlivesBridge`: the caller knows the connection will last past the bridge (a task's
-   * stream follows long work to its end), so the Worker opens the socket at once: the bridge
-   * counts against the buffer until the socket's first ack, and a stream that writes a
-   * buffer's worth within BRIDGE_MS would otherwise stall until the socket opened.
+   * stream follows long work to its end), so the Worker opens the socket at once, as it does
+   * for a first answer that filled the buffer: nothing is gained by waiting out BRIDGE_MS.
    */
   async answer(connection: RelayConnection, headers: Headers, outlivesBridge = false): Promise<Response> {
     await connection.endedOrTurnOver();
