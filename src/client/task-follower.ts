@@ -64,6 +64,7 @@ import {
 const PROTOCOL_VERSION = '2026-07-28' satisfies (typeof MODERN_PROTOCOL_VERSIONS)[number];
 /** "Clients that call tasks/stream against a receiver that does not support task event streams receive -32601." */
 const METHOD_NOT_FOUND = -32601;
+const INTERNAL_ERROR = -32603;
 const DEFAULT_CLIENT_INFO = { name: 'mcp-edge-sessions/task-follower', version: '1' } as const;
 
 export interface FollowTaskOptions {
@@ -331,6 +332,9 @@ class TaskFollower {
     }
     // This server bounds the streams open on a task at once: one frees when another client's ends.
     if (reason === 'too_many_task_streams') return new Transient(reason, { cause: error });
+    // The server's own failure, answered in-band on a 200 (a task object reset by a deploy, one
+    // that failed to answer): the same as a 5xx, worth another attempt within the budget.
+    if (error.code === INTERNAL_ERROR) return new Transient('internal_error', { cause: error });
     if (error.code === METHOD_NOT_FOUND) return new TaskMethodNotFoundError(method, this.#taskId);
     return new TaskRefusedError(method, this.#taskId, status, error.code, reason, error.message ?? '');
   }

@@ -403,6 +403,8 @@ describe('followTask: transient failures', () => {
     ['503', () => new Response('busy', { status: 503 })],
     ['429', () => new Response('slow down', { status: 429 })],
     ['a 502 with a JSON-RPC body', (sent) => json(rpcError(sent.id, -32603, 'upstream'), 502)],
+    // What the server answers when the task object throws (reset by a deploy): the SDK's in-band -32603.
+    ['a -32603 on a 200', (sent) => json(rpcError(sent.id, -32603, 'Internal error'))],
     ['a network error', () => Promise.reject(new TypeError('fetch failed'))],
     [
       'too_many_task_streams',
@@ -416,8 +418,11 @@ describe('followTask: transient failures', () => {
     expect(srv.log.map((sent) => sent.method)).toEqual(['tasks/stream', 'tasks/stream', 'tasks/stream', 'tasks/get']);
   });
 
-  it('retries tasks/get after a 503', async () => {
-    const srv = server({ reply: (sent, n) => (sent.method === 'tasks/get' && n === 1 ? new Response('', { status: 503 }) : undefined) });
+  it.each<[string, (sent: Sent) => Response]>([
+    ['a 503', () => new Response('', { status: 503 })],
+    ['a -32603 on a 200', (sent) => json(rpcError(sent.id, -32603, 'Internal error'))],
+  ])('retries tasks/get after %s', async (_name, failure) => {
+    const srv = server({ reply: (sent, n) => (sent.method === 'tasks/get' && n === 1 ? failure(sent) : undefined) });
     const { value } = await follow(srv);
     expect(value?.task).toEqual(COMPLETED);
     expect(srv.log.map((sent) => sent.method)).toEqual(['tasks/stream', 'tasks/get', 'tasks/get']);
