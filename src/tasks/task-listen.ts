@@ -22,7 +22,11 @@ import type { TaskDirectory } from './task-directory.ts';
 const SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
 /** Task ids one listen may name: each is a socket held for the stream's life. */
 export const MAX_WATCHED_TASKS = 64;
-/** Watches of one task renewed after its object's instance went away, before the task is given up. */
+/**
+ * Watches of one task renewed in a row after its object's instance went away, each before the
+ * new instance told anything, before the task is given up (a watch that told the task resets
+ * the count: each deploy may end an instance once).
+ */
 const MAX_REWATCHES = 3;
 
 /**
@@ -124,26 +128,34 @@ export async function serveTaskListen(
   let heartbeat: number | undefined;
   let closed = false;
   let stream: ReadableStreamDefaultController<Uint8Array>;
-  const stop = (graceful: boolean) => {
+  /**
+   * `complete`: every watched task has ended, and the stream ends with the listen's result.
+   * `cut`: a task can no longer be watched, and the stream ends without it, as a broken
+   * connection does, so that the client listens again rather than take the task for ended.
+   * `gone`: the client left.
+   */
+  const stop = (how: 'complete' | 'cut' | 'gone') => {
     if (closed) return;
     closed = true;
     release();
     unsubscribe?.();
     if (heartbeat !== undefined) clearInterval(heartbeat);
     for (const socket of sockets.values()) socket.close(1000, 'listen ended');
-    if (!graceful) return;
-    stream.enqueue(frame({ jsonrpc: '2.0', id, result: { resultType: 'complete', _meta: meta } }));
+    if (how === 'gone') return;
+    if (how === 'complete') stream.enqueue(frame({ jsonrpc: '2.0', id, result: { resultType: 'complete', _meta: meta } }));
     stream.close();
   };
   const done = (taskId: string) => {
     sockets.delete(taskId);
-    if (sockets.size === 0) stop(true);
+    if (sockets.size === 0) stop('complete');
   };
   /** Listeners first, then accept: nothing the object sends can arrive before someone hears it. */
   const follow = (taskId: string, socket: WebSocket, rewatches: number) => {
     sockets.set(taskId, socket);
+    let told = false;
     socket.addEventListener('message', ({ data }) => {
       if (closed || typeof data !== 'string') return;
+      told = true;
       const task = JSON.parse(data) as Record<string, unknown>;
       stream.enqueue(frame({ jsonrpc: '2.0', method: 'notifications/tasks', params: { ...task, _meta: meta } }));
     });
@@ -152,13 +164,16 @@ export async function serveTaskListen(
       // The object closes with 1000 once the task has ended (or was purged). Any other close is
       // its instance going away: watching again wakes a new one, which tells the task as it is
       // now (failed, task_interrupted, if it was running), then ends the watch properly.
-      if (code === 1000 || rewatches >= MAX_REWATCHES) return done(taskId);
+      if (code === 1000) return done(taskId);
+      const renewed = told ? 0 : rewatches;
+      if (renewed >= MAX_REWATCHES) return stop('cut');
       directory.watch(taskId).then(
         (again) => {
           if (again !== undefined && closed) unwatch(again); // the listen ended meanwhile: the socket is not kept
-          return again === undefined || closed ? done(taskId) : follow(taskId, again, rewatches + 1);
+          // No socket: no such task any more (purged), so it ended.
+          return again === undefined || closed ? done(taskId) : follow(taskId, again, renewed + 1);
         },
-        () => done(taskId),
+        () => stop('cut'),
       );
     });
     socket.accept();
@@ -170,14 +185,14 @@ export async function serveTaskListen(
       controller.enqueue(
         frame({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { notifications: honored, _meta: meta } }),
       );
-      if (watched.length === 0) return stop(true);
+      if (watched.length === 0) return stop('complete');
       for (const [taskId, socket] of watched) follow(taskId, socket, 0);
       if (heartbeatMs > 0)
         heartbeat = setInterval(() => !closed && controller.enqueue(encoder.encode(encodeComment('keepalive'))), heartbeatMs);
     },
-    cancel: () => stop(false),
+    cancel: () => stop('gone'),
   });
-  signal.addEventListener('abort', () => stop(false), { once: true });
+  signal.addEventListener('abort', () => stop('gone'), { once: true });
   return new Response(body, { headers: SSE_RESPONSE_HEADERS });
 }
 

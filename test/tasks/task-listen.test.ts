@@ -85,6 +85,35 @@ describe('a listen stream naming tasks', () => {
     }
   });
 
+  it('a waiting task outlives more instance deaths than one run of re-watches: each new instance told it, so the count starts again', async () => {
+    // Four deploys while a person takes their time: the listen must not end as if the task had.
+    const taskId = await createTask('confirm_delete', { filename: 'patient.txt' });
+    await waitForStatus(taskId, 'input_required');
+    const reader = new SseReader(await listen([taskId]));
+    try {
+      await reader.take(2); // the acknowledgement, the task waiting
+      for (let death = 1; death <= 4; death++) {
+        await abortAllDurableObjects();
+        const [told] = (await reader.take(1, 5_000)).map(message) as Note[];
+        expect(told, `told again after death ${death}`).toMatchObject({
+          method: 'notifications/tasks',
+          params: { status: 'input_required' },
+        });
+      }
+      await answerOf(
+        await taskMethod('tasks/update', taskId, { inputResponses: { confirm_delete: { action: 'accept', content: { confirm: true } } } }),
+      );
+      const rest = (await reader.all(5000)).map(message) as (Note & { result?: unknown })[];
+      expect(rest.filter((note) => note.method === 'notifications/tasks').map((note) => note.params.status)).toEqual([
+        'working',
+        'completed',
+      ]);
+      expect(rest.at(-1)).toMatchObject({ result: { resultType: 'complete' } });
+    } finally {
+      await reader.cancel();
+    }
+  });
+
   it('is refused with -32021 without the extension declared', async () => {
     const response = await listen(['AAAAAAAAAAAAAAAAAAAAAA'], {}, {});
     expect(response.status).toBe(400);
