@@ -62,10 +62,20 @@ function roundRequest(call: TaskCall, retry: RoundOptions['retry']): Request {
   } = call.message.params as Record<string, unknown> & {
     _meta?: Record<string, unknown>;
   };
-  const round = retry ?? {
+  const first = {
     inputResponses: call.message.params.inputResponses as Record<string, unknown> | undefined,
     requestState: (call.message.params.requestState as string | undefined) ?? null,
   };
+  // A later round runs the code before runTask again, which must find the answers it had
+  // (an MRTR question asked before the task): the call's answers, with the task's on top,
+  // and the state the task's last round asked to get back, else the call's.
+  const round =
+    retry === undefined
+      ? first
+      : {
+          inputResponses: { ...first.inputResponses, ...retry.inputResponses },
+          requestState: retry.requestState ?? first.requestState,
+        };
   const message = {
     ...call.message,
     params: {

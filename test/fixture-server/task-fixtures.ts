@@ -143,6 +143,27 @@ export function registerTaskFixtures(server: McpServer): void {
     const name = answer.name;
     return runTask(async () => text(`Hello, ${name}!`), { required: true });
   });
+
+  // Both: a question before the task, and one inside it. Every later round of the task runs
+  // the code before runTask again, which must still find its answer.
+  server.registerTool('greet_then_confirm', { description: 'Asks for a name, then (as a task) for a go-ahead' }, (ctx: ServerContext) => {
+    const answer = acceptedContent<{ name?: unknown }>(ctx.mcpReq.inputResponses, 'user_name');
+    if (typeof answer?.name !== 'string') {
+      return inputRequired({
+        inputRequests: { user_name: inputRequired.elicit({ message: 'What is your name?', requestedSchema: NAME_SCHEMA }) },
+      });
+    }
+    const name = answer.name;
+    return runTask(async () => {
+      const go = acceptedContent<{ confirm?: unknown }>(ctx.mcpReq.inputResponses, 'go_ahead');
+      if (go === undefined) {
+        return inputRequired({
+          inputRequests: { go_ahead: inputRequired.elicit({ message: `Greet ${name}?`, requestedSchema: CONFIRM_SCHEMA }) },
+        });
+      }
+      return text(go.confirm === true ? `Hello, ${name}!` : `Not greeting ${name}`);
+    });
+  });
 }
 
 async function progress(ctx: ServerContext, done: number, total: number, message: string): Promise<void> {

@@ -164,6 +164,25 @@ describe('a task that asks for input', () => {
     expect(answered.result).toMatchObject({ resultType: 'task', status: 'working' });
     expect((await waitForStatus(answered.result.taskId, 'completed')).result.content[0].text).toBe('Hello, Alice!');
   });
+
+  it('asks before the task and inside it: the round after tasks/update still has the answer given before the task', async () => {
+    const answered = await answerOf(
+      await modernRequest(
+        'tools/call',
+        { name: 'greet_then_confirm', arguments: {}, inputResponses: { user_name: { action: 'accept', content: { name: 'Alice' } } } },
+        { ...TASKS, elicitation: { form: {} } },
+      ),
+    );
+    expect(answered.result).toMatchObject({ resultType: 'task', status: 'working' });
+    const taskId = answered.result.taskId;
+    const waiting = await waitForStatus(taskId, 'input_required');
+    expect(Object.keys(waiting.inputRequests)).toEqual(['go_ahead']);
+    await answerOf(
+      await taskMethod('tasks/update', taskId, { inputResponses: { go_ahead: { action: 'accept', content: { confirm: true } } } }),
+    );
+    const done = await waitForStatus(taskId, 'completed');
+    expect(done.result.content[0].text).toBe('Hello, Alice!');
+  });
 });
 
 describe('the task methods', () => {
