@@ -60,19 +60,16 @@ export class TaskDirectory {
   /**
    * Creates a task running `call` and resolves to its `CreateTaskResult` once it is stored;
    * first, where the principal has a registry, the task is admitted by it (or refused: 429
-   * `task_limit`, thrown as McpHttpError), and forgotten again if it was not created after all.
+   * `task_limit`, thrown as McpHttpError), and forgotten again if the object refused it.
    */
   async create(call: TaskCall): Promise<Record<string, unknown>> {
     const creation: TaskCreation = { taskId: newTaskId(), call, ...this.#settings };
     await this.#admission?.admitTask(creation.taskId, Date.now() + creation.ttlMs);
-    let response: Response;
-    try {
-      response = await this.#object(creation.taskId).fetch(internal(TASK_ROUTES.create, creation));
-    } catch (error) {
-      await this.#admission?.forget('task', creation.taskId);
-      throw error;
-    }
-    if (!response.ok) await this.#admission?.forget('task', creation.taskId);
+    // No answer, or a 5xx: the object may have stored the task and be running it. It stays
+    // admitted, so that a revocation still ends it and the limit still counts it; the registry
+    // drops it at its expiry either way.
+    const response = await this.#object(creation.taskId).fetch(internal(TASK_ROUTES.create, creation));
+    if (response.status >= 400 && response.status < 500) await this.#admission?.forget('task', creation.taskId);
     if (response.status === 413) throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'The call is too large to run as a task');
     if (!response.ok) throw new Error(`the task object answered ${response.status} to create`);
     return response.json();
