@@ -44,6 +44,8 @@ export interface ListenOwner {
   readonly tag: string;
   /** Called once, when a revocation closed the stream's socket; the subscription hears no more. */
   revoked(): void;
+  /** Called once, when the bus could not be reached again after the socket was lost; the subscription hears no more. */
+  unreachable(): void;
 }
 
 /**
@@ -94,7 +96,9 @@ export class DurableEventBus implements ServerEventBus {
    * object goes away under it (a deploy, a reset), it opens another; what was published in
    * between is unknown, so the listener is told its lists may have changed (a spare
    * `list_changed` makes a client list again; a missed one leaves it stale). A socket closed
-   * by a revocation is not reopened: the stream's owner is told instead, once.
+   * by a revocation is not reopened: the stream's owner is told instead, once; so it is when
+   * the bus stays unreachable past the retries, since a stream left open would be silence a
+   * client takes for "nothing changed".
    */
   subscribe(listener: (event: ServerEvent) => void): () => void {
     const owner = listenScope.getStore();
@@ -114,6 +118,8 @@ export class DurableEventBus implements ServerEventBus {
       if (ended) return;
       if (retries >= MAX_RETRIES) {
         log({ msg: 'mcp.modern.error', error: `event bus unreachable after ${retries} retries: this listen stream hears no more` });
+        ended = true;
+        owner?.unreachable();
         return;
       }
       retries++;

@@ -20,13 +20,20 @@ import { principalHash } from '../metrics/metrics.ts';
 import { isListenTag, listenScope } from './event-bus.ts';
 
 export const REVOKED_LISTEN_MESSAGE = 'Listen ended: the grant of the principal that opened it was revoked';
+export const UNREACHABLE_LISTEN_MESSAGE = 'Listen ended: the server can no longer tell changes on this stream; listen again';
 
 /** The exact frame that ends a revoked listen stream: the error answer to its request `id`. */
 export function revokedListenFrame(id: JsonRpcId): string {
-  const answer = errorAnswer(id, JsonRpcCode.ServerError, REVOKED_LISTEN_MESSAGE, { reason: 'grant_revoked' });
-  // `event: message`, as the SDK frames every message of the stream.
-  return `event: message\n${encodeEvent({ data: JSON.stringify(answer) })}`;
+  return endingFrame(errorAnswer(id, JsonRpcCode.ServerError, REVOKED_LISTEN_MESSAGE, { reason: 'grant_revoked' }));
 }
+
+/** The exact frame that ends a listen stream whose bus stayed unreachable: worth another listen, unlike a revocation. */
+export function unreachableListenFrame(id: JsonRpcId): string {
+  return endingFrame(errorAnswer(id, JsonRpcCode.InternalError, UNREACHABLE_LISTEN_MESSAGE, { reason: 'bus_unreachable' }));
+}
+
+// `event: message`, as the SDK frames every message of the stream.
+const endingFrame = (answer: unknown) => `event: message\n${encodeEvent({ data: JSON.stringify(answer) })}`;
 
 /**
  * Serves one listen request of the principal tagged `tag` (32 lowercase hex digits): `serve`
@@ -36,19 +43,21 @@ export function revokedListenFrame(id: JsonRpcId): string {
  */
 export async function serveRevocableListen(tag: string, id: JsonRpcId, serve: () => Promise<Response>): Promise<Response> {
   if (!isListenTag(tag)) throw new RangeError('a listen tag is 32 lowercase hex digits');
-  // The bus can only call `revoked` once the socket it opens after this returns has closed;
-  // kept in case a revocation ever outruns the answer.
-  let revoke: (() => void) | undefined;
-  let revokedEarly = false;
-  const revoked = () => {
-    if (revoke === undefined) revokedEarly = true;
-    else revoke();
+  // The bus can only end the stream once the socket it opens after this returns has closed;
+  // kept in case an ending ever outruns the answer.
+  let end: ((frame: Uint8Array) => void) | undefined;
+  let endedEarly: Uint8Array | undefined;
+  const ending = (frame: string) => () => {
+    const bytes = new TextEncoder().encode(frame);
+    if (end === undefined) endedEarly ??= bytes;
+    else end(bytes);
   };
-  const response = await listenScope.run({ tag, revoked }, serve);
+  const owner = { tag, revoked: ending(revokedListenFrame(id)), unreachable: ending(unreachableListenFrame(id)) };
+  const response = await listenScope.run(owner, serve);
   if (response.body === null || !isEventStream(response)) return response;
-  const stream = revocableBody(response.body, new TextEncoder().encode(revokedListenFrame(id)));
-  revoke = stream.revoke;
-  if (revokedEarly) revoke();
+  const stream = revocableBody(response.body);
+  end = stream.end;
+  if (endedEarly !== undefined) end(endedEarly);
   return new Response(stream.body, { status: response.status, statusText: response.statusText, headers: response.headers });
 }
 
@@ -69,13 +78,13 @@ function isEventStream(response: Response): boolean {
 }
 
 /**
- * `upstream` passed through whole frames at a time, until `revoke` ends it with `frame`. The
- * client leaving cancels `upstream`, as it would have without the wrapper.
+ * `upstream` passed through whole frames at a time, until `end` ends it with a last frame of
+ * its own. The client leaving cancels `upstream`, as it would have without the wrapper.
  */
-export function revocableBody(
-  upstream: ReadableStream<Uint8Array>,
-  frame: Uint8Array,
-): { readonly body: ReadableStream<Uint8Array>; revoke(): void } {
+export function revocableBody(upstream: ReadableStream<Uint8Array>): {
+  readonly body: ReadableStream<Uint8Array>;
+  end(frame: Uint8Array): void;
+} {
   const reader = upstream.getReader();
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   let ended = false;
@@ -108,14 +117,14 @@ export function revocableBody(
       return reader.cancel(reason);
     },
   });
-  const revoke = () => {
+  const end = (frame: Uint8Array) => {
     if (ended) return;
     ended = true;
     controller.enqueue(frame);
     controller.close();
-    reader.cancel('revoked').catch(() => undefined);
+    reader.cancel('ended').catch(() => undefined);
   };
-  return { body, revoke };
+  return { body, end };
 }
 
 const LF = 0x0a;

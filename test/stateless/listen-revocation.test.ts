@@ -32,8 +32,8 @@ function shardsOf() {
 
 const newTag = () => [...crypto.getRandomValues(new Uint8Array(16))].map((byte) => byte.toString(16).padStart(2, '0')).join('');
 
-function ownerOf(tag: string): ListenOwner & { revoked: Mock<() => void> } {
-  return { tag, revoked: vi.fn<() => void>() };
+function ownerOf(tag: string): ListenOwner & { revoked: Mock<() => void>; unreachable: Mock<() => void> } {
+  return { tag, revoked: vi.fn<() => void>(), unreachable: vi.fn<() => void>() };
 }
 
 /** A listener that keeps what it hears, subscribed under `owner` (none: untagged). */
@@ -258,3 +258,29 @@ function listenRequest(id: string): Request {
     }),
   });
 }
+
+describe('a listen whose bus stays unreachable', () => {
+  it('tells its owner once, after the retries, and opens nothing more', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout'] });
+    try {
+      let attempts = 0;
+      const unreachable: BusObject = () => ({
+        fetch: () => {
+          attempts++;
+          return Promise.reject(new Error('Network connection lost.'));
+        },
+      });
+      const owner = ownerOf(newTag());
+      listen(new DurableEventBus(unreachable), owner);
+      await vi.advanceTimersByTimeAsync(60_000);
+      expect(owner.unreachable).toHaveBeenCalledTimes(1);
+      expect(owner.revoked).not.toHaveBeenCalled();
+      const made = attempts;
+      expect(made, 'the first attempt and every retry').toBeGreaterThan(1);
+      await vi.advanceTimersByTimeAsync(60_000);
+      expect(attempts).toBe(made);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { listenScope, type ListenOwner } from '../../src/stateless/event-bus.ts';
-import { lastFrameEnd, revokedListenFrame, serveRevocableListen } from '../../src/stateless/revocable-listen.ts';
+import { lastFrameEnd, revokedListenFrame, serveRevocableListen, unreachableListenFrame } from '../../src/stateless/revocable-listen.ts';
 import { ENDED, SseReader, TIMED_OUT } from '../support/sse-reader.ts';
 
 const TAG = '0123456789abcdef0123456789abcdef';
@@ -47,6 +47,13 @@ describe('the revoked-listen frame', () => {
     );
     expect(JSON.parse(revokedListenFrame('a"b').split('data: ')[1]!).id).toBe('a"b');
   });
+
+  it('has a sibling for a bus that stayed unreachable: -32603, worth listening again', () => {
+    expect(unreachableListenFrame(7)).toBe(
+      'event: message\ndata: {"jsonrpc":"2.0","id":7,"error":{"code":-32603,' +
+        '"message":"Listen ended: the server can no longer tell changes on this stream; listen again","data":{"reason":"bus_unreachable"}}}\n\n',
+    );
+  });
 });
 
 describe('lastFrameEnd', () => {
@@ -87,6 +94,22 @@ describe('serveRevocableListen', () => {
       );
       expect(sdk.cancelled).toHaveBeenCalledOnce();
       expect(() => sdk.owner().revoked(), 'a second revocation is a no-op').not.toThrow();
+    } finally {
+      await reader.cancel();
+    }
+  });
+
+  it('ends with the unreachable frame, once, when the bus could not be reached again', async () => {
+    const sdk = sdkStream();
+    const reader = new SseReader(await serveRevocableListen(TAG, 'listen-4', sdk.serve));
+    try {
+      sdk.write(frame('notifications/subscriptions/acknowledged'));
+      await reader.take(1);
+      sdk.owner().unreachable();
+      sdk.owner().revoked(); // too late: the stream has ended
+      expect(await reader.all()).toHaveLength(1);
+      expect(reader.raw).toBe(frame('notifications/subscriptions/acknowledged') + unreachableListenFrame('listen-4'));
+      expect(sdk.cancelled).toHaveBeenCalledOnce();
     } finally {
       await reader.cancel();
     }
