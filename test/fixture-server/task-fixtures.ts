@@ -134,26 +134,16 @@ export function registerTaskFixtures(server: McpServer): void {
   // MRTR, then a task: the question is asked and answered synchronously ("servers SHOULD
   // resolve all MRTR exchanges ... before responding with a CreateTaskResult").
   server.registerTool('test_tool_with_task', { description: 'Asks for a name, then greets it as a task' }, (ctx: ServerContext) => {
-    const answer = acceptedContent<{ name?: unknown }>(ctx.mcpReq.inputResponses, 'user_name');
-    if (typeof answer?.name !== 'string') {
-      return inputRequired({
-        inputRequests: { user_name: inputRequired.elicit({ message: 'What is your name?', requestedSchema: NAME_SCHEMA }) },
-      });
-    }
-    const name = answer.name;
+    const name = answeredName(ctx);
+    if (typeof name !== 'string') return name;
     return runTask(async () => text(`Hello, ${name}!`), { required: true });
   });
 
   // Both: a question before the task, and one inside it. Every later round of the task runs
   // the code before runTask again, which must still find its answer.
   server.registerTool('greet_then_confirm', { description: 'Asks for a name, then (as a task) for a go-ahead' }, (ctx: ServerContext) => {
-    const answer = acceptedContent<{ name?: unknown }>(ctx.mcpReq.inputResponses, 'user_name');
-    if (typeof answer?.name !== 'string') {
-      return inputRequired({
-        inputRequests: { user_name: inputRequired.elicit({ message: 'What is your name?', requestedSchema: NAME_SCHEMA }) },
-      });
-    }
-    const name = answer.name;
+    const name = answeredName(ctx);
+    if (typeof name !== 'string') return name;
     return runTask(async () => {
       const go = acceptedContent<{ confirm?: unknown }>(ctx.mcpReq.inputResponses, 'go_ahead');
       if (go === undefined) {
@@ -163,6 +153,15 @@ export function registerTaskFixtures(server: McpServer): void {
       }
       return text(go.confirm === true ? `Hello, ${name}!` : `Not greeting ${name}`);
     });
+  });
+}
+
+/** The name answered under `user_name` (MRTR, before any task), or the question that asks for it. */
+function answeredName(ctx: ServerContext): string | ReturnType<typeof inputRequired> {
+  const answer = acceptedContent<{ name?: unknown }>(ctx.mcpReq.inputResponses, 'user_name');
+  if (typeof answer?.name === 'string') return answer.name;
+  return inputRequired({
+    inputRequests: { user_name: inputRequired.elicit({ message: 'What is your name?', requestedSchema: NAME_SCHEMA }) },
   });
 }
 

@@ -19,6 +19,16 @@ import {
   waitForStatusMessage,
 } from '../support/task-http.ts';
 
+/** A declared `tools/call` of `tool` that carries the answer to its MRTR question for a name. */
+const callWithName = async (tool: string, name: string) =>
+  answerOf(
+    await modernRequest(
+      'tools/call',
+      { name: tool, arguments: {}, inputResponses: { user_name: { action: 'accept', content: { name } } } },
+      { ...TASKS, elicitation: { form: {} } },
+    ),
+  );
+
 describe('creating a task', () => {
   it('answers a declaring client with a task that tasks/get reads at once', async () => {
     const answer = await callDeclared('slow_compute', { seconds: 1, label: 'now' });
@@ -154,25 +164,13 @@ describe('a task that asks for input', () => {
   it('asks before becoming a task when the tool asks first (MRTR), and the task gets the answer', async () => {
     const asked = await callDeclared('test_tool_with_task', {});
     expect(asked.result.resultType).toBe('input_required');
-    const answered = await answerOf(
-      await modernRequest(
-        'tools/call',
-        { name: 'test_tool_with_task', arguments: {}, inputResponses: { user_name: { action: 'accept', content: { name: 'Alice' } } } },
-        { ...TASKS, elicitation: { form: {} } },
-      ),
-    );
+    const answered = await callWithName('test_tool_with_task', 'Alice');
     expect(answered.result).toMatchObject({ resultType: 'task', status: 'working' });
     expect((await waitForStatus(answered.result.taskId, 'completed')).result.content[0].text).toBe('Hello, Alice!');
   });
 
   it('asks before the task and inside it: the round after tasks/update still has the answer given before the task', async () => {
-    const answered = await answerOf(
-      await modernRequest(
-        'tools/call',
-        { name: 'greet_then_confirm', arguments: {}, inputResponses: { user_name: { action: 'accept', content: { name: 'Alice' } } } },
-        { ...TASKS, elicitation: { form: {} } },
-      ),
-    );
+    const answered = await callWithName('greet_then_confirm', 'Alice');
     expect(answered.result).toMatchObject({ resultType: 'task', status: 'working' });
     const taskId = answered.result.taskId;
     const waiting = await waitForStatus(taskId, 'input_required');
