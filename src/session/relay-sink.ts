@@ -34,16 +34,16 @@ export class RelaySink {
   #socket: RelaySocket | undefined;
   /** The first answer's body while it carries the connection, until the socket is bound. */
   #bridge: ReadableStreamDefaultController<Uint8Array> | undefined;
-  /** Written for the bridge and not yet asked for by the runtime, and its UTF-8 size. */
+  /**
+   * Written and not yet handed on, and its UTF-8 size: before the first answer is taken, all
+   * of it (the first answer starts with it); on the bridge, what the runtime has not asked for.
+   */
   #owed = '';
   #owedBytes = 0;
   /** The runtime asked the bridge for bytes and got none: the next ones go at once. */
   #asked = false;
   /** The connection is waiting for room: tell it when the runtime takes bytes from the bridge. */
   #roomWanted = false;
-  /** Written before the first answer was taken, and its UTF-8 size. */
-  #pending = '';
-  #pendingBytes = 0;
   /**
    * Bytes of the bridge not yet confirmed taken by the Worker's first ack: only as restored
    * from a socket of an earlier version, which counted the whole bridge so.
@@ -90,7 +90,7 @@ export class RelaySink {
 
   /** Bytes written and not taken: sent on the socket and not acknowledged, or waiting to be sent on either. */
   get unacknowledged(): number {
-    return this.#bridgeBytes + (this.#sent - this.#acked) + this.#pendingBytes + this.#unflushedBytes + this.#owedBytes;
+    return this.#bridgeBytes + (this.#sent - this.#acked) + this.#unflushedBytes + this.#owedBytes;
   }
 
   /** The connection is full: on the bridge, `onRoom` once the runtime takes bytes. (On the socket, acks tell.) */
@@ -101,8 +101,8 @@ export class RelaySink {
   write(frame: string): void {
     if (this.#ended) return;
     if (this.#socket === undefined && this.#bridge === undefined) {
-      this.#pending += frame;
-      this.#pendingBytes += utf8Length(frame);
+      this.#owed += frame;
+      this.#owedBytes += utf8Length(frame);
       return;
     }
     if (this.#flushTimer === undefined) {
@@ -119,13 +119,13 @@ export class RelaySink {
    * else as the bridge, a stream that starts with it and carries what is written until `bind`.
    */
   firstAnswer(whole: boolean): string | ReadableStream<Uint8Array> {
-    const text = this.#pending;
-    this.#pending = '';
-    this.#pendingBytes = 0;
-    if (whole) return text;
-    this.#owed = text;
-    this.#owedBytes = utf8Length(text);
-    // No queue of its own (high-water mark 0): the runtime asks (`pull`) when it has taken
+    if (whole) {
+      const text = this.#owed;
+      this.#owed = '';
+      this.#owedBytes = 0;
+      return text;
+    }
+    // What was written so far is the bridge's first bytes. No queue of its own (high-water mark 0): the runtime asks (`pull`) when it has taken
     // everything it was given.
     return new ReadableStream<Uint8Array>(
       {
@@ -179,6 +179,7 @@ export class RelaySink {
     this.#ended = true;
     if (this.#flushTimer !== undefined) clearTimeout(this.#flushTimer);
     if (this.#recordTimer !== undefined) clearTimeout(this.#recordTimer);
+    if (this.#socket === undefined && this.#bridge === undefined) return;
     const rest = deliverRest ? this.#owed + this.#unflushed : '';
     this.#unflushed = '';
     this.#unflushedBytes = 0;

@@ -54,18 +54,12 @@ export async function runRound({ handler, tap, call, retry, signal }: RoundOptio
 }
 
 function roundRequest(call: TaskCall, retry: RoundOptions['retry']): Request {
-  const {
-    inputResponses: _answers,
-    requestState: _state,
-    _meta,
-    ...params
-  } = call.message.params as Record<string, unknown> & {
+  const { inputResponses, requestState, _meta, ...params } = call.message.params as Record<string, unknown> & {
+    inputResponses?: Record<string, unknown>;
+    requestState?: string;
     _meta?: Record<string, unknown>;
   };
-  const first = {
-    inputResponses: call.message.params.inputResponses as Record<string, unknown> | undefined,
-    requestState: (call.message.params.requestState as string | undefined) ?? null,
-  };
+  const first = { inputResponses, requestState: requestState ?? null };
   // A later round runs the code before runTask again, which must find the answers it had
   // (an MRTR question asked before the task): the call's answers, with the task's on top,
   // and the state the task's last round asked to get back, else the call's.
