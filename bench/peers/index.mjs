@@ -36,6 +36,7 @@ const SPECS = {
   ours: { kind: 'wrangler', config: 'bench/peers/ours/wrangler.toml' },
   floor: { kind: 'wrangler', config: 'bench/peers/floor/wrangler.toml' },
   'durable-floor': { kind: 'wrangler', config: 'bench/peers/durable-floor/wrangler.toml' },
+  'sdk-floor': { kind: 'wrangler', config: 'bench/peers/sdk-floor/wrangler.toml' },
   sdk: { kind: 'node', script: 'bench/peers/sdk/server.mjs' },
   'sdk-modern': { kind: 'node', script: 'bench/peers/sdk-modern/server.mjs' },
   mcpagent: { kind: 'wrangler', config: 'bench/peers/mcpagent/wrangler.toml' },
@@ -66,7 +67,7 @@ export const PEERS = Object.freeze(Object.keys(SPECS).filter((name) => !SPECS[na
 export const HELPER_PEERS = Object.freeze(Object.keys(SPECS).filter((name) => SPECS[name].helper));
 
 /** Peers whose event ids accept GET + Last-Event-ID after the call finished. */
-export const RESUMABLE_PEERS = Object.freeze(['ours', 'durable-floor', 'sdk']);
+export const RESUMABLE_PEERS = Object.freeze(['ours', 'durable-floor', 'sdk-floor', 'sdk']);
 
 /** How Worker peers are run: see workerd-host.mjs for why `miniflare` is the default. */
 export const WORKERD_VIA = Object.freeze(['miniflare', 'wrangler-dev']);

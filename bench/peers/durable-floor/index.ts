@@ -88,15 +88,26 @@ export class FloorSession extends DurableObject<Env> {
     const writer = new SseWriter();
     this.#prime(writer, `${stream}-0`);
     let seq = 0;
-    run(message, SERVER_NAME, (json) => {
+    const answered = this.answer(message, (json) => {
       seq++;
       this.#sql.exec('INSERT INTO events (stream, seq, message) VALUES (?, ?, ?)', stream, seq, json);
       writer.send(`${stream}-${seq}`, json);
     });
+    if (answered !== undefined) await answered;
     writer.close();
     const headers = sseHeaders();
     if (creating) headers.set('Mcp-Session-Id', request.headers.get('Mcp-Session-Id')!);
     return new Response(writer.body, { headers });
+  }
+
+  /**
+   * The messages a request produces, handed to `emit` in order, its response last: here the
+   * floor's own few lines of MCP, synchronously. The SDK floor (../sdk-floor) answers through
+   * an McpServer instead and returns when the response was emitted.
+   */
+  protected answer(message: Message, emit: (json: string) => void): Promise<void> | undefined {
+    run(message, SERVER_NAME, emit);
+    return undefined;
   }
 
   #resume(request: Request): Response {

@@ -1,0 +1,117 @@
+/**
+ * Benchmark peer "sdk-floor": the durable floor (../durable-floor) — its Worker, its storage,
+ * its frames, byte for byte — with every answer made by an SDK v2 `McpServer` holding the same
+ * tools as `ours` (`echo`, `progress {n}`), connected to the smallest transport that can carry
+ * it: a message in, each message the server sends for it stored and framed as it is sent, the
+ * request done when its response is. No router, no checks, no request-id or stream bookkeeping,
+ * no resumption beyond the floor's.
+ *
+ * What it is for: the project writes its tools once with McpServer, so no design of ours can
+ * cost less than this per call. Its W1 over the durable floor's is the part of a call that
+ * belongs to the SDK, not to the transport (bench/README.md, *W1 p50: where the time goes*).
+ *
+ * A fresh instance of a stored session (an evicted object) replays a handshake at the stored
+ * protocol version before the first request, as ours does with the stored one.
+ */
+import type { JSONRPCMessage, MessageExtraInfo, RequestId, Transport, TransportSendOptions } from '@modelcontextprotocol/server';
+import { McpServer } from '@modelcontextprotocol/server';
+import * as z from 'zod';
+import { FloorSession } from '../durable-floor/index.ts';
+import type { Message } from '../shared/mini-mcp.ts';
+
+export { default, FloorTask } from '../durable-floor/index.ts';
+
+const SUPPORTED = ['2025-11-25', '2025-06-18', '2025-03-26'];
+
+function toolServer(): McpServer {
+  const server = new McpServer({ name: 'bench-sdk-floor', version: '0.0.0' }, { supportedProtocolVersions: SUPPORTED });
+  server.registerTool('echo', { description: 'Returns its text.', inputSchema: z.object({ text: z.string() }) }, async ({ text }) => ({
+    content: [{ type: 'text', text }],
+  }));
+  server.registerTool(
+    'progress',
+    {
+      description: 'Sends n progress notifications as fast as possible, then returns "done <n>".',
+      inputSchema: z.object({ n: z.number().int().min(0).max(1_000_000) }),
+    },
+    async ({ n }, ctx) => {
+      const progressToken = ctx.mcpReq._meta?.progressToken;
+      if (progressToken !== undefined) {
+        for (let progress = 1; progress <= n; progress++) {
+          await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, progress, total: n } });
+        }
+      }
+      return { content: [{ type: 'text', text: `done ${n}` }] };
+    },
+  );
+  return server;
+}
+
+type Pending = { readonly emit: (json: string) => void; readonly done: () => void };
+
+/** Requests in, each one's messages out to its own `emit`; resolves when its response is sent. */
+class FloorTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
+  readonly #pending = new Map<RequestId, Pending>();
+
+  async start(): Promise<void> {}
+
+  async close(): Promise<void> {
+    this.onclose?.();
+  }
+
+  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    const isResponse = !('method' in message);
+    const id = isResponse ? (message as { id: RequestId }).id : options?.relatedRequestId;
+    const pending = id === undefined ? undefined : this.#pending.get(id);
+    if (pending !== undefined) {
+      pending.emit(JSON.stringify(message));
+      if (isResponse) {
+        this.#pending.delete(id!);
+        pending.done();
+      }
+    }
+    return Promise.resolve();
+  }
+
+  /** One client message; a request's promise resolves once its response was emitted. */
+  run(message: Message, emit: (json: string) => void): Promise<void> {
+    if (message.id === undefined || message.id === null) {
+      this.onmessage?.(message as JSONRPCMessage);
+      return Promise.resolve();
+    }
+    return new Promise((done) => {
+      this.#pending.set(message.id!, { emit, done });
+      this.onmessage?.(message as JSONRPCMessage);
+    });
+  }
+}
+
+export class SdkFloorSession extends FloorSession {
+  #connecting: Promise<FloorTransport> | undefined;
+  #transport: FloorTransport | undefined;
+
+  protected override answer(message: Message, emit: (json: string) => void): Promise<void> {
+    if (this.#transport !== undefined) return this.#transport.run(message, emit);
+    this.#connecting ??= this.#connect(message.method === 'initialize').then((transport) => (this.#transport = transport));
+    return this.#connecting.then((transport) => transport.run(message, emit));
+  }
+
+  async #connect(initializing: boolean): Promise<FloorTransport> {
+    const transport = new FloorTransport();
+    await toolServer().connect(transport);
+    if (!initializing) {
+      // A stored session in a fresh instance: the handshake again, its answer dropped.
+      const protocolVersion = this.ctx.storage.sql.exec<{ v: string }>("SELECT v FROM meta WHERE k = 'protocol'").one().v;
+      const clientInfo = { name: 'replayed', version: '0' };
+      await transport.run(
+        { jsonrpc: '2.0', id: 'replay', method: 'initialize', params: { protocolVersion, capabilities: {}, clientInfo } },
+        () => {},
+      );
+      await transport.run({ jsonrpc: '2.0', method: 'notifications/initialized' }, () => {});
+    }
+    return transport;
+  }
+}
