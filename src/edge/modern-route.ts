@@ -4,8 +4,9 @@
  * knows. Where tasks are served, the body is parsed here (and handed to the SDK parsed),
  * because creating a task needs the call, and the request's own declaration decides whether
  * it may be one; a listen that names task ids is served here whole (tasks/task-listen.ts), and
- * a `tasks/stream` continues over the task object's relay. Where a revocation can reach them,
- * listen streams are served revocably (stateless/revocable-listen.ts).
+ * a `tasks/stream` continues over the task object's relay. Listen streams over the Durable
+ * Object bus are served so that an end the SDK cannot see — the bus lost, or, where a
+ * revocation can reach them, the grant revoked — ends them out loud (stateless/endable-listen.ts).
  */
 import type { AuthInfo, McpHttpHandler, ServerEventBus } from '@modelcontextprotocol/server';
 import type { Principal } from '../auth/principal.ts';
@@ -14,7 +15,7 @@ import { readBoundedText } from '../core/request-checks.ts';
 import { HEADERS } from '../core/wire.ts';
 import type { PrincipalHoldings } from '../principals/principal-holdings.ts';
 import { requestScope } from '../stateless/event-bus.ts';
-import { serveListenRevocably } from '../stateless/revocable-listen.ts';
+import { serveListenEndably } from '../stateless/endable-listen.ts';
 import { EdgeTasks } from '../tasks/edge-tasks.ts';
 import { taskScope } from '../tasks/run-task.ts';
 import { TaskDirectory, type TaskNamespace } from '../tasks/task-directory.ts';
@@ -40,7 +41,10 @@ export interface ModernRequest {
 
 export async function serveModern(endpoint: McpHttpHandler, tasks: TaskNamespace | undefined, modern: ModernRequest): Promise<Response> {
   const { request, executionCtx, config, principal, authInfo, holdings, bus, taskListens, revocable } = modern;
-  const parsed = tasks !== undefined || (revocable && request.headers.get(HEADERS.method) === 'subscriptions/listen');
+  // Over the Durable Object bus a listen's subscription can hear no more (the bus unreachable,
+  // a revocation) while the SDK's stream stays open: such a listen is served endably.
+  const endable = bus !== undefined;
+  const parsed = tasks !== undefined || (endable && request.headers.get(HEADERS.method) === 'subscriptions/listen');
   if (!parsed) return requestScope.run(executionCtx, () => endpoint.fetch(request, authInfo && { authInfo }));
   const text = await readBoundedText(request, config.maxBodyBytes);
   const parsedBody = parseOrUndefined(text);
@@ -48,20 +52,22 @@ export async function serveModern(endpoint: McpHttpHandler, tasks: TaskNamespace
     parsedBody === undefined
       ? endpoint.fetch(new Request(request, { body: text }), authInfo && { authInfo })
       : endpoint.fetch(request, { parsedBody, ...(authInfo && { authInfo }) });
-  if (tasks === undefined) return serveListenRevocably(parsedBody, principal.id, () => requestScope.run(executionCtx, sdk));
+  const revocableBy = revocable ? principal.id : undefined;
+  if (tasks === undefined) return serveListenEndably(parsedBody, revocableBy, () => requestScope.run(executionCtx, sdk));
 
   const { taskTtlMs, taskPollIntervalMs, heartbeatMs } = config;
   const directory = new TaskDirectory(tasks, principal, { ttlMs: taskTtlMs, pollIntervalMs: taskPollIntervalMs }, holdings);
   if (isTaskListen(parsedBody, request.headers)) {
     // Revocable as any listen is: its stream also holds a bus socket under its owner's tag,
     // which a revocation closes (then it ends with grant_revoked, as the SDK's listens do).
+    // Not revocable, it needs no bus: it watches its tasks' objects only.
     const revocation = revocable && bus !== undefined ? { bus } : {};
     const listen = () => serveTaskListen(parsedBody, directory, taskListens, { signal: request.signal, heartbeatMs, ...revocation });
-    return revocable ? serveListenRevocably(parsedBody, principal.id, listen) : listen();
+    return revocable ? serveListenEndably(parsedBody, revocableBy, listen) : listen();
   }
   const scope = new EdgeTasks(directory, parsedBody, request.headers);
   const serve = () => requestScope.run(executionCtx, () => taskScope.run(scope, sdk));
-  const response = revocable ? await serveListenRevocably(parsedBody, principal.id, serve) : await serve();
+  const response = endable ? await serveListenEndably(parsedBody, revocableBy, serve) : await serve();
   if (scope.refusal === undefined && scope.stream === undefined) return response;
   // The SDK's placeholder answer is dropped: the tool was refused before any of its work ran,
   // or a tasks/stream is answered by the task's object, whose response this Worker holds.

@@ -13,9 +13,10 @@
  * A change published before a stream's socket is open (the round trip after its
  * acknowledgement) does not reach that stream.
  * A publish made while a request runs is kept alive past its response (`waitUntil`).
- * Revocation: a stream opened under a {@link ListenOwner} (`listenScope`) has its socket kept
- * under the owner's tag, so `revoke(tag)` can close that principal's streams on every shard,
- * and only theirs; a socket closed so (`REVOKED_CLOSE_CODE`) is not reopened.
+ * Ends: a stream opened under a {@link ListenOwner} (`listenScope`) is told when it hears no
+ * more, so that it ends with an answer rather than going quiet. Its socket is kept under the
+ * owner's tag where it has one, so `revoke(tag)` can close that principal's streams on every
+ * shard, and only theirs; a socket closed so (`REVOKED_CLOSE_CODE`) is not reopened.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ServerEvent, ServerEventBus } from '@modelcontextprotocol/server';
@@ -38,10 +39,10 @@ export function busShardName(index: number): string {
 /** The current request's `waitUntil`, so that a publish outlives the response that follows it. */
 export const requestScope: Scope<{ waitUntil(promise: Promise<unknown>): void }> = new AsyncLocalStorage();
 
-/** Whose listen stream is being served, and how it learns that it was revoked (revocable-listen.ts). */
+/** Whose listen stream is being served, and how it learns that it hears no more (endable-listen.ts). */
 export interface ListenOwner {
-  /** The principal's tag: 32 lowercase hex digits ({@link isListenTag}). */
-  readonly tag: string;
+  /** The principal's tag, 32 lowercase hex digits ({@link isListenTag}), where a revocation can reach the stream. */
+  readonly tag?: string;
   /** Called once, when a revocation closed the stream's socket; the subscription hears no more. */
   revoked(): void;
   /** Called once, when the bus could not be reached again after the socket was lost; the subscription hears no more. */
@@ -102,11 +103,9 @@ export class DurableEventBus implements ServerEventBus {
    */
   subscribe(listener: (event: ServerEvent) => void): () => void {
     const owner = listenScope.getStore();
-    if (owner !== undefined && !isListenTag(owner.tag)) throw new RangeError('a listen tag is 32 lowercase hex digits');
-    const headers: Record<string, string> = {
-      Upgrade: 'websocket',
-      ...(owner !== undefined && { [INTERNAL_HEADERS.listenTag]: owner.tag }),
-    };
+    const tag = owner?.tag;
+    if (tag !== undefined && !isListenTag(tag)) throw new RangeError('a listen tag is 32 lowercase hex digits');
+    const headers: Record<string, string> = { Upgrade: 'websocket', ...(tag !== undefined && { [INTERNAL_HEADERS.listenTag]: tag }) };
     // Dealt in turn; a listener that reconnects stays on its shard.
     const shard = this.#next;
     this.#next = (this.#next + 1) % this.#shards;

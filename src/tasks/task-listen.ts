@@ -77,7 +77,7 @@ export function isTaskListen(message: unknown, headers: Headers): message is Lis
 }
 
 /**
- * `bus`: where a revocation can reach this listen (stateless/revocable-listen.ts): served in its
+ * `bus`: where a revocation can reach this listen (stateless/endable-listen.ts): served in its
  * owner's listen scope, the stream holds a subscription on it, which hears nothing it uses but
  * whose socket a revocation closes; the revocable wrapper then ends the stream.
  */

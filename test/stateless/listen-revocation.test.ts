@@ -18,7 +18,11 @@ import {
   type ListenOwner,
 } from '../../src/stateless/event-bus.ts';
 import { createModernEndpoint } from '../../src/stateless/modern-endpoint.ts';
-import { revokedListenFrame, serveRevocableListen } from '../../src/stateless/revocable-listen.ts';
+import { revokedListenFrame, serveEndableListen, unreachableListenFrame } from '../../src/stateless/endable-listen.ts';
+import { ANONYMOUS } from '../../src/auth/principal.ts';
+import { readConfig } from '../../src/config.ts';
+import { serveModern } from '../../src/edge/modern-route.ts';
+import { TaskListenSlots } from '../../src/tasks/task-listen.ts';
 import { ENDED, SseReader } from '../support/sse-reader.ts';
 import { MODERN } from '../support/modern-http.ts';
 
@@ -32,7 +36,7 @@ function shardsOf() {
 
 const newTag = () => [...crypto.getRandomValues(new Uint8Array(16))].map((byte) => byte.toString(16).padStart(2, '0')).join('');
 
-function ownerOf(tag: string): ListenOwner & { revoked: Mock<() => void>; unreachable: Mock<() => void> } {
+function ownerOf(tag: string): ListenOwner & { tag: string; revoked: Mock<() => void>; unreachable: Mock<() => void> } {
   return { tag, revoked: vi.fn<() => void>(), unreachable: vi.fn<() => void>() };
 }
 
@@ -181,7 +185,7 @@ describe('a bus object', () => {
   });
 });
 
-describe('a listen stream served by the SDK under serveRevocableListen', () => {
+describe('a listen stream served by the SDK under serveEndableListen', () => {
   it('subscribes under its tag, hears changes, and on revocation reads the error for its request, then ends', async () => {
     const shard = shardsOf();
     const bus = new DurableEventBus(shard, 1);
@@ -193,7 +197,7 @@ describe('a listen stream served by the SDK under serveRevocableListen', () => {
     );
     const tag = newTag();
     const id = 'listen-1';
-    const response = await serveRevocableListen(tag, id, () => endpoint.fetch(listenRequest(id)));
+    const response = await serveEndableListen(tag, id, () => endpoint.fetch(listenRequest(id)));
     expect(response.headers.get('Content-Type')).toBe('text/event-stream');
     const reader = new SseReader(response);
     try {
@@ -224,7 +228,7 @@ describe('a listen stream served by the SDK under serveRevocableListen', () => {
       await reader.cancel();
     }
     // The SDK let go of the stream (its body was cancelled): its one place is free again.
-    const next = new SseReader(await serveRevocableListen(newTag(), 'listen-2', () => endpoint.fetch(listenRequest('listen-2'))));
+    const next = new SseReader(await serveEndableListen(newTag(), 'listen-2', () => endpoint.fetch(listenRequest('listen-2'))));
     try {
       const [ack] = await next.take(1);
       expect(JSON.parse(ack!.data).method).toBe('notifications/subscriptions/acknowledged');
@@ -281,6 +285,43 @@ describe('a listen whose bus stays unreachable', () => {
       expect(attempts).toBe(made);
     } finally {
       vi.useRealTimers();
+    }
+  });
+
+  it('served at the edge with no registry (AUTH=none), ends with the error answer instead of going quiet', async () => {
+    const unreachable: BusObject = () => ({ fetch: () => Promise.reject(new Error('Network connection lost.')) });
+    const bus = new DurableEventBus(unreachable);
+    const endpoint = createModernEndpoint(
+      () => new McpServer({ name: 'unreachable-test', version: '1.0.0' }, { capabilities: { tools: { listChanged: true } } }),
+      {},
+      { maxBodyBytes: 1 << 20, heartbeatMs: 0, bus, maxListenStreams: 1 },
+    );
+    let reader: SseReader;
+    vi.useFakeTimers({ toFake: ['setTimeout'] });
+    try {
+      const response = await serveModern(endpoint, undefined, {
+        request: listenRequest('listen-9'),
+        executionCtx: { waitUntil: () => undefined },
+        config: readConfig({}),
+        principal: ANONYMOUS,
+        authInfo: undefined,
+        holdings: undefined,
+        bus,
+        taskListens: new TaskListenSlots(1),
+        revocable: false,
+      });
+      reader = new SseReader(response);
+      await vi.advanceTimersByTimeAsync(60_000);
+    } finally {
+      vi.useRealTimers();
+    }
+    try {
+      const [ack, end] = await reader.take(2, 1_000);
+      expect(JSON.parse(ack!.data).method).toBe('notifications/subscriptions/acknowledged');
+      expect(end!.raw, 'the exact frame').toBe(unreachableListenFrame('listen-9'));
+      expect(await reader.next(1_000), 'then the stream ends').toBe(ENDED);
+    } finally {
+      await reader.cancel();
     }
   });
 });

@@ -1,11 +1,12 @@
 /**
- * serveRevocableListen (revocable-listen.ts) over a `serve` whose stream the test writes: the
- * SDK's frames pass through unchanged, and a revocation ends the stream with exactly one error
- * frame for the listen request, never inside a frame, and cancels what the SDK was writing.
+ * serveEndableListen (endable-listen.ts) over a `serve` whose stream the test writes: the
+ * SDK's frames pass through unchanged, and a revocation or a bus lost for good ends the stream
+ * with exactly one error frame for the listen request, never inside a frame, and cancels what
+ * the SDK was writing — with a tag or without one (no registry: nothing to revoke by).
  */
 import { describe, expect, it, vi } from 'vitest';
 import { listenScope, type ListenOwner } from '../../src/stateless/event-bus.ts';
-import { lastFrameEnd, revokedListenFrame, serveRevocableListen, unreachableListenFrame } from '../../src/stateless/revocable-listen.ts';
+import { lastFrameEnd, revokedListenFrame, serveEndableListen, unreachableListenFrame } from '../../src/stateless/endable-listen.ts';
 import { ENDED, SseReader, TIMED_OUT } from '../support/sse-reader.ts';
 
 const TAG = '0123456789abcdef0123456789abcdef';
@@ -73,10 +74,10 @@ describe('lastFrameEnd', () => {
   });
 });
 
-describe('serveRevocableListen', () => {
+describe('serveEndableListen', () => {
   it('passes the SDK’s frames on; revoked, it sends the error for the request, ends, and cancels the SDK’s stream', async () => {
     const sdk = sdkStream();
-    const response = await serveRevocableListen(TAG, 'listen-9', sdk.serve);
+    const response = await serveEndableListen(TAG, 'listen-9', sdk.serve);
     expect(sdk.owner().tag).toBe(TAG);
     expect(response.status).toBe(200);
     expect(response.headers.get('Cache-Control')).toBe('no-cache');
@@ -101,7 +102,7 @@ describe('serveRevocableListen', () => {
 
   it('ends with the unreachable frame, once, when the bus could not be reached again', async () => {
     const sdk = sdkStream();
-    const reader = new SseReader(await serveRevocableListen(TAG, 'listen-4', sdk.serve));
+    const reader = new SseReader(await serveEndableListen(TAG, 'listen-4', sdk.serve));
     try {
       sdk.write(frame('notifications/subscriptions/acknowledged'));
       await reader.take(1);
@@ -115,9 +116,25 @@ describe('serveRevocableListen', () => {
     }
   });
 
+  it('serves a listen without a tag (no registry) under an owner all the same: its bus lost, it ends with the unreachable frame', async () => {
+    const sdk = sdkStream();
+    const reader = new SseReader(await serveEndableListen(undefined, 'listen-5', sdk.serve));
+    try {
+      expect(sdk.owner().tag, 'nothing a revocation could name').toBeUndefined();
+      sdk.write(frame('notifications/subscriptions/acknowledged'));
+      await reader.take(1);
+      sdk.owner().unreachable();
+      expect(await reader.all()).toHaveLength(1);
+      expect(reader.raw).toBe(frame('notifications/subscriptions/acknowledged') + unreachableListenFrame('listen-5'));
+      expect(sdk.cancelled).toHaveBeenCalledOnce();
+    } finally {
+      await reader.cancel();
+    }
+  });
+
   it('never puts the error inside a frame: a frame the SDK had half written is dropped', async () => {
     const sdk = sdkStream();
-    const reader = new SseReader(await serveRevocableListen(TAG, 3, sdk.serve));
+    const reader = new SseReader(await serveEndableListen(TAG, 3, sdk.serve));
     try {
       const half = frame('notifications/tools/list_changed').slice(0, 20);
       sdk.write(frame('notifications/subscriptions/acknowledged') + half);
@@ -133,7 +150,7 @@ describe('serveRevocableListen', () => {
 
   it('passes a frame written in pieces on once it is complete, byte for byte', async () => {
     const sdk = sdkStream();
-    const reader = new SseReader(await serveRevocableListen(TAG, 3, sdk.serve));
+    const reader = new SseReader(await serveEndableListen(TAG, 3, sdk.serve));
     try {
       const whole = frame('notifications/prompts/list_changed');
       sdk.write(whole.slice(0, 10));
@@ -149,7 +166,7 @@ describe('serveRevocableListen', () => {
 
   it('ends when the SDK’s stream ends, with everything it wrote, and a later revocation adds nothing', async () => {
     const sdk = sdkStream();
-    const reader = new SseReader(await serveRevocableListen(TAG, 3, sdk.serve));
+    const reader = new SseReader(await serveEndableListen(TAG, 3, sdk.serve));
     try {
       sdk.write(frame('notifications/subscriptions/acknowledged'));
       sdk.write(': trailing');
@@ -164,7 +181,7 @@ describe('serveRevocableListen', () => {
 
   it('cancels the SDK’s stream when the client leaves', async () => {
     const sdk = sdkStream();
-    const reader = new SseReader(await serveRevocableListen(TAG, 3, sdk.serve));
+    const reader = new SseReader(await serveEndableListen(TAG, 3, sdk.serve));
     sdk.write(frame('notifications/subscriptions/acknowledged'));
     await reader.take(1);
     await reader.cancel();
@@ -177,12 +194,12 @@ describe('serveRevocableListen', () => {
     ['a look-alike media type', () => new Response('x', { headers: { 'Content-Type': 'text/event-streams' } })],
   ])('returns %s unchanged', async (_name, answer) => {
     const response = answer();
-    expect(await serveRevocableListen(TAG, 1, async () => response)).toBe(response);
+    expect(await serveEndableListen(TAG, 1, async () => response)).toBe(response);
   });
 
   it('refuses a tag that is not 32 lowercase hex digits, serving nothing', async () => {
     const serve = vi.fn(async () => new Response(null));
-    await expect(serveRevocableListen(TAG.toUpperCase(), 1, serve)).rejects.toThrow(RangeError);
+    await expect(serveEndableListen(TAG.toUpperCase(), 1, serve)).rejects.toThrow(RangeError);
     expect(serve).not.toHaveBeenCalled();
   });
 });

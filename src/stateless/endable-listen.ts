@@ -1,10 +1,12 @@
 /**
- * A `subscriptions/listen` stream that a revocation can end. The SDK serves the stream and
- * knows nothing of grants; its subscription's bus socket is kept under the principal's tag
- * (event-bus.ts), and when a revocation closes that socket the stream must not simply go
- * quiet — a client would take silence for "nothing changed". So the SDK's body is passed
- * through, and on revocation one JSON-RPC error answers the listen request, the stream ends,
- * and the SDK's body is cancelled (the SDK unsubscribes and forgets the stream).
+ * A `subscriptions/listen` stream that the server can end out loud. The SDK serves the stream
+ * and knows neither of grants nor of the bus's objects: when its subscription hears no more —
+ * a revocation closed its bus socket (kept under the principal's tag, event-bus.ts), or the bus
+ * stayed unreachable past the retries — the stream must not simply go quiet, since a client
+ * would take silence for "nothing changed". So the SDK's body is passed through, and at such an
+ * end one JSON-RPC error answers the listen request, the stream ends, and the SDK's body is
+ * cancelled (the SDK unsubscribes and forgets the stream). Every listen over the Durable Object
+ * bus is served so; only one with a tag (a principal with a registry) can be revoked.
  *
  * The error frame goes in only where a frame of the SDK's has ended: bytes are passed on up to
  * the last blank line received and the rest held back, so the client never reads the error in
@@ -36,13 +38,13 @@ export function unreachableListenFrame(id: JsonRpcId): string {
 const endingFrame = (answer: unknown) => `event: message\n${encodeEvent({ data: JSON.stringify(answer) })}`;
 
 /**
- * Serves one listen request of the principal tagged `tag` (32 lowercase hex digits): `serve`
- * (the SDK's handler, for this request) runs with the stream's owner in `listenScope`, so the
- * subscription it opens is revocable. An answer that is not an event stream (a refusal, an
- * error) is returned as it is.
+ * Serves one listen request: `serve` (the SDK's handler, for this request) runs with the
+ * stream's owner in `listenScope`, so the subscription it opens can end the stream — revocable
+ * by `tag` (32 lowercase hex digits, a principal's) where there is one. An answer that is not
+ * an event stream (a refusal, an error) is returned as it is.
  */
-export async function serveRevocableListen(tag: string, id: JsonRpcId, serve: () => Promise<Response>): Promise<Response> {
-  if (!isListenTag(tag)) throw new RangeError('a listen tag is 32 lowercase hex digits');
+export async function serveEndableListen(tag: string | undefined, id: JsonRpcId, serve: () => Promise<Response>): Promise<Response> {
+  if (tag !== undefined && !isListenTag(tag)) throw new RangeError('a listen tag is 32 lowercase hex digits');
   // The bus can only end the stream once the socket it opens after this returns has closed;
   // kept in case an ending ever outruns the answer.
   let end: ((frame: Uint8Array) => void) | undefined;
@@ -52,7 +54,11 @@ export async function serveRevocableListen(tag: string, id: JsonRpcId, serve: ()
     if (end === undefined) endedEarly ??= bytes;
     else end(bytes);
   };
-  const owner = { tag, revoked: ending(revokedListenFrame(id)), unreachable: ending(unreachableListenFrame(id)) };
+  const owner = {
+    ...(tag !== undefined && { tag }),
+    revoked: ending(revokedListenFrame(id)),
+    unreachable: ending(unreachableListenFrame(id)),
+  };
   const response = await listenScope.run(owner, serve);
   if (response.body === null || !isEventStream(response)) return response;
   const stream = revocableBody(response.body);
@@ -63,13 +69,17 @@ export async function serveRevocableListen(tag: string, id: JsonRpcId, serve: ()
 
 /**
  * `serve` for a request whose body is `parsedBody`: a `subscriptions/listen` with an id is
- * served revocably, under the tag of principal `principalId` (its hash, as the bus keeps it);
- * anything else is served as it is.
+ * served endably, revocable under the tag of `revocableBy` (a principal id; its hash, as the
+ * bus keeps it) where one is given; anything else is served as it is.
  */
-export async function serveListenRevocably(parsedBody: unknown, principalId: string, serve: () => Promise<Response>): Promise<Response> {
+export async function serveListenEndably(
+  parsedBody: unknown,
+  revocableBy: string | undefined,
+  serve: () => Promise<Response>,
+): Promise<Response> {
   const listen = parsedBody as { method?: unknown; id?: unknown } | undefined;
   if (listen?.method !== 'subscriptions/listen' || (typeof listen.id !== 'string' && typeof listen.id !== 'number')) return serve();
-  return serveRevocableListen(await principalHash(principalId), listen.id, serve);
+  return serveEndableListen(revocableBy === undefined ? undefined : await principalHash(revocableBy), listen.id, serve);
 }
 
 function isEventStream(response: Response): boolean {
