@@ -1,6 +1,7 @@
 // Runs the MCP conformance suite (the independent judge of protocol behaviour), the official
 // Node client and a raw-HTTP walk of the resume decision table against `wrangler dev` on
-// loopback, then the official v2 client in its three era modes against the example. Two
+// loopback, then the official v2 client in its three era modes and the clients of the agent
+// frameworks (scripts/agent-clients/, their own install) against the example. Two
 // releases of the suite: 0.1.16 with every scenario (`--suite all`, pending ones included)
 // and 0.2.0-alpha.12 with exactly what revisions 2025-11-25 and 2026-07-28 require. Fails on
 // any FAILURE or WARNING check — the suite's summary line hides warnings, so every
@@ -10,7 +11,9 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { withDevServer } from './dev-server.mjs';
+import { ensureDeps } from './ensure-deps.mjs';
 import { clientMatrix } from './client-matrix.mjs';
 import { moreClients } from './client-matrix-more.mjs';
 import { checkWithSdkClient } from './sdk-client-check.mjs';
@@ -70,14 +73,19 @@ await withDevServer(port, async (url) => {
   if (!(await walkResumeTable(url))) process.exit(1);
 });
 
-// The official v2 client in each era mode, the fork-safe transport, the v1 client and mcp-remote
-// bridging a stdio client, against the example a user runs with `npm run dev`.
+// The official v2 client in each era mode, the fork-safe transport, the v1 client, mcp-remote
+// bridging a stdio client, and the agent frameworks' clients with MCP Inspector's CLI, against
+// the example a user runs with `npm run dev`. The last have their own install, made first.
+const AGENT_CLIENTS = join(dirname(fileURLToPath(import.meta.url)), 'agent-clients');
+ensureDeps(AGENT_CLIENTS, 'agent clients');
+const { agentClients } = await import('./agent-clients/clients.mjs');
 console.log('\n== client matrix (the demo: wrangler.toml)');
 await withDevServer(
   port + 1,
   async (url) => {
     await clientMatrix(url);
     await moreClients(url);
+    await agentClients(url);
   },
   { config: 'wrangler.toml' },
 );

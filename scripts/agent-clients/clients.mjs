@@ -1,0 +1,110 @@
+// The MCP clients people build agents with, and MCP Inspector's CLI, against the demo a user runs
+// with `npm run dev` (wrangler.toml), each as its own documentation shows it used: list the tools,
+// call `countdown`. The AI SDK's and OpenAI Agents' clients speak 2026-07-28 by default (no
+// session: they see the two tools every request's server has), LangChain's adapters and the
+// Inspector open a 2025 session (they also see `tally` and `note`, which need one; LangChain's
+// calls `tally` twice in its session: 1, then 2). Each check throws on anything else.
+// Run by scripts/conformance.mjs after the client matrix; alone:
+//   node scripts/agent-clients/clients.mjs [url]   (a server already running; default http://localhost:8787/mcp)
+// Nothing here talks to anything but `url`: the OpenAI Agents SDK's tracing export is turned
+// off, LangChain's is off unless its environment turns it on (it is turned off below too).
+import { spawnSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createMCPClient } from '@ai-sdk/mcp';
+import { MultiServerMCPClient } from '@langchain/mcp-adapters';
+import { MCPServerStreamableHttp, setTracingDisabled } from '@openai/agents';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const INSPECTOR = join(HERE, 'node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js');
+const COUNTDOWN = { from: 3, interval_ms: 50 };
+const LIFTOFF = 'liftoff after 3';
+const MODERN_TOOLS = ['confirm', 'countdown'];
+const SESSION_TOOLS = ['confirm', 'countdown', 'note', 'tally'];
+
+setTracingDisabled(true);
+process.env.LANGSMITH_TRACING = 'false';
+process.env.LANGCHAIN_TRACING_V2 = 'false';
+
+const sorted = (names) => [...names].sort();
+const textOf = (content) => content?.find?.((part) => part.type === 'text')?.text;
+
+function expect(label, what, actual, expected) {
+  if (JSON.stringify(actual) !== JSON.stringify(expected)) {
+    throw new Error(`${label}: ${what} ${JSON.stringify(actual)?.slice(0, 300)}, expected ${JSON.stringify(expected)}`);
+  }
+}
+
+async function aiSdk(url) {
+  const client = await createMCPClient({ transport: { type: 'http', url } });
+  try {
+    const tools = await client.tools();
+    expect('@ai-sdk/mcp', 'tools', sorted(Object.keys(tools)), MODERN_TOOLS);
+    const result = await tools.countdown.execute(COUNTDOWN, { toolCallId: 'countdown-1', messages: [] });
+    expect('@ai-sdk/mcp', 'countdown', textOf(result.content), LIFTOFF);
+    return `2026-07-28 (tools ${MODERN_TOOLS.join(', ')}): countdown → ${JSON.stringify(LIFTOFF)}`;
+  } finally {
+    await client.close();
+  }
+}
+
+async function openAiAgents(url) {
+  const server = new MCPServerStreamableHttp({ url, name: 'demo' });
+  await server.connect();
+  try {
+    expect('@openai/agents', 'tools', sorted((await server.listTools()).map((tool) => tool.name)), MODERN_TOOLS);
+    expect('@openai/agents', 'countdown', textOf(await server.callTool('countdown', COUNTDOWN)), LIFTOFF);
+    return `2026-07-28 (tools ${MODERN_TOOLS.join(', ')}): countdown → ${JSON.stringify(LIFTOFF)}`;
+  } finally {
+    await server.close();
+  }
+}
+
+async function langChain(url) {
+  const progress = [];
+  const client = new MultiServerMCPClient({
+    mcpServers: { demo: { url, transport: 'http' } },
+    onProgress: ({ progress: step }) => progress.push(step),
+  });
+  try {
+    const tools = await client.getTools();
+    const tool = (name) => tools.find((candidate) => candidate.name === name || candidate.name.endsWith(`__${name}`));
+    expect('@langchain/mcp-adapters', 'tools', sorted(tools.map((candidate) => candidate.name.replace(/^.*__/, ''))), SESSION_TOOLS);
+    expect('@langchain/mcp-adapters', 'countdown', await tool('countdown').invoke(COUNTDOWN), LIFTOFF);
+    expect('@langchain/mcp-adapters', 'countdown progress', progress, [1, 2, 3]);
+    const key = `agent-clients-${crypto.randomUUID()}`;
+    const tallies = [await tool('tally').invoke({ key }), await tool('tally').invoke({ key })];
+    expect('@langchain/mcp-adapters', 'tally twice in its session', tallies, ['1', '2']);
+    return `a session (tools ${SESSION_TOOLS.join(', ')}): countdown progress [1,2,3] → ${JSON.stringify(LIFTOFF)}; tally 1, 2`;
+  } finally {
+    await client.close();
+  }
+}
+
+function inspectorCli(url) {
+  const run = (...args) => {
+    const result = spawnSync(process.execPath, [INSPECTOR, '--cli', url, ...args], { encoding: 'utf8', timeout: 60_000 });
+    if (result.status !== 0)
+      throw new Error(`MCP Inspector CLI ${args.join(' ')}: exit ${result.status}: ${result.stderr || result.stdout}`);
+    return JSON.parse(result.stdout);
+  };
+  const listed = sorted(run('--method', 'tools/list').tools.map((tool) => tool.name));
+  expect('MCP Inspector CLI', 'tools', listed, SESSION_TOOLS);
+  const called = run('--method', 'tools/call', '--tool-name', 'countdown', '--tool-arg', 'from=3', '--tool-arg', 'interval_ms=50');
+  expect('MCP Inspector CLI', 'countdown', textOf(called.content), LIFTOFF);
+  return `a session (tools ${SESSION_TOOLS.join(', ')}): countdown → ${JSON.stringify(LIFTOFF)}`;
+}
+
+const CLIENTS = [
+  ['@ai-sdk/mcp 2.0.99', aiSdk],
+  ['@openai/agents 0.20.0', openAiAgents],
+  ['@langchain/mcp-adapters 1.1.4', langChain],
+  ['MCP Inspector CLI 2.12.0', inspectorCli],
+];
+
+/** Every client in turn; throws with the first that fails. */
+export async function agentClients(url) {
+  for (const [label, check] of CLIENTS) console.log(`${label.padEnd(30)} ${await check(url)}`);
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await agentClients(process.argv[2] ?? 'http://localhost:8787/mcp');
