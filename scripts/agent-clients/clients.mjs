@@ -1,19 +1,28 @@
 // The MCP clients people build agents with, and MCP Inspector's CLI, against the demo a user runs
 // with `npm run dev` (wrangler.toml), each as its own documentation shows it used: list the tools,
-// call `countdown`. The AI SDK's and OpenAI Agents' clients speak 2026-07-28 by default (no
-// session: they see the two tools every request's server has), LangChain's adapters and the
+// call `countdown`. The AI SDK's, OpenAI Agents' and Mastra's clients speak 2026-07-28 by default
+// (no session: they see the two tools every request's server has), LangChain's adapters and the
 // Inspector open a 2025 session (they also see `tally` and `note`, which need one; LangChain's
 // calls `tally` twice in its session: 1, then 2). Each check throws on anything else.
 // Run by scripts/conformance.mjs after the client matrix; alone:
 //   node scripts/agent-clients/clients.mjs [url]   (a server already running; default http://localhost:8787/mcp)
-// Nothing here talks to anything but `url`: the OpenAI Agents SDK's tracing export is turned
-// off, LangChain's is off unless its environment turns it on (it is turned off below too).
+// Nothing here talks to anything but `url`: the frameworks' telemetry and tracing exports are
+// turned off before any of them is loaded (Mastra's is on by default, the OpenAI Agents SDK's
+// tracing too; LangChain's is off unless its environment turns it on). mcp-use is not here: its
+// client needs a package the registry no longer serves from 2.x on, 1.x installs 568 MB with
+// telemetry on by default.
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createMCPClient } from '@ai-sdk/mcp';
-import { MultiServerMCPClient } from '@langchain/mcp-adapters';
-import { MCPServerStreamableHttp, setTracingDisabled } from '@openai/agents';
+
+process.env.MASTRA_TELEMETRY_DISABLED = '1';
+process.env.LANGSMITH_TRACING = 'false';
+process.env.LANGCHAIN_TRACING_V2 = 'false';
+process.env.OPENAI_AGENTS_DISABLE_TRACING = '1';
+const { createMCPClient } = await import('@ai-sdk/mcp');
+const { MultiServerMCPClient } = await import('@langchain/mcp-adapters');
+const { MCPClient: MastraClient } = await import('@mastra/mcp');
+const { MCPServerStreamableHttp, setTracingDisabled } = await import('@openai/agents');
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const INSPECTOR = join(HERE, 'node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js');
@@ -23,8 +32,6 @@ const MODERN_TOOLS = ['confirm', 'countdown'];
 const SESSION_TOOLS = ['confirm', 'countdown', 'note', 'tally'];
 
 setTracingDisabled(true);
-process.env.LANGSMITH_TRACING = 'false';
-process.env.LANGCHAIN_TRACING_V2 = 'false';
 
 const sorted = (names) => [...names].sort();
 const textOf = (content) => content?.find?.((part) => part.type === 'text')?.text;
@@ -57,6 +64,26 @@ async function openAiAgents(url) {
     return `2026-07-28 (tools ${MODERN_TOOLS.join(', ')}): countdown → ${JSON.stringify(LIFTOFF)}`;
   } finally {
     await server.close();
+  }
+}
+
+async function mastra(url) {
+  const client = new MastraClient({ servers: { demo: { url: new URL(url), enableProgressTracking: true } } });
+  try {
+    const progress = [];
+    await client.progress.onUpdate('demo', ({ progress: step }) => progress.push(step));
+    const tools = await client.listTools();
+    expect(
+      '@mastra/mcp',
+      'tools',
+      sorted(Object.keys(tools)),
+      MODERN_TOOLS.map((name) => `demo_${name}`),
+    );
+    expect('@mastra/mcp', 'countdown', textOf((await tools.demo_countdown.execute(COUNTDOWN, {})).content), LIFTOFF);
+    expect('@mastra/mcp', 'countdown progress', progress, [1, 2, 3]);
+    return `2026-07-28 (tools ${MODERN_TOOLS.join(', ')}): countdown progress [1,2,3] → ${JSON.stringify(LIFTOFF)}`;
+  } finally {
+    await client.disconnect();
   }
 }
 
@@ -98,6 +125,7 @@ function inspectorCli(url) {
 const CLIENTS = [
   ['@ai-sdk/mcp 2.0.99', aiSdk],
   ['@openai/agents 0.20.0', openAiAgents],
+  ['@mastra/mcp 2.0.0', mastra],
   ['@langchain/mcp-adapters 1.1.4', langChain],
   ['MCP Inspector CLI 2.12.0', inspectorCli],
 ];
