@@ -22,17 +22,13 @@ import {
   type SessionContext,
 } from '../../../src/lib.ts';
 import { countRequest, instrument, serveBilling } from '../shared/billing.ts';
+import { registerEcho, registerProgress } from '../shared/sdk-tools.ts';
 
 interface BenchEnv extends ConfigVars {
   readonly BENCH_SESSION: DurableObjectNamespace;
   readonly BENCH_BUS: DurableObjectNamespace;
   readonly BENCH_TASKS: DurableObjectNamespace;
 }
-
-const echo = (server: McpServer) =>
-  server.registerTool('echo', { description: 'Returns its text.', inputSchema: z.object({ text: z.string() }) }, async ({ text }) => ({
-    content: [{ type: 'text', text }],
-  }));
 
 const CONFIRM_SCHEMA = { type: 'object' as const, properties: { confirm: { type: 'boolean' as const } }, required: ['confirm'] };
 
@@ -45,7 +41,7 @@ const CONFIRM_SCHEMA = { type: 'object' as const, properties: { confirm: { type:
  */
 function modernServer({ notify }: ModernContext): McpServer {
   const server = new McpServer({ name: 'bench-ours', version: '0.0.0' });
-  echo(server);
+  registerEcho(server);
   server.registerTool('changed', { description: 'Announces a tool list change to listeners (M3).' }, async () => {
     notify.toolsChanged();
     return { content: [{ type: 'text', text: 'changed' }] };
@@ -125,23 +121,8 @@ export class BenchSession extends McpSessionObject<BenchEnv> {
   protected override createServer(_session: SessionContext): McpServer {
     // logging: the notify tool's message (W7); without the capability the SDK drops it silently.
     const server = new McpServer({ name: 'bench-ours', version: '0.0.0' }, sessionServerOptions({ capabilities: { logging: {} } }));
-    echo(server);
-    server.registerTool(
-      'progress',
-      {
-        description: 'Sends n progress notifications as fast as possible, then returns "done <n>".',
-        inputSchema: z.object({ n: z.number().int().min(0).max(1_000_000) }),
-      },
-      async ({ n }, ctx) => {
-        const progressToken = ctx.mcpReq._meta?.progressToken;
-        if (progressToken !== undefined) {
-          for (let progress = 1; progress <= n; progress++) {
-            await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, progress, total: n } });
-          }
-        }
-        return { content: [{ type: 'text', text: `done ${n}` }] };
-      },
-    );
+    registerEcho(server);
+    registerProgress(server);
     server.registerTool(
       'notify',
       {

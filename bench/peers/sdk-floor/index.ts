@@ -15,9 +15,9 @@
  */
 import type { JSONRPCMessage, MessageExtraInfo, RequestId, Transport, TransportSendOptions } from '@modelcontextprotocol/server';
 import { McpServer } from '@modelcontextprotocol/server';
-import * as z from 'zod';
 import { FloorSession } from '../durable-floor/index.ts';
 import type { Message } from '../shared/mini-mcp.ts';
+import { registerEcho, registerProgress } from '../shared/sdk-tools.ts';
 
 export { default, FloorTask } from '../durable-floor/index.ts';
 
@@ -25,25 +25,8 @@ const SUPPORTED = ['2025-11-25', '2025-06-18', '2025-03-26'];
 
 function toolServer(): McpServer {
   const server = new McpServer({ name: 'bench-sdk-floor', version: '0.0.0' }, { supportedProtocolVersions: SUPPORTED });
-  server.registerTool('echo', { description: 'Returns its text.', inputSchema: z.object({ text: z.string() }) }, async ({ text }) => ({
-    content: [{ type: 'text', text }],
-  }));
-  server.registerTool(
-    'progress',
-    {
-      description: 'Sends n progress notifications as fast as possible, then returns "done <n>".',
-      inputSchema: z.object({ n: z.number().int().min(0).max(1_000_000) }),
-    },
-    async ({ n }, ctx) => {
-      const progressToken = ctx.mcpReq._meta?.progressToken;
-      if (progressToken !== undefined) {
-        for (let progress = 1; progress <= n; progress++) {
-          await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, progress, total: n } });
-        }
-      }
-      return { content: [{ type: 'text', text: `done ${n}` }] };
-    },
-  );
+  registerEcho(server);
+  registerProgress(server);
   return server;
 }
 

@@ -8,31 +8,15 @@
 import { createServer } from 'node:http';
 import { Readable } from 'node:stream';
 import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
-import * as z from 'zod';
+// TypeScript, run by Node's own type stripping (Node 24, as the benchmark runs).
+import { registerEcho, registerProgress } from '../shared/sdk-tools.ts';
 
 const port = Number(process.argv[2] ?? process.env.PORT ?? 8791);
 
 const handler = createMcpHandler(() => {
   const server = new McpServer({ name: 'bench-sdk-modern', version: '0.0.0' });
-  server.registerTool('echo', { description: 'Returns its text.', inputSchema: z.object({ text: z.string() }) }, async ({ text }) => ({
-    content: [{ type: 'text', text }],
-  }));
-  server.registerTool(
-    'progress',
-    {
-      description: 'Sends n progress notifications as fast as possible, then returns "done <n>".',
-      inputSchema: z.object({ n: z.number().int().min(0).max(1_000_000) }),
-    },
-    async ({ n }, ctx) => {
-      const progressToken = ctx.mcpReq._meta?.progressToken;
-      if (progressToken !== undefined) {
-        for (let progress = 1; progress <= n; progress++) {
-          await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, progress, total: n } });
-        }
-      }
-      return { content: [{ type: 'text', text: `done ${n}` }] };
-    },
-  );
+  registerEcho(server);
+  registerProgress(server);
   server.registerTool('changed', { description: 'Announces a tool list change to listeners (M3).' }, async () => {
     handler.notify.toolsChanged();
     return { content: [{ type: 'text', text: 'changed' }] };
