@@ -125,6 +125,12 @@ export const INTERNAL_HEADERS = {
   principal: 'Mcp-Internal-Principal',
   /** On a bus subscription: the tag (a principal's hash) its socket is kept under, so a revocation can close it. */
   listenTag: 'Mcp-Internal-Listen-Tag',
+  /**
+   * How many revocations of a tag its shard has seen: on the answer to a tagged subscription,
+   * and on a stream's reconnection, the count its first subscription was answered with — a
+   * larger count now means the stream was revoked while it was away (answered 403).
+   */
+  listenRevocations: 'Mcp-Internal-Listen-Revocations',
 } as const;
 
 /** JSON-RPC 2.0 codes, plus the implementation-defined server range MCP transports use. */

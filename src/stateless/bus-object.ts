@@ -5,7 +5,11 @@
  * events it runs nothing and may be evicted, sockets open. A published event goes to every
  * socket, in the order the object receives them. A socket may carry one tag, its principal's
  * (`INTERNAL_HEADERS.listenTag`): a revocation closes the sockets of that tag
- * (`REVOKED_CLOSE_CODE`), which their listeners do not reopen.
+ * (`REVOKED_CLOSE_CODE`), which their listeners do not reopen. A stream whose socket was lost
+ * (a restart of this object) is away when a revocation comes, and reconnects after it: so the
+ * object counts each tag's revocations in storage, one row per tag (written at each
+ * revocation, kept: a count that went back would let such a stream in again), answers a tagged
+ * subscription with the count, and refuses a reconnection that saw fewer (403): revoked while away.
  */
 import { DurableObject } from 'cloudflare:workers';
 import { BUS_ROUTES, INTERNAL_HEADERS } from '../core/wire.ts';
@@ -20,10 +24,18 @@ export class McpEventBus extends DurableObject {
     if (route === BUS_ROUTES.subscribe && request.headers.get('Upgrade')?.toLowerCase() === 'websocket') {
       const tag = request.headers.get(INTERNAL_HEADERS.listenTag);
       if (tag !== null && !isListenTag(tag)) return new Response(null, { status: 400 });
+      const headers = new Headers();
+      if (tag !== null) {
+        const revocations = this.#revocations(tag);
+        const seen = request.headers.get(INTERNAL_HEADERS.listenRevocations);
+        if (seen !== null && !COUNT.test(seen)) return new Response(null, { status: 400 });
+        if (seen !== null && Number(seen) < revocations) return new Response(null, { status: 403 });
+        headers.set(INTERNAL_HEADERS.listenRevocations, String(revocations));
+      }
       const pair = new WebSocketPair();
       // The tag is kept with the socket through hibernation: `getWebSockets(tag)` finds it.
       this.ctx.acceptWebSocket(pair[1], tag === null ? [] : [tag]);
-      return new Response(null, { status: 101, webSocket: pair[0] });
+      return new Response(null, { status: 101, webSocket: pair[0], headers });
     }
     if (route === BUS_ROUTES.publish && request.method === 'POST') {
       const body = await request.text();
@@ -40,10 +52,17 @@ export class McpEventBus extends DurableObject {
     if (route === BUS_ROUTES.revoke && request.method === 'POST') {
       const tag = revokedTag(await request.text());
       if (tag === undefined) return new Response(null, { status: 400 });
+      // Counted before the sockets close: a stream away now reconnects to find it.
+      this.ctx.storage.kv.put(revocationsKey(tag), this.#revocations(tag) + 1);
       return Response.json({ closed: this.#close(tag) });
     }
     if (route === BUS_ROUTES.sockets && request.method === 'GET') return Response.json({ sockets: this.ctx.getWebSockets().length });
     return new Response(null, { status: 404 });
+  }
+
+  /** How many revocations of `tag` this shard has seen. */
+  #revocations(tag: string): number {
+    return this.ctx.storage.kv.get<number>(revocationsKey(tag)) ?? 0;
   }
 
   /** Isolates only listen; anything they send is ignored. */
@@ -67,6 +86,9 @@ export class McpEventBus extends DurableObject {
     return closed;
   }
 }
+
+const COUNT = /^(0|[1-9][0-9]{0,15})$/;
+const revocationsKey = (tag: string) => `revocations:${tag}`;
 
 /** The tag of a revocation's body, `{ "tag": "<32 hex>" }`; undefined for anything else. */
 function revokedTag(body: string): string | undefined {

@@ -16,7 +16,9 @@
  * Ends: a stream opened under a {@link ListenOwner} (`listenScope`) is told when it hears no
  * more, so that it ends with an answer rather than going quiet. Its socket is kept under the
  * owner's tag where it has one, so `revoke(tag)` can close that principal's streams on every
- * shard, and only theirs; a socket closed so (`REVOKED_CLOSE_CODE`) is not reopened.
+ * shard, and only theirs; a socket closed so (`REVOKED_CLOSE_CODE`) is not reopened, and a
+ * stream away when the revocation came (reconnecting) is refused by its shard when it comes
+ * back, and told the same (bus-object.ts).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ServerEvent, ServerEventBus } from '@modelcontextprotocol/server';
@@ -105,7 +107,13 @@ export class DurableEventBus implements ServerEventBus {
     const owner = listenScope.getStore();
     const tag = owner?.tag;
     if (tag !== undefined && !isListenTag(tag)) throw new RangeError('a listen tag is 32 lowercase hex digits');
-    const headers: Record<string, string> = { Upgrade: 'websocket', ...(tag !== undefined && { [INTERNAL_HEADERS.listenTag]: tag }) };
+    /** The revocations of its tag the shard had seen when this stream first subscribed: shown again on reconnecting. */
+    let revocationsSeen: string | null = null;
+    const headers = () => ({
+      Upgrade: 'websocket',
+      ...(tag !== undefined && { [INTERNAL_HEADERS.listenTag]: tag }),
+      ...(revocationsSeen !== null && { [INTERNAL_HEADERS.listenRevocations]: revocationsSeen }),
+    });
     // Dealt in turn; a listener that reconnects stays on its shard.
     const shard = this.#next;
     this.#next = (this.#next + 1) % this.#shards;
@@ -113,6 +121,12 @@ export class DurableEventBus implements ServerEventBus {
     let ended = false;
     let socket: WebSocket | null = null;
     let retries = 0;
+    /** Revoked: told once, and no socket is opened again. */
+    const revoked = () => {
+      if (ended) return;
+      ended = true;
+      owner?.revoked();
+    };
     const retry = () => {
       if (ended) return;
       if (retries >= MAX_RETRIES) {
@@ -127,21 +141,22 @@ export class DurableEventBus implements ServerEventBus {
     const open = (reconnecting: boolean) => {
       if (ended) return;
       this.#object(shard)
-        .fetch(new Request(`https://bus.internal${BUS_ROUTES.subscribe}`, { headers }))
+        .fetch(new Request(`https://bus.internal${BUS_ROUTES.subscribe}`, { headers: headers() }))
         .then((response) => {
+          // Revoked while this stream was away (its socket lost, reconnecting): not let back.
+          if (response.status === 403 && revocationsSeen !== null) return revoked();
           const opened = response.webSocket;
           if (opened === null) throw new Error(`the event bus answered ${response.status}`);
           opened.accept();
           if (ended) return opened.close(1000, 'unsubscribed');
+          revocationsSeen ??= response.headers.get(INTERNAL_HEADERS.listenRevocations);
           socket = opened;
           retries = 0;
           opened.addEventListener('message', ({ data }) => deliver(listener, data));
           opened.addEventListener('close', ({ code }) => {
             if (code !== REVOKED_CLOSE_CODE) return lost(opened);
             if (socket === opened) socket = null;
-            if (ended) return;
-            ended = true;
-            owner?.revoked();
+            revoked();
           });
           opened.addEventListener('error', () => lost(opened));
           if (reconnecting) for (const kind of LIST_KINDS) listener({ kind });

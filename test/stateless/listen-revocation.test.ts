@@ -150,6 +150,35 @@ describe('a revocation of listen streams', () => {
     }
   });
 
+  it('does not miss a stream that was away when it came: reconnecting, it is refused and its owner told, while a new stream of the tag is served', async () => {
+    const shard = shardsOf();
+    const bus = new DurableEventBus(shard, 1);
+    const owner = ownerOf(newTag());
+    const away = listen(bus, owner);
+    let after: ReturnType<typeof listen> | undefined;
+    try {
+      await until('the socket is open', async () => total(await busShardSockets(shard, 1)) === 1);
+      // The shard restarts: the socket is lost, and the stream waits to reconnect (100 ms first).
+      await abortAllDurableObjects();
+      expect(await bus.revoke(owner.tag), 'nothing open to close').toBe(0);
+      await until('the owner is told', () => owner.revoked.mock.calls.length === 1);
+      await scheduler.wait(300);
+      expect(await busShardSockets(shard, 1), 'the revoked stream did not come back').toEqual([0]);
+      expect(away.heard, 'no spare list_changed from a reconnection').toEqual([]);
+      expect(owner.revoked).toHaveBeenCalledTimes(1);
+      // A stream opened after the revocation (another grant of the principal's) is not refused.
+      const next = ownerOf(owner.tag);
+      after = listen(bus, next);
+      await until('its socket is open', async () => total(await busShardSockets(shard, 1)) === 1);
+      bus.publish({ kind: 'tools_list_changed' });
+      await until('it hears', () => after!.heard.length === 1);
+      expect(next.revoked).not.toHaveBeenCalled();
+    } finally {
+      away.unsubscribe();
+      after?.unsubscribe();
+    }
+  });
+
   it('refuses a tag that is not 32 lowercase hex digits, before anything reaches the bus', async () => {
     const bus = new DurableEventBus(shardsOf(), SHARDS);
     await expect(bus.revoke('A'.repeat(32))).rejects.toThrow(RangeError);
@@ -170,6 +199,44 @@ describe('a bus object', () => {
     );
     expect(response.status).toBe(400);
     expect(response.webSocket).toBeNull();
+  });
+
+  it('answers a tagged subscription with its tag’s revocations, and refuses a reconnection that saw fewer (403)', async () => {
+    const object = shardsOf()(0);
+    const tag = newTag();
+    const subscribe = (seen?: string) =>
+      object.fetch(
+        new Request(`https://bus.internal${BUS_ROUTES.subscribe}`, {
+          headers: {
+            Upgrade: 'websocket',
+            [INTERNAL_HEADERS.listenTag]: tag,
+            ...(seen !== undefined && { [INTERNAL_HEADERS.listenRevocations]: seen }),
+          },
+        }),
+      );
+    const opened: WebSocket[] = [];
+    const accepted = async (seen?: string) => {
+      const response = await subscribe(seen);
+      expect(response.status).toBe(101);
+      response.webSocket!.accept();
+      opened.push(response.webSocket!);
+      return response.headers.get(INTERNAL_HEADERS.listenRevocations);
+    };
+    try {
+      expect(await accepted(), 'none yet').toBe('0');
+      const revoke = () =>
+        object.fetch(new Request(`https://bus.internal${BUS_ROUTES.revoke}`, { method: 'POST', body: JSON.stringify({ tag }) }));
+      expect(await (await revoke()).json()).toEqual({ closed: 1 });
+      expect((await subscribe('0')).status, 'away when it came').toBe(403);
+      expect(await accepted('1'), 'subscribed after it').toBe('1');
+      expect(await accepted(), 'a new stream').toBe('1');
+      await revoke();
+      expect((await subscribe('1')).status).toBe(403);
+      expect(await accepted('2')).toBe('2');
+      for (const seen of ['-1', '01', 'x', '1.5', '']) expect((await subscribe(seen)).status, `seen ${JSON.stringify(seen)}`).toBe(400);
+    } finally {
+      for (const socket of opened) socket.close(1000, 'done');
+    }
   });
 
   it.each([
