@@ -4,6 +4,7 @@
  */
 import type { JsonRpcMessage } from './sdk-transport.ts';
 import type { RequestId } from './errors.ts';
+import { bodyText } from './idle-limit.ts';
 
 /** The fetch the transport calls: the global one, or the caller's (a test's in-process Worker). */
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
@@ -15,9 +16,19 @@ export interface ErrorObject {
   readonly data?: Readonly<Record<string, unknown>>;
 }
 
-/** The body of a non-2xx answer: its JSON-RPC error if it had one, and its text either way. */
-export async function readError(response: Response): Promise<{ error: ErrorObject | undefined; text: string }> {
-  const text = await response.text().catch(() => '');
+/**
+ * The most of a refusal's body that is read: this server's are a few hundred bytes; the rest of
+ * anything longer (an intermediary's page) is not worth holding.
+ */
+export const MAX_ERROR_BYTES = 64 * 1024;
+
+/**
+ * The body of a non-2xx answer: its JSON-RPC error if it had one, and its text either way — at
+ * most MAX_ERROR_BYTES of it, each chunk within `idleMs` (a body that stops coming, on a
+ * connection a NAT dropped without a word, is taken as none: its status still says what it is).
+ */
+export async function readError(response: Response, idleMs?: number): Promise<{ error: ErrorObject | undefined; text: string }> {
+  const text = await bodyText(response, idleMs, MAX_ERROR_BYTES).catch(() => '');
   try {
     const body = JSON.parse(text) as { error?: unknown };
     const error = body?.error;

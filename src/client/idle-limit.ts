@@ -53,19 +53,24 @@ export async function answeredWithin<T, S extends AbortSignal | undefined>(
 
 /**
  * A whole body as text (a JSON answer), each chunk within `idleMs` as sseFrames (sse-frames.ts) reads them:
- * one that stops coming rejects with IdleConnectionError, and the body is closed.
+ * one that stops coming rejects with IdleConnectionError, and the body is closed. With `maxBytes`,
+ * no more than its first `maxBytes` bytes are read (the rest is cancelled).
  */
-export async function bodyText(response: Response, idleMs: number | undefined): Promise<string> {
+export async function bodyText(response: Response, idleMs: number | undefined, maxBytes = Number.POSITIVE_INFINITY): Promise<string> {
   if (response.body === null) return '';
   const reader = response.body.getReader();
   const decoder = new TextDecoder();
   let text = '';
+  let left = maxBytes;
   try {
-    for (;;) {
+    while (left > 0) {
       const chunk = await readWithin(reader, idleMs);
-      if (chunk.done) return text + decoder.decode();
-      text += decoder.decode(chunk.value, { stream: true });
+      if (chunk.done) break;
+      const bytes = chunk.value.byteLength > left ? chunk.value.subarray(0, left) : chunk.value;
+      left -= bytes.byteLength;
+      text += decoder.decode(bytes, { stream: true });
     }
+    return text + decoder.decode();
   } finally {
     reader.cancel().catch(() => undefined);
   }

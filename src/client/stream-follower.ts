@@ -202,7 +202,7 @@ export class StreamFollower {
       this.#position = this.#host.forkSafe ? streamStart(response.headers) : undefined;
       return response;
     }
-    const { error, text } = await readError(response);
+    const { error, text } = await readError(response, this.#host.idleTimeoutMs);
     const cursor = error?.data?.cursor;
     // Only a re-send can be this request's duplicate. On a first POST the id was another
     // request's (wire-ids.ts keeps that from happening): its answer is not this one's.
@@ -230,7 +230,7 @@ export class StreamFollower {
       this.#advanced = true;
       return response;
     }
-    const { error, text } = await readError(response);
+    const { error, text } = await readError(response, this.#host.idleTimeoutMs);
     if (response.status === 405) return 'done'; // the server offers no standalone stream
     if (isTransientStatus(response.status)) throw new Broken(`${response.status}`, { cause: text, retryAfterMs: retryAfterMs(response) });
     throw new HttpStatusError(response.status, error, text);
@@ -264,7 +264,7 @@ export class StreamFollower {
       if (this.#plan?.resumeFrom === undefined) throw new RequestCancelledError(this.pendingIds, cursor);
       throw new ForkDetectedError('not_resumed', cursor, 'the stream had already finished at the resumption token');
     }
-    const { error, text } = await readError(response);
+    const { error, text } = await readError(response, this.#host.idleTimeoutMs);
     if (isTransientStatus(response.status)) throw new Broken(`${response.status}`, { cause: text, retryAfterMs: retryAfterMs(response) });
     if (![400, 409, 410].includes(response.status)) throw new HttpStatusError(response.status, error, text);
     const refusal = new StreamRefusedError(reasonOf(error), response.status, cursor, error?.message ?? text);

@@ -316,7 +316,7 @@ class TaskFollower {
 
   /** A non-2xx answer: another attempt for a transient status, else its typed refusal. */
   async #refused(method: TaskMethod, response: Response, after: number | undefined): Promise<never> {
-    const { error, text } = await readError(response);
+    const { error, text } = await readError(response, this.#idleTimeoutMs);
     if (isTransientStatus(response.status))
       throw new Transient(`${response.status}`, { cause: text, retryAfterMs: retryAfterMs(response) });
     if (error !== undefined) throw this.#failure(method, response.status, error, after);

@@ -172,7 +172,7 @@ export class ForkSafeTransport implements Transport {
       throw this.#lost ?? new SessionLostError(undefined, []);
     }
     if (!response.ok) {
-      const { error, text } = await readError(response);
+      const { error, text } = await readError(response, this.#host.idleTimeoutMs);
       const failure = new HttpStatusError(response.status, error, text);
       this.onerror?.(failure);
       throw failure;
