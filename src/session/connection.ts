@@ -11,6 +11,12 @@ export interface Delivery {
   readonly seq: number;
   readonly id?: string;
   readonly data: string;
+  /**
+   * `data`'s size in UTF-8 bytes, where its producer has counted it already: the connection
+   * counts what it writes in bytes, and scanning every event again for it is a scan of every
+   * byte streamed (core/utf8.ts). Counted by the connection when absent.
+   */
+  readonly bytes?: number;
 }
 
 export interface Connection {

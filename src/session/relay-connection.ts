@@ -221,8 +221,11 @@ export class RelayConnection implements Connection {
     this.#end(true);
   }
 
-  #take({ seq, id, data }: Delivery): void {
-    this.#sink.write(encodeEvent({ id, data }));
+  #take({ seq, id, data, bytes }: Delivery): void {
+    const frame = encodeEvent({ id, data });
+    // What framing adds is ASCII: the frame's bytes are its length plus what `data`'s
+    // characters take beyond one byte each.
+    this.#sink.write(frame, bytes === undefined ? undefined : frame.length + (bytes - data.length));
     this.#position = seq;
   }
 

@@ -54,7 +54,7 @@ export class SessionStreams {
   readonly #residency: Residency;
   readonly #connections: ConnectionTable;
   /** Hot-path events not yet stored, in emission order; none was delivered. Stored when the turn ends. */
-  #held: (StoredRow & { readonly id: string })[] = [];
+  #held: (StoredRow & { readonly id: string; readonly bytes: number })[] = [];
   #storeTimer: number | undefined;
 
   constructor(storage: DurableObjectStorage, sessions: SessionStore, options: StreamOptions) {
@@ -102,7 +102,7 @@ export class SessionStreams {
       this.#bounds.forget();
       throw error;
     }
-    for (const { stream, seq, id, message } of held) this.#connections.deliver(stream, { seq, id, data: message });
+    for (const { stream, seq, id, message, bytes } of held) this.#connections.deliver(stream, { seq, id, data: message, bytes });
   }
 
   /**
@@ -270,7 +270,7 @@ export class SessionStreams {
     if (holdable && totals.events < this.#options.maxSessionEvents && totals.bytes + size <= this.#options.maxSessionBytes) {
       // The hot path (progress, logging): held, then stored with its neighbours (#storeHeld).
       const seq = ++known.lastSeq;
-      this.#held.push({ stream, seq, message: data, id: formatEventId({ epoch: known.epoch, stream, seq }) });
+      this.#held.push({ stream, seq, message: data, id: formatEventId({ epoch: known.epoch, stream, seq }), bytes: size });
       totals.events += 1;
       totals.bytes += size;
       if (this.#storeTimer === undefined) {
@@ -296,7 +296,7 @@ export class SessionStreams {
       return done;
     });
     known.lastSeq = seq;
-    this.#connections.deliver(stream, { seq, id: formatEventId({ epoch: known.epoch, stream, seq }), data });
+    this.#connections.deliver(stream, { seq, id: formatEventId({ epoch: known.epoch, stream, seq }), data, bytes: size });
     if (finished) this.#ended(stream);
     return true;
   }

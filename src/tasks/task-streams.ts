@@ -163,7 +163,7 @@ function backlog(read: () => TaskState | undefined): Backlog {
       // the frame), but at least one: the buffer is exceeded by at most one event.
       for (const event of timeline.encodedEvents(task, afterN, READ_EVENTS)) {
         const delivery = deliveryOf(task.taskId, event);
-        const size = FRAME_BYTES + utf8Length(delivery.data);
+        const size = FRAME_BYTES + delivery.bytes;
         if (events.length > 0 && bytes + size > budgetBytes) break;
         events.push(delivery);
         bytes += size;
@@ -176,8 +176,9 @@ function backlog(read: () => TaskState | undefined): Backlog {
 /** What an event's frame adds to its data: a stream's frames carry no id (relay-connection.ts `#take`). */
 const FRAME_BYTES = encodeEvent({ data: '' }).length;
 
-function deliveryOf(taskId: string, event: EncodedEvent): Delivery {
-  return { seq: event.seq + 1, data: encodeEventNotification(taskId, event) };
+function deliveryOf(taskId: string, event: EncodedEvent): Delivery & { readonly bytes: number } {
+  const data = encodeEventNotification(taskId, event);
+  return { seq: event.seq + 1, data, bytes: utf8Length(data) };
 }
 
 /**

@@ -186,3 +186,21 @@ describe('a relayed connection and hibernation', () => {
     expect(socket.closed).toEqual({ code: 1000, reason: 'stream-finished' });
   });
 });
+
+describe('a relayed connection counting in bytes', () => {
+  // 3 characters of 2, 3 and 4 UTF-8 bytes (the last 2 UTF-16 units): a frame is longer in bytes than in characters.
+  const data = (seq: number) => `{"n":${seq},"text":"ÿ€𝄞"}`;
+  const frameBytes = (seq: number) => new TextEncoder().encode(`id: 1-4-${seq}\ndata: ${data(seq)}\n\n`).byteLength;
+
+  it.each([
+    ['its producer counted', (seq: number) => new TextEncoder().encode(data(seq)).byteLength],
+    ['it counts itself', () => undefined],
+  ])('counts each frame’s UTF-8 bytes, where %s them: full after exactly the buffer’s worth', async (_name, bytesOf) => {
+    const log = { events: [] as Delivery[], read: () => ({ events: [], lastSeq: 0 }) };
+    const { connection, socket } = bound(log as unknown as Log, frameBytes(1) + frameBytes(2));
+    for (let seq = 1; seq <= 3; seq++) connection.deliver({ seq, id: `1-4-${seq}`, data: data(seq), bytes: bytesOf(seq) });
+    expect(connection.waiting, 'the third event found the buffer full').toBe(true);
+    await turnOver();
+    expect(socket.ids).toEqual(['1-4-1', '1-4-2']);
+  });
+});
