@@ -11,9 +11,8 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { withDevServer } from './dev-server.mjs';
-import { ensureDeps } from './ensure-deps.mjs';
+import { agentClients } from './agent-clients/clients.mjs';
 import { clientMatrix } from './client-matrix.mjs';
 import { moreClients } from './client-matrix-more.mjs';
 import { checkWithSdkClient } from './sdk-client-check.mjs';
@@ -74,11 +73,8 @@ await withDevServer(port, async (url) => {
 });
 
 // The official v2 client in each era mode, the fork-safe transport, the v1 client, mcp-remote
-// bridging a stdio client, and the agent frameworks' clients with MCP Inspector's CLI, against
-// the example a user runs with `npm run dev`. The last have their own install, made first.
-const AGENT_CLIENTS = join(dirname(fileURLToPath(import.meta.url)), 'agent-clients');
-ensureDeps(AGENT_CLIENTS, 'agent clients');
-const { agentClients } = await import('./agent-clients/clients.mjs');
+// bridging a stdio client, and the agent frameworks' clients with MCP Inspector's CLI (their own
+// install, made on first use), against the example a user runs with `npm run dev`.
 console.log('\n== client matrix (the demo: wrangler.toml)');
 await withDevServer(
   port + 1,

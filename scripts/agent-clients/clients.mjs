@@ -4,8 +4,9 @@
 // (no session: they see the two tools every request's server has), LangChain's adapters and the
 // Inspector open a 2025 session (they also see `tally` and `note`, which need one; LangChain's
 // calls `tally` twice in its session: 1, then 2). Each check throws on anything else.
-// Run by scripts/conformance.mjs after the client matrix; alone:
-//   node scripts/agent-clients/clients.mjs [url]   (a server already running; default http://localhost:8787/mcp)
+// Run by scripts/conformance.mjs after the client matrix; alone, against a server already running:
+//   node scripts/agent-clients/clients.mjs [url]   (default http://localhost:8787/mcp)
+// Either way the clients' own dependencies (this folder's lockfile) are installed first if needed.
 // Nothing here talks to anything but `url`: the frameworks' telemetry and tracing exports are
 // turned off before any of them is loaded (Mastra's is on by default, the OpenAI Agents SDK's
 // tracing too; LangChain's is off unless its environment turns it on). mcp-use is not here: its
@@ -14,24 +15,37 @@
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-
-process.env.MASTRA_TELEMETRY_DISABLED = '1';
-process.env.LANGSMITH_TRACING = 'false';
-process.env.LANGCHAIN_TRACING_V2 = 'false';
-process.env.OPENAI_AGENTS_DISABLE_TRACING = '1';
-const { createMCPClient } = await import('@ai-sdk/mcp');
-const { MultiServerMCPClient } = await import('@langchain/mcp-adapters');
-const { MCPClient: MastraClient } = await import('@mastra/mcp');
-const { MCPServerStreamableHttp, setTracingDisabled } = await import('@openai/agents');
+import { ensureDeps } from '../ensure-deps.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
+
+/** The frameworks, installed if need be and loaded with their telemetry and tracing off (Mastra's and OpenAI Agents' are on by default). */
+async function load() {
+  ensureDeps(HERE, 'agent clients');
+  process.env.MASTRA_TELEMETRY_DISABLED = '1';
+  process.env.LANGSMITH_TRACING = 'false';
+  process.env.LANGCHAIN_TRACING_V2 = 'false';
+  process.env.OPENAI_AGENTS_DISABLE_TRACING = '1';
+  const [aiSdk, langChain, mastra, openAi] = await Promise.all([
+    import('@ai-sdk/mcp'),
+    import('@langchain/mcp-adapters'),
+    import('@mastra/mcp'),
+    import('@openai/agents'),
+  ]);
+  openAi.setTracingDisabled(true);
+  return {
+    createMCPClient: aiSdk.createMCPClient,
+    MultiServerMCPClient: langChain.MultiServerMCPClient,
+    MastraClient: mastra.MCPClient,
+    MCPServerStreamableHttp: openAi.MCPServerStreamableHttp,
+  };
+}
+
 const INSPECTOR = join(HERE, 'node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js');
 const COUNTDOWN = { from: 3, interval_ms: 50 };
 const LIFTOFF = 'liftoff after 3';
 const MODERN_TOOLS = ['confirm', 'countdown'];
 const SESSION_TOOLS = ['confirm', 'countdown', 'note', 'tally'];
-
-setTracingDisabled(true);
 
 const sorted = (names) => [...names].sort();
 const textOf = (content) => content?.find?.((part) => part.type === 'text')?.text;
@@ -42,7 +56,7 @@ function expect(label, what, actual, expected) {
   }
 }
 
-async function aiSdk(url) {
+async function aiSdk(url, { createMCPClient }) {
   const client = await createMCPClient({ transport: { type: 'http', url } });
   try {
     const tools = await client.tools();
@@ -55,7 +69,7 @@ async function aiSdk(url) {
   }
 }
 
-async function openAiAgents(url) {
+async function openAiAgents(url, { MCPServerStreamableHttp }) {
   const server = new MCPServerStreamableHttp({ url, name: 'demo' });
   await server.connect();
   try {
@@ -67,7 +81,7 @@ async function openAiAgents(url) {
   }
 }
 
-async function mastra(url) {
+async function mastra(url, { MastraClient }) {
   const client = new MastraClient({ servers: { demo: { url: new URL(url), enableProgressTracking: true } } });
   try {
     const progress = [];
@@ -87,7 +101,7 @@ async function mastra(url) {
   }
 }
 
-async function langChain(url) {
+async function langChain(url, { MultiServerMCPClient }) {
   const progress = [];
   const client = new MultiServerMCPClient({
     mcpServers: { demo: { url, transport: 'http' } },
@@ -132,7 +146,8 @@ const CLIENTS = [
 
 /** Every client in turn; throws with the first that fails. */
 export async function agentClients(url) {
-  for (const [label, check] of CLIENTS) console.log(`${label.padEnd(30)} ${await check(url)}`);
+  const frameworks = await load();
+  for (const [label, check] of CLIENTS) console.log(`${label.padEnd(30)} ${await check(url, frameworks)}`);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await agentClients(process.argv[2] ?? 'http://localhost:8787/mcp');
