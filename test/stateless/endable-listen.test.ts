@@ -100,32 +100,20 @@ describe('serveEndableListen', () => {
     }
   });
 
-  it('ends with the unreachable frame, once, when the bus could not be reached again', async () => {
+  it.each([
+    ['a tag', TAG],
+    ['no tag (no registry: nothing a revocation could name)', undefined],
+  ])('ends with the unreachable frame, once, when the bus could not be reached again: a listen with %s', async (_name, tag) => {
     const sdk = sdkStream();
-    const reader = new SseReader(await serveEndableListen(TAG, 'listen-4', sdk.serve));
+    const reader = new SseReader(await serveEndableListen(tag, 'listen-4', sdk.serve));
     try {
+      expect(sdk.owner().tag).toBe(tag);
       sdk.write(frame('notifications/subscriptions/acknowledged'));
       await reader.take(1);
       sdk.owner().unreachable();
       sdk.owner().revoked(); // too late: the stream has ended
       expect(await reader.all()).toHaveLength(1);
       expect(reader.raw).toBe(frame('notifications/subscriptions/acknowledged') + unreachableListenFrame('listen-4'));
-      expect(sdk.cancelled).toHaveBeenCalledOnce();
-    } finally {
-      await reader.cancel();
-    }
-  });
-
-  it('serves a listen without a tag (no registry) under an owner all the same: its bus lost, it ends with the unreachable frame', async () => {
-    const sdk = sdkStream();
-    const reader = new SseReader(await serveEndableListen(undefined, 'listen-5', sdk.serve));
-    try {
-      expect(sdk.owner().tag, 'nothing a revocation could name').toBeUndefined();
-      sdk.write(frame('notifications/subscriptions/acknowledged'));
-      await reader.take(1);
-      sdk.owner().unreachable();
-      expect(await reader.all()).toHaveLength(1);
-      expect(reader.raw).toBe(frame('notifications/subscriptions/acknowledged') + unreachableListenFrame('listen-5'));
       expect(sdk.cancelled).toHaveBeenCalledOnce();
     } finally {
       await reader.cancel();
