@@ -1,17 +1,18 @@
 // The MCP clients people build agents with, and MCP Inspector's CLI, against the demo a user runs
 // with `npm run dev` (wrangler.toml), each as its own documentation shows it used: list the tools,
 // call `countdown`. The AI SDK's, OpenAI Agents' and Mastra's clients speak 2026-07-28 by default
-// (no session: they see the two tools every request's server has), LangChain's adapters and the
-// Inspector open a 2025 session (they also see `tally` and `note`, which need one; LangChain's
-// calls `tally` twice in its session: 1, then 2). Each check throws on anything else.
+// (no session: they see the two tools every request's server has); LangChain's adapters, mcp-use
+// and the Inspector open a 2025 session (they also see `tally` and `note`, which need one;
+// LangChain's calls `tally` twice in its session: 1, then 2). Each check throws on anything else.
 // Run by scripts/conformance.mjs after the client matrix; alone, against a server already running:
 //   node scripts/agent-clients/clients.mjs [url]   (default http://localhost:8787/mcp)
 // Either way the clients' own dependencies (this folder's lockfile) are installed first if needed.
 // Nothing here talks to anything but `url`: the frameworks' telemetry and tracing exports are
-// turned off before any of them is loaded (Mastra's is on by default, the OpenAI Agents SDK's
-// tracing too; LangChain's is off unless its environment turns it on). mcp-use is not here: its
-// client needs a package the registry no longer serves from 2.x on, 1.x installs 568 MB with
-// telemetry on by default.
+// turned off before any of them is loaded (mcp-use's and Mastra's are on by default, the OpenAI
+// Agents SDK's tracing too; LangChain's is off unless its environment turns it on), and their
+// install scripts are not run (package.json `allowScripts`; one of them reports the install).
+// mcp-use is 1.34.6, the last with a client: from 2.x its client is a package the registry does
+// not serve.
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,11 +27,13 @@ async function load() {
   process.env.LANGSMITH_TRACING = 'false';
   process.env.LANGCHAIN_TRACING_V2 = 'false';
   process.env.OPENAI_AGENTS_DISABLE_TRACING = '1';
-  const [aiSdk, langChain, mastra, openAi] = await Promise.all([
+  process.env.MCP_USE_ANONYMIZED_TELEMETRY = 'false';
+  const [aiSdk, langChain, mastra, openAi, mcpUse] = await Promise.all([
     import('@ai-sdk/mcp'),
     import('@langchain/mcp-adapters'),
     import('@mastra/mcp'),
     import('@openai/agents'),
+    import('mcp-use'),
   ]);
   openAi.setTracingDisabled(true);
   return {
@@ -38,6 +41,7 @@ async function load() {
     MultiServerMCPClient: langChain.MultiServerMCPClient,
     MastraClient: mastra.MCPClient,
     MCPServerStreamableHttp: openAi.MCPServerStreamableHttp,
+    McpUseClient: mcpUse.MCPClient,
   };
 }
 
@@ -122,6 +126,21 @@ async function langChain(url, { MultiServerMCPClient }) {
   }
 }
 
+async function mcpUse(url, { McpUseClient }) {
+  const client = McpUseClient.fromDict({ mcpServers: { demo: { url } } });
+  try {
+    const session = await client.createSession('demo');
+    expect('mcp-use', 'tools', sorted(session.connector.tools.map((tool) => tool.name)), SESSION_TOOLS);
+    const progress = [];
+    const result = await session.connector.callTool('countdown', COUNTDOWN, { onprogress: ({ progress: step }) => progress.push(step) });
+    expect('mcp-use', 'countdown', textOf(result.content), LIFTOFF);
+    expect('mcp-use', 'countdown progress', progress, [1, 2, 3]);
+    return `a session (tools ${SESSION_TOOLS.join(', ')}): countdown progress [1,2,3] → ${JSON.stringify(LIFTOFF)}`;
+  } finally {
+    await client.closeAllSessions();
+  }
+}
+
 function inspectorCli(url) {
   const run = (...args) => {
     const result = spawnSync(process.execPath, [INSPECTOR, '--cli', url, ...args], { encoding: 'utf8', timeout: 60_000 });
@@ -141,6 +160,7 @@ const CLIENTS = [
   ['@openai/agents 0.20.0', openAiAgents],
   ['@mastra/mcp 2.0.0', mastra],
   ['@langchain/mcp-adapters 1.1.4', langChain],
+  ['mcp-use 1.34.6', mcpUse],
   ['MCP Inspector CLI 2.12.0', inspectorCli],
 ];
 
