@@ -18,11 +18,15 @@ function installedMatchesLock(folder) {
   );
 }
 
-/** `npm ci` in `folder` unless what is installed there is its lockfile's; throws if it fails. */
+/**
+ * `npm ci` in `folder` unless what is installed there is its lockfile's; throws if it fails.
+ * No install script runs (`--ignore-scripts`, whatever npm's own policy): neither folder needs
+ * one, and one of the agent clients' dependencies reports its install over the network.
+ */
 export function ensureDeps(folder, label = folder) {
   if (installedMatchesLock(folder)) return;
   console.log(`${label}: installing its dependencies (npm ci in ${folder})`);
-  const result = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: folder, stdio: 'inherit' });
+  const result = spawnSync('npm', ['ci', '--no-audit', '--no-fund', '--ignore-scripts'], { cwd: folder, stdio: 'inherit' });
   if (result.status !== 0) throw new Error(`npm ci in ${folder} exited with ${result.status}`);
 }
 
