@@ -12,7 +12,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { withDevServer } from './dev-server.mjs';
-import { agentClients } from './agent-clients/clients.mjs';
+import { agentClients, installAgentClients } from './agent-clients/clients.mjs';
 import { clientMatrix } from './client-matrix.mjs';
 import { moreClients } from './client-matrix-more.mjs';
 import { checkWithSdkClient } from './sdk-client-check.mjs';
@@ -73,8 +73,9 @@ await withDevServer(port, async (url) => {
 });
 
 // The official v2 client in each era mode, the fork-safe transport, the v1 client, mcp-remote
-// bridging a stdio client, and the agent frameworks' clients with MCP Inspector's CLI (their own
-// install, made on first use), against the example a user runs with `npm run dev`.
+// bridging a stdio client, and the agent frameworks' clients with MCP Inspector's CLI, against
+// the example a user runs with `npm run dev`. The last have an install of their own, made first.
+installAgentClients();
 console.log('\n== client matrix (the demo: wrangler.toml)');
 await withDevServer(
   port + 1,

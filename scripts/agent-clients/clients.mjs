@@ -6,7 +6,10 @@
 // LangChain's calls `tally` twice in its session: 1, then 2). Each check throws on anything else.
 // Run by scripts/conformance.mjs after the client matrix; alone, against a server already running:
 //   node scripts/agent-clients/clients.mjs [url]   (default http://localhost:8787/mcp)
-// Either way the clients' own dependencies (this folder's lockfile) are installed first if needed.
+// Either way the clients' own dependencies (this folder's lockfile) are installed first if needed,
+// before any server is asked anything: the install blocks this process for half a minute, long
+// enough for a server to close the connections its pool keeps, which a client's next POST would
+// then find closed ("other side closed").
 // Nothing here talks to anything but `url`: the frameworks' telemetry and tracing exports are
 // turned off before any of them is loaded (mcp-use's and Mastra's are on by default, the OpenAI
 // Agents SDK's tracing too; LangChain's is off unless its environment turns it on), and their
@@ -20,9 +23,13 @@ import { ensureDeps } from '../ensure-deps.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 
-/** The frameworks, installed if need be and loaded with their telemetry and tracing off (Mastra's and OpenAI Agents' are on by default). */
-async function load() {
+/** Installs the clients' dependencies if they are missing (this folder's lockfile). */
+export function installAgentClients() {
   ensureDeps(HERE, 'agent clients');
+}
+
+/** The frameworks, loaded with their telemetry and tracing off (mcp-use's, Mastra's and OpenAI Agents' are on by default). */
+async function load() {
   process.env.MASTRA_TELEMETRY_DISABLED = '1';
   process.env.LANGSMITH_TRACING = 'false';
   process.env.LANGCHAIN_TRACING_V2 = 'false';
@@ -164,10 +171,13 @@ const CLIENTS = [
   ['MCP Inspector CLI 2.12.0', inspectorCli],
 ];
 
-/** Every client in turn; throws with the first that fails. */
+/** Every client in turn (installed first: `installAgentClients`); throws with the first that fails. */
 export async function agentClients(url) {
   const frameworks = await load();
   for (const [label, check] of CLIENTS) console.log(`${label.padEnd(30)} ${await check(url, frameworks)}`);
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) await agentClients(process.argv[2] ?? 'http://localhost:8787/mcp');
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  installAgentClients();
+  await agentClients(process.argv[2] ?? 'http://localhost:8787/mcp');
+}
