@@ -16,15 +16,13 @@
 import type { JSONRPCMessage, MessageExtraInfo, RequestId, Transport, TransportSendOptions } from '@modelcontextprotocol/server';
 import { McpServer } from '@modelcontextprotocol/server';
 import { FloorSession } from '../durable-floor/index.ts';
-import type { Message } from '../shared/mini-mcp.ts';
+import { type Message, SUPPORTED_VERSIONS } from '../shared/mini-mcp.ts';
 import { registerEcho, registerProgress } from '../shared/sdk-tools.ts';
 
 export { default, FloorTask } from '../durable-floor/index.ts';
 
-const SUPPORTED = ['2025-11-25', '2025-06-18', '2025-03-26'];
-
 function toolServer(): McpServer {
-  const server = new McpServer({ name: 'bench-sdk-floor', version: '0.0.0' }, { supportedProtocolVersions: SUPPORTED });
+  const server = new McpServer({ name: 'bench-sdk-floor', version: '0.0.0' }, { supportedProtocolVersions: SUPPORTED_VERSIONS });
   registerEcho(server);
   registerProgress(server);
   return server;
