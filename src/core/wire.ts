@@ -115,10 +115,9 @@ export const INTERNAL_HEADERS = {
   /** With `relay`: the connection's buffer as the object counts it, so the Worker acknowledges in step. */
   relayBuffer: 'Mcp-Internal-Relay-Buffer',
   /**
-   * With `relay`: open the socket at once instead of after the bridge. Either the first answer
+   * With `relay`: open the socket at once instead of after the bridge: the first answer
    * filled the buffer and the object has more (a long replay), so it waits for
-   * acknowledgements, which only the socket carries; or the connection is one that outlives
-   * the bridge by nature (a live task's stream), whose bridge would fill before it ended.
+   * acknowledgements, which only the socket carries.
    */
   relayNow: 'Mcp-Internal-Relay-Now',
   /** On every request to a session object: who is asking, as the Worker established it (auth/principal.ts). */

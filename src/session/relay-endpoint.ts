@@ -35,19 +35,16 @@ export class RelayEndpoint {
    * turn's commit anyway). A stream that ended within the turn (a call answered without
    * awaiting I/O, a replay of a finished stream) is the whole answer; otherwise the answer
    * names the connection, and carries it only until the Worker has bound its relay socket
-   * (`bind`): no request stays in flight here while the client listens.
-   *
-   * `outlivesBridge`: the caller knows the connection will last past the bridge (a task's
-   * stream follows long work to its end), so the Worker opens the socket at once, as it does
-   * for a first answer that filled the buffer: nothing is gained by waiting out BRIDGE_MS.
+   * (`bind`): no request stays in flight here while the client listens. A first answer that
+   * filled the buffer asks for the socket at once: only the socket carries acknowledgements.
    */
-  async answer(connection: RelayConnection, headers: Headers, outlivesBridge = false): Promise<Response> {
+  async answer(connection: RelayConnection, headers: Headers): Promise<Response> {
     await connection.endedOrTurnOver();
     const body = connection.firstAnswer();
     if (typeof body !== 'string') {
       headers.set(INTERNAL_HEADERS.relay, this.#connections.awaitSocket(connection));
       headers.set(INTERNAL_HEADERS.relayBuffer, String(this.#bufferBytes));
-      if (outlivesBridge || connection.waiting) headers.set(INTERNAL_HEADERS.relayNow, '1');
+      if (connection.waiting) headers.set(INTERNAL_HEADERS.relayNow, '1');
     }
     return new Response(body, { headers });
   }

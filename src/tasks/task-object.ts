@@ -268,17 +268,17 @@ export abstract class McpTaskObject<E extends ConfigEnv<E> = ConfigVars> extends
    * events, then delivers them. Nothing once the task stopped working: a cancelled task's tool
    * may still be winding down.
    */
-  #append(batch: readonly Notification[]): void {
+  #append(batch: readonly Notification[]): number {
     // The stored task, not #read()'s: its status is what matters here, not its latest line.
     const task = this.#store?.read();
-    if (task?.status !== 'working') return;
+    if (task?.status !== 'working') return 0;
     const { taskMaxEventBytes } = this.#config;
     const events: EncodedEventBody[] = [];
     for (const { method, params } of batch) {
       const body = notificationEvent(method, params);
       if (body !== undefined) events.push(boundedEvent(body, taskMaxEventBytes));
     }
-    if (events.length === 0) return;
+    if (events.length === 0) return 0;
     // Listen watches hear of a new statusMessage; without one, nothing more is read here.
     const watched = this.#watches.watched;
     const before = watched ? this.#read()!.statusMessage : undefined;
@@ -289,10 +289,12 @@ export abstract class McpTaskObject<E extends ConfigEnv<E> = ConfigVars> extends
       this.#timeline.forget();
       throw error;
     }
-    for (const [i, event] of events.entries()) this.#streams.deliver(task, { seq: first + i, ...event });
-    if (!watched) return;
+    let streamed = 0;
+    for (const [i, event] of events.entries()) streamed += this.#streams.deliver(task, { seq: first + i, ...event });
+    if (!watched) return streamed;
     const now = this.#read()!;
     if (now.statusMessage !== before) this.#watches.tell(now);
+    return streamed;
   }
 
   /**

@@ -109,17 +109,23 @@ export class TaskStreams {
     connection.start();
     // Ended already: the connection closes once it has written the terminal event.
     if (state.terminal) connection.finish();
-    // A live task's stream lasts as long as its work: the socket at once (relay-endpoint.ts).
-    return this.#relay.answer(connection, new Headers(SSE_RESPONSE_HEADERS), !state.terminal);
+    // A live task's stream starts on the bridge, as a session's does: the runtime pipes it to
+    // the client with no JavaScript per chunk, while the tool's pauses let it through
+    // (notification-tap.ts). The socket follows at BRIDGE_MS, or at once if the buffer is full.
+    return this.#relay.answer(connection, new Headers(SSE_RESPONSE_HEADERS));
   }
 
-  /** A stored event (never the terminal one), to every stream that is caught up. */
-  deliver(task: TaskRecord, event: EncodedEvent): void {
+  /**
+   * A stored event (never the terminal one), to every stream that is caught up. Returns the
+   * bytes of frames it gave them (a stream that is behind reads it from the timeline later).
+   */
+  deliver(task: TaskRecord, event: EncodedEvent): number {
     const open = this.#connections.streams;
     // Nobody streaming (the usual case, on every progress event): nothing to encode.
-    if (open.length === 0) return;
+    if (open.length === 0) return 0;
     const delivery = deliveryOf(task.taskId, event);
     for (const number of open) this.#connections.deliver(number, delivery);
+    return delivery.bytes * open.length;
   }
 
   /** The task has ended with `terminal`, its last event: each stream delivers it, then closes with its result. */

@@ -3,9 +3,8 @@
  * object's first answer, and the object then waits for acknowledgements, which only the relay
  * socket carries. Its first answer says so (Mcp-Internal-Relay-Now), and the Worker opens the
  * socket at once instead of after the bridge (edge/sse-relay.ts); the client gets every event.
- * So does the first answer of a live task's stream, full or not: it lasts as long as the
- * task's work, and a bridge that filled before the socket opened would stall it.
- * Observed at RelayEndpoint.answer, in the object's isolate.
+ * A live task's stream within the buffer starts on the bridge, as a session's does, and moves
+ * to the socket after it. Observed at RelayEndpoint.answer, in the object's isolate.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { INTERNAL_HEADERS } from '../../src/core/wire.ts';
@@ -67,7 +66,7 @@ describe('a task stream through an 8 KB buffer', () => {
     expect(answers).toEqual([full]);
   });
 
-  it('a live task: its first answer asks for the socket at once, within the buffer too, and the stream follows it to its end', async () => {
+  it('a live task within the buffer: its first answer rides the bridge, and the stream follows the task past it to its end', async () => {
     // Three steps 300 ms apart: working past the bridge, each event far within the buffer.
     const taskId = await createTask('chatter', { steps: 3, interval_ms: 300 });
     const answers = recordFirstAnswers();
@@ -78,7 +77,7 @@ describe('a task stream through an 8 KB buffer', () => {
     } finally {
       await reader.cancel();
     }
-    expect(answers).toEqual([true]);
+    expect(answers).toEqual([false]);
   });
 
   it('counts a replay in UTF-8 bytes of its frames: a first answer of non-ASCII events holds the buffer and at most one event more', async () => {

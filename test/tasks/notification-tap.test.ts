@@ -2,8 +2,8 @@
  * The round's NotificationTap (src/tasks/notification-tap.ts): the SDK's modern handler, as a
  * task's round builds it, hands the tool's notifications to the tap as they are sent and
  * frames none of them in its answer; the tap hands them on in order, in batches of at most one
- * INSERT's rows, and pauses a tool that never awaits; a notification that cannot be stored fails
- * the round.
+ * INSERT's rows, and pauses a tool that never awaits — more often while streams follow it; a
+ * notification that cannot be stored fails the round.
  */
 import { McpServer, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
@@ -67,20 +67,40 @@ async function call(tap: NotificationTap, outcomes: string[], n: number): Promis
   return text;
 }
 
-/** A tap whose sink keeps each batch's progress values. */
-function recordingTap(): { tap: NotificationTap; batches: number[][] } {
+/** A tap whose sink keeps each batch's progress values and says it gave streams `streamedBytes` a notification. */
+function recordingTap(streamedBytes = 0): { tap: NotificationTap; batches: number[][] } {
   const batches: number[][] = [];
-  const tap = new NotificationTap((batch: readonly Notification[]) => batches.push(batch.map(({ params }) => params.progress as number)));
+  const tap = new NotificationTap((batch: readonly Notification[]) => {
+    batches.push(batch.map(({ params }) => params.progress as number));
+    return streamedBytes * batch.length;
+  });
   return { tap, batches };
+}
+
+/** Of the first `n` notifications of a tool that never awaits I/O, how many were handed on at each of the macrotasks it yielded. */
+async function handedOnAtEachPause(streamedBytes: number, n: number): Promise<number[]> {
+  const { tap, batches } = recordingTap(streamedBytes);
+  const seen: number[] = [];
+  let running = true;
+  const watch = () => {
+    seen.push(batches.flat().length);
+    if (running) setTimeout(watch, 0);
+  };
+  setTimeout(watch, 0);
+  await call(tap, [], n);
+  running = false;
+  // Distinct counts: the macrotasks the loop let run, each at the count it had reached.
+  return [...new Set(seen)].filter((count) => count < n);
 }
 
 describe('NotificationTap', () => {
   it('takes the tool’s notifications as they are sent; the answer carries only the result', async () => {
     const received: unknown[] = [];
     const outcomes: string[] = [];
-    const tap = new NotificationTap((batch) =>
-      received.push(...batch.map(({ method, params }) => ({ method, progress: params.progress }))),
-    );
+    const tap = new NotificationTap((batch) => {
+      received.push(...batch.map(({ method, params }) => ({ method, progress: params.progress })));
+      return 0;
+    });
     const answer = await call(tap, outcomes, 3);
     expect(received).toEqual([1, 2, 3].map((progress) => ({ method: 'notifications/progress', progress })));
     expect(outcomes).toEqual(['sent', 'sent', 'sent']);
@@ -108,10 +128,26 @@ describe('NotificationTap', () => {
     expect(handedOnWhenTimerRan!).toBeLessThanOrEqual(1 + BATCH_ROWS);
   });
 
+  // A turn hands on its first notification alone, then full batches until a pause ends it.
+  const turns = (batchesPerTurn: number[]) => batchesPerTurn.map((batches) => 1 + batches * BATCH_ROWS);
+  it.each([
+    // 64 batches: with nobody streaming, the schedule's pauses alone, after batches 1, 2, 4, …,
+    // 32 (the 64th is the last); given to streams 1 KiB a notification, also a pause each time
+    // 128 KiB have been handed to them: turns of at most 3 batches (3 × 49 KiB).
+    { streaming: 'nobody streaming', bytes: 0, schedule: turns([1, 1, 2, 4, 8, 16]), longest: turns([16])[0] },
+    { streaming: 'streams given 1 KiB a notification', bytes: 1024, schedule: undefined, longest: turns([3])[0] },
+  ])('pauses on its schedule, and with $streaming, whenever 128 KiB were handed to streams', async ({ bytes, schedule, longest }) => {
+    const counts = await handedOnAtEachPause(bytes, 64 * BATCH_ROWS);
+    const turnSizes = counts.map((count, i) => count - (counts[i - 1] ?? 0));
+    if (schedule !== undefined) expect(turnSizes).toEqual(schedule);
+    expect(Math.max(...turnSizes)).toBe(longest);
+  });
+
   it('fails the round when a batch cannot be stored: the notify that handed it on rejects, and every later one', async () => {
     const outcomes: string[] = [];
     const tap = new NotificationTap((batch) => {
       if (batch.some(({ params }) => params.progress === 2)) throw new Error('SQLITE_FULL');
+      return 0;
     });
     const n = BATCH_ROWS + 5;
     const answer = await call(tap, outcomes, n);
@@ -129,6 +165,7 @@ describe('NotificationTap', () => {
     const outcomes: string[] = [];
     const tap = new NotificationTap((batch) => {
       if (batch.some(({ params }) => params.progress === 2)) throw new Error('SQLITE_FULL');
+      return 0;
     });
     await call(tap, outcomes, 3);
     expect(outcomes).toEqual(['sent', 'sent', 'sent']);
@@ -152,7 +189,12 @@ describe('NotificationTap', () => {
     mcp.server.connect = async (connected: Transport) => {
       view = connected;
     };
-    await new NotificationTap((batch) => received.push(...batch.map(({ method }) => method))).attach(mcp).connect(transport);
+    await new NotificationTap((batch) => {
+      received.push(...batch.map(({ method }) => method));
+      return 0;
+    })
+      .attach(mcp)
+      .connect(transport);
     const handler = () => undefined;
     view!.onmessage = handler;
     expect(transport.onmessage).toBe(handler);
