@@ -125,18 +125,30 @@ export function boundedEvent(event: TaskEventBody, maxBytes: number): EncodedEve
   return encodeBody({ type: TASK_EVENT_TYPES.omitted, payload: { type: event.type, reason: 'too_large', bytes, maxBytes } });
 }
 
+/** A notification as JSON text, and its size in UTF-8 bytes. */
+export interface EncodedNotification {
+  readonly text: string;
+  readonly bytes: number;
+}
+
 /**
  * `eventNotification` as JSON text, from the payload's JSON as stored: the same bytes
  * `JSON.stringify` gives (a table test holds them equal), with no parse and no second stringify
- * of the payload — a stream sends every event this way.
+ * of the payload — a stream sends every event this way. Its UTF-8 size is counted from its
+ * parts, each short and flat: the text is a rope of them, which a scan would first copy whole
+ * (~1 µs an event, 5 ms of T3's 5,000; bench/README.md). Only the parts can hold non-ASCII.
  */
-export function encodeEventNotification(taskId: string, { seq, type, payloadJson }: EncodedEvent): string {
+export function encodeEventNotification(taskId: string, { seq, type, payloadJson }: EncodedEvent): EncodedNotification {
   const id = JSON.stringify(taskId);
-  return (
-    `{"jsonrpc":"2.0","method":"notifications/tasks/event","params":{"seq":${seq},"taskId":${id},"type":${JSON.stringify(type)},` +
-    `"payload":${payloadJson},"_meta":{"${RELATED_TASK}":{"taskId":${id}}}}}`
-  );
+  const typeJson = JSON.stringify(type);
+  const text =
+    `{"jsonrpc":"2.0","method":"notifications/tasks/event","params":{"seq":${seq},"taskId":${id},"type":${typeJson},` +
+    `"payload":${payloadJson},"_meta":{"${RELATED_TASK}":{"taskId":${id}}}}}`;
+  return { text, bytes: text.length + 2 * beyondOneByte(id) + beyondOneByte(typeJson) + beyondOneByte(payloadJson) };
 }
+
+/** The UTF-8 bytes a text takes beyond one per UTF-16 unit. */
+const beyondOneByte = (text: string) => utf8Length(text) - text.length;
 
 /** The notification that carries `event` on a `tasks/stream`: "MUST include io.modelcontextprotocol/related-task" with the same task id. */
 export function eventNotification(taskId: string, event: TaskEvent) {

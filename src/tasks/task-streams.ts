@@ -27,7 +27,6 @@ import type { JsonRpcId } from '../core/errors.ts';
 import { encodeBody, encodeEventNotification, type EncodedEvent, type TaskEvent } from '../core/task-events.ts';
 import { decideTaskStream, eventsGoneError, invalidStreamParams } from '../core/task-stream.ts';
 import type { TaskRecord } from '../core/task.ts';
-import { utf8Length } from '../core/utf8.ts';
 import { JsonRpcCode, SSE_RESPONSE_HEADERS } from '../core/wire.ts';
 import type { TaskTimeline } from './task-timeline.ts';
 
@@ -183,8 +182,8 @@ function backlog(read: () => TaskState | undefined): Backlog {
 const FRAME_BYTES = encodeEvent({ data: '' }).length;
 
 function deliveryOf(taskId: string, event: EncodedEvent): Delivery & { readonly bytes: number } {
-  const data = encodeEventNotification(taskId, event);
-  return { seq: event.seq + 1, data, bytes: utf8Length(data) };
+  const { text, bytes } = encodeEventNotification(taskId, event);
+  return { seq: event.seq + 1, data: text, bytes };
 }
 
 /**

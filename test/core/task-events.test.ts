@@ -125,12 +125,16 @@ it.each<[string, string, string, Record<string, unknown>]>([
     'com.example.x',
     { text: 'line\nnext "q" \u0000 ✓ 🚀', nested: { a: [1, null, true] } },
   ],
-])('the notification encoded from the stored payload is the bytes JSON.stringify gives (%s)', (_name, taskId, type, payload) => {
+  ['non-ASCII in the id, the type and the payload', 'tâche-字', 'com.exemple.étape', { note: 'é字🚀' }],
+  ['lone surrogates, which JSON escapes', 'id-\ud800', 'com.example.\udc00', { text: 'a\ud83d b' }],
+])('the notification encoded from the stored payload is the bytes JSON.stringify gives, and its UTF-8 size (%s)', (_name, taskId, type, payload) => {
   const seq = 41;
   const payloadJson = JSON.stringify(payload);
-  expect(encodeEventNotification(taskId, { seq, type, payloadJson })).toBe(
-    JSON.stringify(eventNotification(taskId, { seq, type, payload })),
-  );
+  const expected = JSON.stringify(eventNotification(taskId, { seq, type, payload }));
+  expect(encodeEventNotification(taskId, { seq, type, payloadJson })).toEqual({
+    text: expected,
+    bytes: new TextEncoder().encode(expected).length,
+  });
 });
 
 describe('an event over TASK_MAX_EVENT_BYTES', () => {
