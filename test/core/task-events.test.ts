@@ -127,15 +127,18 @@ it.each<[string, string, string, Record<string, unknown>]>([
   ],
   ['non-ASCII in the id, the type and the payload', 'tâche-字', 'com.exemple.étape', { note: 'é字🚀' }],
   ['lone surrogates, which JSON escapes', 'id-\ud800', 'com.example.\udc00', { text: 'a\ud83d b' }],
-])('the notification encoded from the stored payload is the bytes JSON.stringify gives, and its UTF-8 size (%s)', (_name, taskId, type, payload) => {
-  const seq = 41;
-  const payloadJson = JSON.stringify(payload);
-  const expected = JSON.stringify(eventNotification(taskId, { seq, type, payload }));
-  expect(encodeEventNotification(taskId, { seq, type, payloadJson })).toEqual({
-    text: expected,
-    bytes: new TextEncoder().encode(expected).length,
-  });
-});
+])(
+  'the notification encoded from the stored payload is the bytes JSON.stringify gives, and its UTF-8 size (%s)',
+  (_name, taskId, type, payload) => {
+    const seq = 41;
+    const payloadJson = JSON.stringify(payload);
+    const expected = JSON.stringify(eventNotification(taskId, { seq, type, payload }));
+    expect(encodeEventNotification(taskId, { seq, type, payloadJson })).toEqual({
+      text: expected,
+      bytes: new TextEncoder().encode(expected).length,
+    });
+  },
+);
 
 describe('an event over TASK_MAX_EVENT_BYTES', () => {
   const payload = { text: 'é'.repeat(10) }; // 31 bytes of JSON in UTF-8, 21 characters
