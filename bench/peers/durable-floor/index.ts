@@ -14,9 +14,20 @@
  * `work` that declares the extension gets a random 128-bit task id and a FloorTask object
  * addressed by it, which creates its table, INSERTs the task (`working`), answers the
  * CreateTaskResult, and in its next turn UPDATEs the row to `completed` with the result (the
- * tool has nothing to do). `tasks/get` reads the row. Nothing else of 2026-07-28 is served
- * (every other request goes the 2025 way, as before): no SDK, no TTL alarm, no stored call, no
- * principal in the address, no check that `Mcp-Name` matches the id.
+ * tool has nothing to do). `tasks/get` reads the row.
+ *
+ * Task streams (T3), the floor of SEP-2694 on one object per task: `progress_task {n}` creates
+ * the task as `work` does and an events table, and in its next turn INSERTs each progress event
+ * (one row each, the `notifications/tasks/event` text itself) before writing it to any stream
+ * open on the task, then UPDATEs the task to `completed`, all in that one turn, as the floor's
+ * session runs W3's `progress`. `tasks/stream` (no `after`) answers from the object: seq 0 (the
+ * creation) and the stored events, then, while the task works, the rest as they are stored;
+ * then the `completed` status and the empty result. The same frames as ours' (the types under
+ * its prefix, as the harness reads them), so the same bytes reach the client.
+ *
+ * Nothing else of 2026-07-28 is served (every other request goes the 2025 way, as before): no
+ * SDK, no TTL alarm, no stored call, no principal in the address, no check that `Mcp-Name`
+ * matches the id.
  *
  * Both object classes count what Cloudflare bills them for (B1) through ../shared/billing.ts,
  * served at GET /bench/billing and off unless B1 turns it on.
@@ -182,9 +193,11 @@ const POLL_INTERVAL_MS = 1_000;
 /** 128 bits as base64url: 21 full characters, then one whose low 4 bits are zero. */
 const TASK_ID = /^[A-Za-z0-9_-]{21}[AQgw]$/;
 
-/** One task: one row in its own object's SQLite. */
+/** One task: one row in its own object's SQLite; a `progress_task`'s events, one row each. */
 export class FloorTask extends DurableObject<Env> {
   readonly #sql: SqlStorage;
+  /** Streams following the task while it works: each gets every event as it is stored. */
+  readonly #live = new Set<{ readonly writer: SseWriter; readonly id: Message['id'] }>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(instrument(ctx, 'FloorTask'), env);
@@ -193,42 +206,110 @@ export class FloorTask extends DurableObject<Env> {
 
   override async fetch(request: Request): Promise<Response> {
     countRequest('FloorTask', 'fetch');
-    const { id, taskId } = (await request.json()) as { id: Message['id']; taskId: string };
-    return new URL(request.url).pathname === '/create' ? this.#create(id, taskId) : this.#get(id);
+    const { id, taskId, n } = (await request.json()) as { id: Message['id']; taskId: string; n?: number };
+    switch (new URL(request.url).pathname) {
+      case '/create':
+        return this.#create(id, taskId, n);
+      case '/stream':
+        return this.#stream(id);
+      default:
+        return this.#get(id);
+    }
   }
 
-  #create(id: Message['id'], taskId: string): Response {
+  /** `n`: a `progress_task`'s count of progress events; undefined for `work`. */
+  #create(id: Message['id'], taskId: string, n: number | undefined): Response {
     const now = Date.now();
     this.#sql.exec(
       'CREATE TABLE task (task_id TEXT NOT NULL, status TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, result TEXT)',
     );
+    if (n !== undefined) this.#sql.exec('CREATE TABLE events (seq INTEGER PRIMARY KEY, data TEXT NOT NULL)');
     this.#sql.exec("INSERT INTO task VALUES (?, 'working', ?, ?, NULL)", taskId, now, now);
-    // The tool: nothing to do. The answer is held by the output gate until the CREATE and the
-    // INSERT commit (one implicit transaction, this turn); the outcome is stored in a later
-    // turn, its own write, as a tool's outcome would be.
-    setTimeout(() => {
+    // The tool runs in a later turn. The answer is held by the output gate until the CREATE and
+    // the INSERT commit (one implicit transaction, this turn); the outcome is stored in a later
+    // turn, its own write, as a tool's outcome would be. A `progress_task` pauses once, after
+    // its first event: a loop that never yields would hold the answer until it ended (measured:
+    // a 32.5 ms CreateTaskResult for 5,000 events), since the timer runs before it leaves.
+    setTimeout(async () => {
+      for (let progress = 1; progress <= (n ?? 0); progress++) {
+        const data = taskEvent(taskId, progress, 'progress', { progress, total: n });
+        this.#sql.exec('INSERT INTO events (seq, data) VALUES (?, ?)', progress, data);
+        for (const { writer } of this.#live) writer.write(`data: ${data}\n\n`);
+        if (progress === 1 || progress % 512 === 0) await scheduler.wait(0);
+      }
       this.#sql.exec(
         "UPDATE task SET status = 'completed', updated_at = ?, result = ?",
         Date.now(),
         JSON.stringify({ content: [{ type: 'text', text: 'done' }] }),
       );
+      for (const stream of this.#live) this.#end(stream, taskId, (n ?? 0) + 1);
+      this.#live.clear();
     }, 0);
     return taskAnswer(id, { task_id: taskId, status: 'working', created_at: now, updated_at: now, result: null }, 'task');
   }
 
-  #get(id: Message['id']): Response {
-    let row: TaskRow | undefined;
-    try {
-      row = this.#sql.exec('SELECT * FROM task').toArray()[0] as TaskRow | undefined;
-    } catch {
-      // No table: no task was ever created here.
+  /** `tasks/stream` from the first event: what is stored, then, while the task works, the rest as it is stored. */
+  #stream(id: Message['id']): Response {
+    const row = this.#row();
+    if (row === undefined) return jsonError(200, -32602, 'Failed to retrieve task: Task not found', id);
+    const writer = new SseWriter();
+    let frames = `data: ${taskEvent(row.task_id, 0, 'status', { status: 'working' })}\n\n`;
+    let last = 0;
+    for (const event of this.#events()) {
+      frames += `data: ${event.data}\n\n`;
+      last = event.seq;
+      if (frames.length >= COALESCE_BYTES) {
+        writer.write(frames);
+        frames = '';
+      }
     }
+    if (frames !== '') writer.write(frames);
+    if (row.status === 'working') this.#live.add({ writer, id });
+    else this.#end({ writer, id }, row.task_id, last + 1);
+    return new Response(writer.body, { headers: sseHeaders() });
+  }
+
+  /** The terminal event at `seq`, the stream's empty result, and its end. */
+  #end({ writer, id }: { readonly writer: SseWriter; readonly id: Message['id'] }, taskId: string, seq: number): void {
+    writer.write(`data: ${taskEvent(taskId, seq, 'status', { status: 'completed', result: 'tasks/get' })}\n\n`);
+    writer.write(`data: ${JSON.stringify({ jsonrpc: '2.0', id, result: { resultType: 'complete' } })}\n\n`);
+    writer.close();
+  }
+
+  /** The stored events, in order (none for a `work` task, which has no events table). */
+  #events(): Iterable<{ seq: number; data: string }> {
+    try {
+      return this.#sql.exec<{ seq: number; data: string }>('SELECT seq, data FROM events ORDER BY seq');
+    } catch {
+      return [];
+    }
+  }
+
+  #row(): TaskRow | undefined {
+    try {
+      return this.#sql.exec('SELECT * FROM task').toArray()[0] as TaskRow | undefined;
+    } catch {
+      return undefined; // No table: no task was ever created here.
+    }
+  }
+
+  #get(id: Message['id']): Response {
+    const row = this.#row();
     if (row === undefined) return jsonError(200, -32602, 'Failed to retrieve task: Task not found', id);
     return taskAnswer(id, row, 'complete');
   }
 }
 
 type TaskRow = { task_id: string; status: string; created_at: number; updated_at: number; result: string | null };
+
+/** A `notifications/tasks/event`, as ours frames one (src/core/task-events.ts), of type `<prefix>.<kind>`. */
+function taskEvent(taskId: string, seq: number, kind: 'status' | 'progress', payload: Record<string, unknown>): string {
+  return JSON.stringify({
+    jsonrpc: '2.0',
+    method: 'notifications/tasks/event',
+    params: { seq, taskId, type: `mcp-edge-sessions.${kind}`, payload, _meta: { 'io.modelcontextprotocol/related-task': { taskId } } },
+  });
+}
 
 function taskAnswer(id: Message['id'], row: TaskRow, resultType: 'task' | 'complete'): Response {
   const result = {
@@ -244,19 +325,31 @@ function taskAnswer(id: Message['id'], row: TaskRow, resultType: 'task' | 'compl
   return Response.json({ jsonrpc: '2.0', id, result });
 }
 
-/** A 2026-07-28 POST the floor serves as a task (`tools/call` of `work`, declared; `tasks/get`), else undefined. */
+const TASK_TOOLS = ['work', 'progress_task'];
+
+/**
+ * A 2026-07-28 POST the floor serves as a task (`tools/call` of `work` or `progress_task`,
+ * declared; `tasks/get`; `tasks/stream`), else undefined.
+ */
 async function serveTask(request: Request, env: Env): Promise<Response | undefined> {
   if (request.method !== 'POST') return undefined;
   const method = request.headers.get('Mcp-Method');
-  if (method !== 'tasks/get' && !(method === 'tools/call' && request.headers.get('Mcp-Name') === 'work')) return undefined;
+  const call = method === 'tools/call' && TASK_TOOLS.includes(request.headers.get('Mcp-Name') ?? '');
+  if (method !== 'tasks/get' && method !== 'tasks/stream' && !call) return undefined;
   const message = parseMessage(await request.text());
   const declared = message?.params?._meta?.['io.modelcontextprotocol/clientCapabilities']?.extensions?.[TASKS_EXTENSION];
   if (message === undefined || typeof declared !== 'object' || declared === null) {
     return jsonError(400, -32600, 'the floor serves only tasks on 2026-07-28, to clients that declare the extension', message?.id);
   }
-  let route = '/get';
+  let route = method === 'tasks/stream' ? '/stream' : '/get';
   let taskId = message.params?.taskId;
+  let n: number | undefined;
   if (method === 'tools/call') {
+    if (message.params?.name === 'progress_task') {
+      n = (message.params.arguments as { n?: unknown } | undefined)?.n as number;
+      if (!Number.isSafeInteger(n) || n < 0 || n > 1_000_000)
+        return jsonError(200, -32602, 'n: an integer from 0 to 1,000,000', message.id);
+    }
     route = '/create';
     taskId = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(16))))
       .replace(/\+/g, '-')
@@ -266,7 +359,7 @@ async function serveTask(request: Request, env: Env): Promise<Response | undefin
     return jsonError(200, -32602, 'Failed to retrieve task: Task not found', message.id);
   }
   const stub = env.FLOOR_TASK.get(env.FLOOR_TASK.idFromName(taskId));
-  return stub.fetch(`https://floor-task${route}`, { method: 'POST', body: JSON.stringify({ id: message.id ?? null, taskId }) });
+  return stub.fetch(`https://floor-task${route}`, { method: 'POST', body: JSON.stringify({ id: message.id ?? null, taskId, n }) });
 }
 
 export default {
