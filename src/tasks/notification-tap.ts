@@ -28,8 +28,8 @@ export interface Notification {
 }
 
 /**
- * Stores a batch of the round's notifications, in the order they were sent, and says how many
- * bytes of frames that handed to streams following the task live; throws if it could not.
+ * Stores a batch of the round's notifications, in the order they were sent, and returns how
+ * many UTF-8 bytes of events that gave the task's open streams to send; throws if it could not.
  */
 export type NotificationSink = (batch: readonly Notification[]) => number;
 
@@ -46,7 +46,7 @@ const PAUSE_EVERY = 64;
 
 /**
  * While streams follow the task, a pause is also due once the batches since the last one gave
- * them this many bytes of frames: what a stream owes its client leaves only in a pause, so
+ * them this many bytes of events: what a stream owes its client leaves only in a pause, so
  * without one most of a burst reached the client after the tool's last event, all at once.
  * Measured on T3 (5,000 events, 1.25 MB of frames; bench/README.md), the run's time against
  * the code before: 48 KiB 1.17× (more pauses cost more than they let through), 96 KiB 0.89×,
@@ -65,7 +65,7 @@ export class NotificationTap {
   /** Hands on what is held when the current turn ends; set while a turn has handed some on. */
   #turnTimer: ReturnType<typeof setTimeout> | undefined;
   #fullBatches = 0;
-  /** Bytes of frames handed to streams since the last pause. */
+  /** Bytes of events given to streams since the last pause. */
   #streamed = 0;
   /** Once the round is over: whatever comes late is handed on at once. */
   #closed = false;

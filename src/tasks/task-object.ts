@@ -265,8 +265,9 @@ export abstract class McpTaskObject<E extends ConfigEnv<E> = ConfigVars> extends
 
   /**
    * Stores what the working task's tool reported (a batch, notification-tap.ts) as the next
-   * events, then delivers them. Nothing once the task stopped working: a cancelled task's tool
-   * may still be winding down.
+   * events, then delivers them, and returns the bytes that gave its streams (the tap pauses the
+   * tool by them). Nothing once the task stopped working: a cancelled task's tool may still be
+   * winding down.
    */
   #append(batch: readonly Notification[]): number {
     // The stored task, not #read()'s: its status is what matters here, not its latest line.

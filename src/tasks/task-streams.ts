@@ -116,7 +116,8 @@ export class TaskStreams {
 
   /**
    * A stored event (never the terminal one), to every stream that is caught up. Returns the
-   * bytes of frames it gave them (a stream that is behind reads it from the timeline later).
+   * UTF-8 bytes it adds to what the open streams owe their clients: the event's, once per
+   * stream, whether the stream sends it now or reads it from the timeline once caught up.
    */
   deliver(task: TaskRecord, event: EncodedEvent): number {
     const open = this.#connections.streams;
