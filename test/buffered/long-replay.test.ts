@@ -80,6 +80,19 @@ describe('a task stream through an 8 KB buffer', () => {
     expect(answers).toEqual([false]);
   });
 
+  it('a live task that writes more than the buffer on the bridge and goes on past it: the client gets every event, in order', async () => {
+    // Sixteen steps 20 ms apart, each with a 2,000-character event: ~17 KB within BRIDGE_MS
+    // (200 ms), as much again on the socket.
+    const taskId = await createTask('chatter', { steps: 16, interval_ms: 20, payload_chars: 2_000 });
+    const reader = new SseReader(await modernRequest('tasks/stream', { taskId }, TASK_CLIENT));
+    try {
+      // seq 0 the creation, three events a step, the terminal status last.
+      expect(seqsOf(await reader.all())).toEqual(Array.from({ length: 50 }, (_, seq) => seq));
+    } finally {
+      await reader.cancel();
+    }
+  });
+
   it('counts a replay in UTF-8 bytes of its frames: a first answer of non-ASCII events holds the buffer and at most one event more', async () => {
     // Each step's own event carries 1,000 × 字: 3,000 UTF-8 bytes in 1,000 UTF-16 units.
     const taskId = await createTask('chatter', { steps: 6, interval_ms: 0, payload_chars: 1_000, payload_char: '字' });
