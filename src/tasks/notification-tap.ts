@@ -28,8 +28,9 @@ export interface Notification {
 }
 
 /**
- * Stores a batch of the round's notifications, in the order they were sent, and returns how
- * many UTF-8 bytes of events that gave the task's open streams to send; throws if it could not.
+ * Stores a batch of the round's notifications, in the order they were sent, and returns the
+ * UTF-8 bytes of the events that went to the task's open streams (0 with none); throws if it
+ * could not.
  */
 export type NotificationSink = (batch: readonly Notification[]) => number;
 
@@ -45,13 +46,14 @@ export type NotificationSink = (batch: readonly Notification[]) => number;
 const PAUSE_EVERY = 64;
 
 /**
- * While streams follow the task, a pause is also due once the batches since the last one gave
- * them this many bytes of events: what a stream owes its client leaves only in a pause, so
- * without one most of a burst reached the client after the tool's last event, all at once.
- * Measured on T3 (5,000 events, 1.25 MB of frames; bench/README.md), the run's time against
- * the code before: 48 KiB 1.17× (more pauses cost more than they let through), 96 KiB 0.89×,
- * 128 KiB 0.91–0.98×, 192 KiB 0.89×; at 128 KiB the 1,000th event reached the client 24 ms
- * after the call instead of 36.
+ * While streams follow the task, a pause is also due once this many bytes of events went to
+ * them since the tool last yielded (counted once per event, however many streams follow): what
+ * a stream owes its client leaves only when the tool yields, so without one most of a burst
+ * reached the client after the tool's last event, all at once. Measured on T3 (5,000 events,
+ * 1.4 MB of frames; bench/README.md), the run's time against the code before: 48 KiB 1.17×
+ * (more pauses cost more than they let through); 96, 128 and 192 KiB 0.89–0.98×, alike within
+ * the probes' noise; at 128 KiB the 1,000th event reached the client 24 ms after the call
+ * instead of 36.
  */
 const STREAM_PAUSE_BYTES = 128 * 1024;
 
@@ -65,8 +67,9 @@ export class NotificationTap {
   /** Hands on what is held when the current turn ends; set while a turn has handed some on. */
   #turnTimer: ReturnType<typeof setTimeout> | undefined;
   #fullBatches = 0;
-  /** Bytes of events given to streams since the last pause. */
+  /** Bytes of events given to streams since the tool last yielded. */
   #streamed = 0;
+  #pauses = 0;
   /** Once the round is over: whatever comes late is handed on at once. */
   #closed = false;
 
@@ -96,6 +99,8 @@ export class NotificationTap {
       this.#turnTimer = setTimeout(() => {
         this.#turnTimer = undefined;
         void this.#handOn().catch(() => undefined);
+        // The tool yielded (it awaited something, or was paused): what streams were given leaves now.
+        this.#streamed = 0;
       }, 0);
       return this.#handOn();
     }
@@ -106,6 +111,7 @@ export class NotificationTap {
     const due = (n < PAUSE_EVERY ? (n & (n - 1)) === 0 : n % PAUSE_EVERY === 0) || this.#streamed >= STREAM_PAUSE_BYTES;
     if (!due || this.#failure !== undefined) return handedOn;
     this.#streamed = 0;
+    this.#pauses++;
     return new Promise((resolve) => setTimeout(resolve, 0));
   }
 
@@ -115,6 +121,11 @@ export class NotificationTap {
     if (this.#turnTimer !== undefined) clearTimeout(this.#turnTimer);
     this.#turnTimer = undefined;
     void this.#handOn().catch(() => undefined);
+  }
+
+  /** How many times the tool was paused so far (for tests and diagnostics). */
+  get pauses(): number {
+    return this.#pauses;
   }
 
   /** Why the round failed while storing its notifications, if it did. */

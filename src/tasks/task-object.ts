@@ -265,8 +265,8 @@ export abstract class McpTaskObject<E extends ConfigEnv<E> = ConfigVars> extends
 
   /**
    * Stores what the working task's tool reported (a batch, notification-tap.ts) as the next
-   * events, then delivers them, and returns the bytes that gave its streams (the tap pauses the
-   * tool by them). Nothing once the task stopped working: a cancelled task's tool may still be
+   * events, then delivers them, and returns the bytes of events that went to its streams (the
+   * tap paces the tool by them). Nothing once the task stopped working: a cancelled task's tool may still be
    * winding down.
    */
   #append(batch: readonly Notification[]): number {

@@ -115,9 +115,9 @@ export class TaskStreams {
   }
 
   /**
-   * A stored event (never the terminal one), to every stream that is caught up. Returns the
-   * UTF-8 bytes it adds to what the open streams owe their clients: the event's, once per
-   * stream, whether the stream sends it now or reads it from the timeline once caught up.
+   * A stored event (never the terminal one), to every stream that is caught up. Returns its
+   * UTF-8 size if any stream is open (each sends it now, or reads it from the timeline once
+   * caught up), else 0: the tap paces the tool by it (notification-tap.ts).
    */
   deliver(task: TaskRecord, event: EncodedEvent): number {
     const open = this.#connections.streams;
@@ -125,7 +125,7 @@ export class TaskStreams {
     if (open.length === 0) return 0;
     const delivery = deliveryOf(task.taskId, event);
     for (const number of open) this.#connections.deliver(number, delivery);
-    return delivery.bytes * open.length;
+    return delivery.bytes;
   }
 
   /** The task has ended with `terminal`, its last event: each stream delivers it, then closes with its result. */

@@ -33,10 +33,31 @@ function server(outcomes: string[]): McpServer {
     }
     return { content: [{ type: 'text', text: `counted ${n}` }] };
   });
+  // `turns` bursts of `per_turn` notifications, the tool yielding (awaiting a timer) after each.
+  mcp.registerTool(
+    'count_in_turns',
+    { inputSchema: z.object({ turns: z.number().int(), per_turn: z.number().int() }) },
+    async (args, ctx) => {
+      let progress = 0;
+      for (let turn = 1; turn <= args.turns; turn++) {
+        for (let i = 0; i < args.per_turn; i++) {
+          progress++;
+          await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: 't', progress } });
+        }
+        await new Promise((resolve) => setTimeout(resolve, 0));
+      }
+      return { content: [{ type: 'text', text: `counted ${progress}` }] };
+    },
+  );
   return mcp;
 }
 
-async function call(tap: NotificationTap, outcomes: string[], n: number): Promise<string> {
+async function call(
+  tap: NotificationTap,
+  outcomes: string[],
+  n: number,
+  tool?: { name: string; arguments: Record<string, number> },
+): Promise<string> {
   const handler = createModernEndpoint(
     () => tap.attach(server(outcomes)),
     {},
@@ -46,7 +67,7 @@ async function call(tap: NotificationTap, outcomes: string[], n: number): Promis
     jsonrpc: '2.0',
     id: 1,
     method: 'tools/call',
-    params: { name: 'count', arguments: { n }, _meta: { ...META, progressToken: 't' } },
+    params: { ...(tool ?? { name: 'count', arguments: { n } }), _meta: { ...META, progressToken: 't' } },
   };
   const response = await handler.fetch(
     new Request('https://task.internal/mcp', {
@@ -56,7 +77,7 @@ async function call(tap: NotificationTap, outcomes: string[], n: number): Promis
         Accept: 'application/json, text/event-stream',
         'MCP-Protocol-Version': '2026-07-28',
         'Mcp-Method': 'tools/call',
-        'Mcp-Name': 'count',
+        'Mcp-Name': tool?.name ?? 'count',
       },
       body: JSON.stringify(body),
     }),
@@ -141,6 +162,22 @@ describe('NotificationTap', () => {
     const turnSizes = counts.map((count, i) => count - (counts[i - 1] ?? 0));
     if (schedule !== undefined) expect(turnSizes).toEqual(schedule);
     expect(Math.max(...turnSizes)).toBe(longest);
+  });
+
+  it('counts what streams were given only since the tool last yielded: bursts that yield on their own are paused only when one gives 128 KiB', async () => {
+    // Sixteen bursts of one notification, then a full batch, the tool yielding after each.
+    const turns = 16;
+    const pausesWith = async (streamedBytes: number) => {
+      const { tap } = recordingTap(streamedBytes);
+      await call(tap, [], 0, { name: 'count_in_turns', arguments: { turns, per_turn: 1 + BATCH_ROWS } });
+      return tap.pauses;
+    };
+    const nobody = await pausesWith(0);
+    expect(nobody).toBeGreaterThan(0); // the schedule's own
+    // 50 KiB a burst: never 128 KiB since the last yield (counted across bursts, it was 3 more).
+    expect(await pausesWith(1024)).toBe(nobody);
+    // 49 × 64 KiB in each burst's batch: every burst.
+    expect(await pausesWith(64 * 1024)).toBe(turns);
   });
 
   it('fails the round when a batch cannot be stored: the notify that handed it on rejects, and every later one', async () => {
