@@ -15,8 +15,9 @@ export function utf8Length(text: string): number {
     if (code < 0x800) {
       bytes += 1;
     } else if (code >= 0xd800 && code <= 0xdbff) {
-      bytes += 2; // a surrogate pair: 2 UTF-16 units, 4 UTF-8 bytes
-      i++;
+      bytes += 2; // a surrogate pair: 2 UTF-16 units, 4 UTF-8 bytes; alone: U+FFFD, 3 bytes
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) i++;
     } else {
       bytes += 2;
     }

@@ -126,7 +126,12 @@ it.each<[string, string, string, Record<string, unknown>]>([
     { text: 'line\nnext "q" \u0000 ✓ 🚀', nested: { a: [1, null, true] } },
   ],
   ['non-ASCII in the id, the type and the payload', 'tâche-字', 'com.exemple.étape', { note: 'é字🚀' }],
-  ['lone surrogates, which JSON escapes', 'id-\ud800', 'com.example.\udc00', { text: 'a\ud83d b' }],
+  [
+    'lone surrogates, which JSON escapes to ASCII: counted escaped, not as the raw units',
+    'id-\ud800',
+    'com.example.\udc00',
+    { text: 'a\ud83d b' },
+  ],
 ])(
   'the notification encoded from the stored payload is the bytes JSON.stringify gives, and its UTF-8 size (%s)',
   (_name, taskId, type, payload) => {

@@ -14,6 +14,9 @@ describe('utf8Length', () => {
     { text: '\ue000', bytes: 3, why: 'past the surrogates, three bytes again' },
     { text: '😀', bytes: 4, why: 'a surrogate pair: two UTF-16 units, four bytes' },
     { text: 'a😀b€', bytes: 9, why: 'mixed' },
+    { text: 'a\ud800é', bytes: 6, why: 'a high surrogate alone is U+FFFD (3 bytes), and what follows it counts' },
+    { text: '\ud800', bytes: 3, why: 'a high surrogate alone at the end' },
+    { text: '\udc00x', bytes: 4, why: 'a low surrogate alone' },
   ])('$why: $bytes', ({ text, bytes }) => {
     expect(utf8Length(text)).toBe(bytes);
   });
@@ -22,6 +25,17 @@ describe('utf8Length', () => {
     const encoder = new TextEncoder();
     fc.assert(
       fc.property(fc.string({ unit: 'binary', maxLength: 200 }), (text) => utf8Length(text) === encoder.encode(text).byteLength),
+      { numRuns: 500 },
+    );
+  });
+
+  it('agrees with TextEncoder on any string of UTF-16 units, lone surrogates included (they encode as U+FFFD)', () => {
+    const encoder = new TextEncoder();
+    const unit = fc
+      .oneof(fc.integer({ min: 0xd800, max: 0xdfff }), fc.integer({ min: 0, max: 0xffff }))
+      .map((code) => String.fromCharCode(code));
+    fc.assert(
+      fc.property(fc.string({ unit, maxLength: 200 }), (text) => utf8Length(text) === encoder.encode(text).byteLength),
       { numRuns: 500 },
     );
   });
