@@ -58,8 +58,8 @@ export async function relayResponse(
   headers.delete(INTERNAL_HEADERS.relayBuffer);
   if (Number.isSafeInteger(objectBuffer) && objectBuffer > 0)
     options = { ...options, bufferBytes: Math.min(options.bufferBytes, objectBuffer) };
-  // The object asks for the socket now when its stream will outlive the bridge anyway: its
-  // first answer filled the buffer (a long replay), or it follows long work (a task's stream).
+  // The object asks for the socket now when its first answer filled the buffer (a long
+  // replay): it waits for acknowledgements, which only the socket carries.
   if (headers.has(INTERNAL_HEADERS.relayNow)) options = { ...options, bridgeMs: 0 };
   headers.delete(INTERNAL_HEADERS.relayNow);
   // 410: the object has no connection for the token any more (it ended, and its answer with

@@ -193,7 +193,7 @@ describe('relayResponse', () => {
   });
 
   it.each([
-    { name: 'a first answer that asks for it (the buffer is full, or a live task streams)', now: true, openedBeforeBridge: true },
+    { name: 'a first answer that asks for it (the buffer is full)', now: true, openedBeforeBridge: true },
     { name: 'any other first answer', now: false, openedBeforeBridge: false },
   ])('opens the socket at once for $name, else after the bridge', async ({ now, openedBeforeBridge }) => {
     const pair = new WebSocketPair();

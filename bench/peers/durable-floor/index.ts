@@ -17,13 +17,14 @@
  * tool has nothing to do). `tasks/get` reads the row.
  *
  * Task streams (T3), the floor of SEP-2694 on one object per task: `progress_task {n}` creates
- * the task as `work` does and an events table, and in its next turn INSERTs each progress event
- * (one row each, the `notifications/tasks/event` text itself) before writing it to any stream
- * open on the task, then UPDATEs the task to `completed`, all in that one turn, as the floor's
- * session runs W3's `progress`. `tasks/stream` (no `after`) answers from the object: seq 0 (the
- * creation) and the stored events, then, while the task works, the rest as they are stored;
- * then the `completed` status and the empty result. The same frames as ours' (the types under
- * its prefix, as the harness reads them), so the same bytes reach the client.
+ * the task as `work` does and an events table, and from its next turn INSERTs each progress
+ * event (one row each, the `notifications/tasks/event` text itself) before writing it to any
+ * stream open on the task, pausing one macrotask after the first event and every 512th (else
+ * nothing else is served meanwhile), then UPDATEs the task to `completed`. `tasks/stream` (no
+ * `after`) answers from the object: seq 0 (the creation) and the stored events, then, while the
+ * task works, the rest as they are stored; then the `completed` status and the empty result.
+ * The same frames as ours' (the types under its prefix, as the harness reads them), but for the
+ * terminal event, which carries no `statusMessage`.
  *
  * Nothing else of 2026-07-28 is served (every other request goes the 2025 way, as before): no
  * SDK, no TTL alarm, no stored call, no principal in the address, no check that `Mcp-Name`
@@ -227,23 +228,33 @@ export class FloorTask extends DurableObject<Env> {
     this.#sql.exec("INSERT INTO task VALUES (?, 'working', ?, ?, NULL)", taskId, now, now);
     // The tool runs in a later turn. The answer is held by the output gate until the CREATE and
     // the INSERT commit (one implicit transaction, this turn); the outcome is stored in a later
-    // turn, its own write, as a tool's outcome would be. A `progress_task` pauses once, after
-    // its first event: a loop that never yields would hold the answer until it ended (measured:
-    // a 32.5 ms CreateTaskResult for 5,000 events), since the timer runs before it leaves.
+    // turn, its own write, as a tool's outcome would be. A `progress_task` pauses after its first
+    // event, or a loop that never yields would hold the answer until it ended (measured: a 32.5
+    // ms CreateTaskResult for 5,000 events), since the timer runs before it leaves; and every
+    // 512th, or a stream could not be opened until it ended (the first event 30.7 ms after
+    // tasks/stream). 512: swept, bench/README.md, "The floor of T3".
     setTimeout(async () => {
-      for (let progress = 1; progress <= (n ?? 0); progress++) {
-        const data = taskEvent(taskId, progress, 'progress', { progress, total: n });
-        this.#sql.exec('INSERT INTO events (seq, data) VALUES (?, ?)', progress, data);
-        for (const { writer } of this.#live) writer.write(`data: ${data}\n\n`);
-        if (progress === 1 || progress % 512 === 0) await scheduler.wait(0);
+      try {
+        for (let progress = 1; progress <= (n ?? 0); progress++) {
+          const data = taskEvent(taskId, progress, 'progress', { progress, total: n });
+          this.#sql.exec('INSERT INTO events (seq, data) VALUES (?, ?)', progress, data);
+          for (const { writer } of this.#live) writer.write(`data: ${data}\n\n`);
+          if (progress === 1 || progress % 512 === 0) await scheduler.wait(0);
+        }
+        this.#sql.exec(
+          "UPDATE task SET status = 'completed', updated_at = ?, result = ?",
+          Date.now(),
+          JSON.stringify({ content: [{ type: 'text', text: 'done' }] }),
+        );
+        for (const stream of this.#live) this.#end(stream, taskId, (n ?? 0) + 1);
+      } catch (error) {
+        // Not stored: the streams end without their result (the harness reports it), and the
+        // task stays working, as an instance that died would leave it.
+        console.error('floor task failed', error);
+        for (const { writer } of this.#live) writer.close();
+      } finally {
+        this.#live.clear();
       }
-      this.#sql.exec(
-        "UPDATE task SET status = 'completed', updated_at = ?, result = ?",
-        Date.now(),
-        JSON.stringify({ content: [{ type: 'text', text: 'done' }] }),
-      );
-      for (const stream of this.#live) this.#end(stream, taskId, (n ?? 0) + 1);
-      this.#live.clear();
     }, 0);
     return taskAnswer(id, { task_id: taskId, status: 'working', created_at: now, updated_at: now, result: null }, 'task');
   }
