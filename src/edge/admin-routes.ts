@@ -12,12 +12,21 @@
  * revocation also revokes the user's grants at the embedded authorization server (all of
  * them, or grant g), so their tokens stop working at once. With AUTH=jwt the issuer stops
  * issuing: tokens already issued cannot be recalled here (see docs/operations.md).
+ *
+ * Each request counts against the Worker's rate limit per client address (core/client-address.ts:
+ * an IPv6 client by its prefix) before its token is compared, under a key of its own (`admin:`,
+ * apart from the endpoint's and the authorization server's allowances): past it, `429` with
+ * `Retry-After`, the right token included — a guesser gets the allowance's worth of guesses a
+ * period, and no answer that tells a right guess from a wrong one. Without a rate-limit binding
+ * nothing counts them, as nothing counts the endpoint's: what bounds a guess then is the
+ * token's own entropy (docs/operations.md asks for 32 random bytes).
  */
 import type { OAuthHelpers } from '@cloudflare/workers-oauth-provider';
 import type { Hono } from 'hono';
 import { OAUTH_PRINCIPAL_PREFIX } from '../auth/principal.ts';
 import { userGrantIds } from '../auth/user-grants.ts';
-import { McpHttpError } from '../core/errors.ts';
+import { rateLimitAddress } from '../core/client-address.ts';
+import { httpErrors, McpHttpError } from '../core/errors.ts';
 import type { Holding } from '../core/holdings.ts';
 import { JsonRpcCode } from '../core/wire.ts';
 import type { PrincipalControl } from '../principals/principal-control.ts';
@@ -26,16 +35,36 @@ export const ADMIN_ROOT = '/admin/principals';
 
 type AdminEnv = { ADMIN_TOKEN?: string; OAUTH_PROVIDER?: OAuthHelpers };
 
+/** The Worker's rate limit, as the admin routes count against it. */
+export interface AdminThrottle {
+  /** The Rate Limiting binding; none configured, nothing is counted. */
+  readonly limiter: RateLimit | undefined;
+  /** RATE_LIMIT_IPV6_PREFIX: the prefix an IPv6 client counts as. */
+  readonly ipv6Prefix: number;
+  /** The binding's period: a refusal's `Retry-After`. */
+  readonly periodSeconds: number;
+}
+
+/** The admin routes' rate-limit key of a request: its client address, apart from every other allowance. */
+export const adminRateLimitKey = (address: string | null, ipv6Prefix: number) => `admin:address:${rateLimitAddress(address, ipv6Prefix)}`;
+
 export function serveAdminRoutes<E extends object>(
   // The Worker's own app: the routes take whatever variables it sets.
   app: Hono<{ Bindings: E; Variables: never }>,
   control: (env: E) => PrincipalControl | undefined,
+  throttle: (env: E) => AdminThrottle,
 ): void {
-  const guarded = async (env: E, authorization: string | undefined): Promise<PrincipalControl> => {
+  const guarded = async (env: E, request: Request): Promise<PrincipalControl> => {
     const token = (env as AdminEnv).ADMIN_TOKEN;
     const served = token !== undefined && token !== '' ? control(env) : undefined;
     if (served === undefined) throw new McpHttpError(404, JsonRpcCode.ServerError, 'Not found');
-    if (!(await sameSecret(authorization ?? '', `Bearer ${token}`))) {
+    // Counted before the token is compared: past the allowance, nothing is compared at all.
+    const { limiter, ipv6Prefix, periodSeconds } = throttle(env);
+    if (limiter !== undefined) {
+      const key = adminRateLimitKey(request.headers.get('CF-Connecting-IP'), ipv6Prefix);
+      if (!(await limiter.limit({ key })).success) throw httpErrors.tooManyRequests(periodSeconds);
+    }
+    if (!(await sameSecret(request.headers.get('Authorization') ?? '', `Bearer ${token}`))) {
       throw new McpHttpError(
         401,
         JsonRpcCode.ServerError,
@@ -51,12 +80,12 @@ export function serveAdminRoutes<E extends object>(
   };
 
   app.get(`${ADMIN_ROOT}/:principal`, async (c) => {
-    const held = await (await guarded(c.env, c.req.header('Authorization'))).list(c.req.param('principal'));
+    const held = await (await guarded(c.env, c.req.raw)).list(c.req.param('principal'));
     return c.json(holdingsOnWire(held));
   });
 
   app.post(`${ADMIN_ROOT}/:principal/revoke`, async (c) => {
-    const control = await guarded(c.env, c.req.header('Authorization'));
+    const control = await guarded(c.env, c.req.raw);
     const principal = c.req.param('principal');
     const grant = c.req.query('grant');
     // Tokens first: nothing the principal holds is ended while its tokens could open more.
@@ -65,13 +94,13 @@ export function serveAdminRoutes<E extends object>(
   });
 
   app.delete(`${ADMIN_ROOT}/:principal/sessions/:session`, async (c) => {
-    const control = await guarded(c.env, c.req.header('Authorization'));
+    const control = await guarded(c.env, c.req.raw);
     const ended = await control.endSession(c.req.param('principal'), c.req.param('session'));
     return c.body(null, ended ? 204 : 404);
   });
 
   app.delete(`${ADMIN_ROOT}/:principal/tasks/:task`, async (c) => {
-    const control = await guarded(c.env, c.req.header('Authorization'));
+    const control = await guarded(c.env, c.req.raw);
     const ended = await control.endTask(c.req.param('principal'), c.req.param('task'));
     return c.body(null, ended ? 204 : 404);
   });

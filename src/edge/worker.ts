@@ -283,7 +283,12 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
     });
   }
 
-  serveAdminRoutes(app as never, controlOf);
+  // The operator's routes count against the same rate limit, per client address, before their token is compared.
+  serveAdminRoutes(app as never, controlOf, (env) => ({
+    limiter: rateLimit?.(env),
+    ipv6Prefix: edgeOf(env).config.rateLimitIpv6Prefix,
+    periodSeconds: RATE_LIMIT_PERIOD_S,
+  }));
 
   /** What the embedded authorization server (AUTH=oauth) verified about the request's token (its `ctx.props` and `ctx.auth`). */
   function verifiedTokenOf(c: Context<Env<E>>): VerifiedToken {
