@@ -1,6 +1,7 @@
 import { cloudflareTest } from '@cloudflare/vitest-plugin';
 import { defineConfig } from 'vitest/config';
 import { dropExpectedWorkerdLines } from './scripts/test-quiet-workerd.mjs';
+import { TEST_METRICS_KEY } from './test/fixture-server/metrics-recorder.ts';
 import { TEST_ADMIN_TOKEN, TEST_ISSUER, TEST_PUBLIC_JWKS } from './test/support/tokens.ts';
 
 // The one workerd line a test causes on purpose that `verbose: false` (below) can still let
@@ -68,8 +69,9 @@ export default defineConfig({
         },
       },
       {
-        // MCP_METRICS bound to a recorder the test reads (test/fixture-server/metrics-recorder.ts).
-        plugins: [worker({ METRICS_RECORDER: 'on' })],
+        // MCP_METRICS bound to a recorder the test reads (test/fixture-server/metrics-recorder.ts),
+        // with the key its principal index needs (a secret, `wrangler secret put METRICS_KEY`, deployed).
+        plugins: [worker({ METRICS_RECORDER: 'on', METRICS_KEY: TEST_METRICS_KEY })],
         test: { ...shared, name: 'metrics', include: ['test/metrics/recorded-run.test.ts'] },
       },
       {

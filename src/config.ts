@@ -5,6 +5,7 @@
 import { readAuthConfig, type AuthConfig, type AuthVars } from './auth/auth-config.ts';
 import { parseHostAllowlist, parseOriginAllowlist, type Allowlist } from './core/allowlist.ts';
 import { readIpv6Prefix } from './core/client-address.ts';
+import { readMetricsKey } from './core/metrics.ts';
 
 export type ResponseMode = 'sse' | 'json';
 
@@ -100,6 +101,8 @@ export interface ConfigVars extends AuthVars {
   readonly REQUEST_STATE_KEY?: string;
   readonly REQUEST_STATE_KEY_PREVIOUS?: string;
   readonly RATE_LIMIT_IPV6_PREFIX?: string;
+  /** Secret: the key of the metrics' principal index; needed when MCP_METRICS is bound (core/metrics.ts). */
+  readonly METRICS_KEY?: string;
 }
 
 export const DEFAULT_ALLOWED_HOSTS = 'localhost,127.0.0.1,[::1]';
@@ -159,6 +162,8 @@ export function readConfig(env: object): TransportConfig {
       'configuration: RETENTION_MS was removed (a session keeps its ended streams until it ends, within MAX_SESSION_EVENTS and MAX_SESSION_BYTES); remove it from [vars]',
     );
   }
+  // The dataset is a binding, not a var; with it, its index's key must be set (never an unkeyed index).
+  readMetricsKey((env as { MCP_METRICS?: unknown }).MCP_METRICS !== undefined, vars.METRICS_KEY);
   const mode = oneOf('RESPONSE_MODE', vars.RESPONSE_MODE, ['sse', 'json']);
   return {
     allowedHosts: parseHostAllowlist(vars.ALLOWED_HOSTS ?? DEFAULT_ALLOWED_HOSTS),

@@ -4,23 +4,44 @@
  * queries). Plain data in, plain data out: src/metrics/metrics.ts writes the points, where a
  * binding is configured, and nothing anywhere when it is not.
  *
- * Never an identity, never a body: a point carries the principal only as a hash (the sampling
- * key), a tool only by its registered name, a refusal only by its typed reason.
+ * Never an identity, never a body, never a string as the client wrote it: a point carries the
+ * principal only as an index keyed with the deployment's secret (METRICS_KEY: without the key,
+ * a guessed identity could be checked against the dataset), a method only if it is one of MCP's
+ * or HTTP's, a tool only if the server registered it (else `other`), and every other blob from
+ * a closed set the types below name. Whoever reads the dataset learns what the operator needs
+ * — what was called, how it went — and nothing a client chose to put there.
  */
 import type { RefusalReason } from './errors.ts';
 import type { TaskStatus } from './task.ts';
+import { utf8Length } from './utf8.ts';
+import { MCP_METHODS, type McpMethod } from './wire.ts';
 
 export type MetricEra = 'legacy' | 'modern';
 
+/** The HTTP methods a point may name a request by when it names no MCP method: RFC 9110's, and PATCH (RFC 5789). */
+export const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH'] as const;
+export type HttpMethod = (typeof HTTP_METHODS)[number];
+
+/** What stands for any string a client chose that the server does not know. */
+export const OTHER = 'other';
+
+/** A request's method as a point names it: an MCP method, an HTTP method, or `other`. */
+export type MetricMethod = McpMethod | HttpMethod | typeof OTHER;
+
+/** The longest tool name a point carries: SEP-986's bound on a tool's name (1 to 128 characters). */
+export const MAX_METRIC_TOOL_LENGTH = 128;
+
+export type CallOutcome = 'ok' | 'tool_error' | 'error' | 'interrupted' | 'cancelled';
+
 export type MetricEvent =
   /**
-   * One per request at the edge (the Worker's endpoint path). `method`: the JSON-RPC method when
-   * the request names it (`Mcp-Method`), else the HTTP method; `bytes`: its body's declared length.
+   * One per request at the edge (the Worker's endpoint path). `method`: the MCP method its
+   * `Mcp-Method` names, else its HTTP method ({@link metricMethod}); `bytes`: its body's declared length.
    */
   | {
       readonly kind: 'request';
       readonly era: MetricEra;
-      readonly method: string;
+      readonly method: MetricMethod;
       readonly status: number;
       readonly durationMs: number;
       readonly bytes: number;
@@ -34,12 +55,12 @@ export type MetricEvent =
   /**
    * A session's `tools/call`, once answered: `ok`, `tool_error` (a result with `isError`),
    * `error` (a JSON-RPC error), or `interrupted` (its instance stopped; answered by revival); or
-   * `cancelled` by its client (never answered).
+   * `cancelled` by its client (never answered). `tool`: what {@link metricTool} made of its name.
    */
   | {
       readonly kind: 'call';
       readonly tool: string;
-      readonly outcome: 'ok' | 'tool_error' | 'error' | 'interrupted' | 'cancelled';
+      readonly outcome: CallOutcome;
       readonly durationMs: number;
       readonly events: number;
     }
@@ -55,32 +76,104 @@ export type MetricEvent =
 
 export type MetricKind = MetricEvent['kind'];
 
+/** Every `blob5`: what happened, per kind. */
+export type MetricOutcome =
+  | ReturnType<typeof outcomeOfStatus>
+  | Extract<MetricEvent, { kind: 'session' }>['outcome']
+  | 'resumed'
+  | CallOutcome
+  | TaskStatus;
+
+/** Every `blob6`: a refusal's typed reason, an interrupted task's, or none. */
+export type MetricReason = RefusalReason | 'session_not_found' | 'task_interrupted' | '';
+
 /** An Analytics Engine data point (the binding's `writeDataPoint` argument). */
 export interface DataPoint {
   readonly indexes: readonly [string];
-  readonly blobs: readonly [kind: string, era: string, method: string, tool: string, outcome: string, reason: string];
+  readonly blobs: readonly [
+    kind: MetricKind,
+    era: MetricEra,
+    method: MetricMethod | '',
+    tool: string,
+    outcome: MetricOutcome,
+    reason: MetricReason,
+  ];
   readonly doubles: readonly [durationMs: number, events: number, bytes: number, status: number];
+}
+
+const KNOWN_METHODS: ReadonlySet<string> = new Set<string>(MCP_METHODS);
+const KNOWN_HTTP_METHODS: ReadonlySet<string> = new Set<string>(HTTP_METHODS);
+
+/**
+ * A request's method as its point names it: the MCP method its `Mcp-Method` header names, or
+ * `other` for any other value (the header is the client's to write: 5,033 characters of it were
+ * once a data point); without the header, the HTTP method, if it is a registered one.
+ */
+export function metricMethod(mcpMethod: string | null, httpMethod: string): MetricMethod {
+  if (mcpMethod !== null) return KNOWN_METHODS.has(mcpMethod) ? (mcpMethod as McpMethod) : OTHER;
+  return KNOWN_HTTP_METHODS.has(httpMethod) ? (httpMethod as HttpMethod) : OTHER;
+}
+
+/**
+ * A called tool's name as its point names it: the name, if `registered` (the server's own tools)
+ * says the server has it and it is no longer than a tool's name may be; else `other` — a call
+ * names any tool it likes (3,031 characters with an e-mail address in them were once a point).
+ */
+export function metricTool(name: unknown, registered: (name: string) => boolean): string {
+  if (typeof name !== 'string' || name.length === 0 || name.length > MAX_METRIC_TOOL_LENGTH) return OTHER;
+  return registered(name) ? name : OTHER;
+}
+
+/** The shortest METRICS_KEY: 256 bits, as the HMAC's output (RFC 2104 §3: less weakens it). */
+export const MIN_METRICS_KEY_BYTES = 32;
+
+const KEY_FIX = '`openssl rand -base64 32 | npx wrangler secret put METRICS_KEY` (locally: METRICS_KEY in .dev.vars)';
+
+/**
+ * The key of the principals' index: `undefined` without the dataset (nothing is indexed);
+ * with it, METRICS_KEY — whose absence is a configuration error that names the fix, never an
+ * unkeyed index (a SHA-256 of the id lets anyone who reads the dataset confirm a guess).
+ */
+export function readMetricsKey(bound: boolean, key: string | undefined): string | undefined {
+  if (!bound) return undefined;
+  if (key === undefined || key === '') {
+    throw new Error(
+      `configuration: MCP_METRICS is bound but METRICS_KEY is not set: the principals' index in the dataset is keyed with it. Set a random key of at least ${MIN_METRICS_KEY_BYTES} bytes: ${KEY_FIX}`,
+    );
+  }
+  if (utf8Length(key) < MIN_METRICS_KEY_BYTES) {
+    throw new Error(`configuration: METRICS_KEY must be at least ${MIN_METRICS_KEY_BYTES} bytes: ${KEY_FIX}`);
+  }
+  return key;
 }
 
 /**
  * The point for `event`, its fields always in the same places (queries name them `blob1` …,
  * `double1` …): blobs kind, era, method, tool, outcome, reason; doubles duration (ms), events,
- * bytes, HTTP status; index the principal's hash.
+ * bytes, HTTP status; index the principal's keyed index. A method or tool that reached it
+ * unreduced (a cast) is bounded here all the same: this is the one place points are made.
  */
-export function dataPoint(event: MetricEvent, principalHash: string): DataPoint {
+export function dataPoint(event: MetricEvent, principalIndex: string): DataPoint {
   const point = (
-    era: string,
-    method: string,
+    era: MetricEra,
+    method: MetricMethod | '',
     tool: string,
-    outcome: string,
-    reason: string,
+    outcome: MetricOutcome,
+    reason: MetricReason,
     durationMs = 0,
     events = 0,
     bytes = 0,
     status = 0,
   ): DataPoint => ({
-    indexes: [principalHash],
-    blobs: [event.kind, era, method, tool, outcome, reason],
+    indexes: [principalIndex],
+    blobs: [
+      event.kind,
+      era,
+      method === '' || KNOWN_METHODS.has(method) || KNOWN_HTTP_METHODS.has(method) ? method : OTHER,
+      tool.length <= MAX_METRIC_TOOL_LENGTH ? tool : OTHER,
+      outcome,
+      reason,
+    ],
     doubles: [durationMs, events, bytes, status],
   });
   switch (event.kind) {

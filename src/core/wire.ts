@@ -28,6 +28,56 @@ export const SSE_RESPONSE_HEADERS = {
 /** The methods of the transport; anything else is 405. */
 export const ALLOWED_METHODS = ['GET', 'POST', 'DELETE', 'OPTIONS'] as const;
 
+/**
+ * Every method of MCP's JSON-RPC messages, in either direction: revision 2025-11-25 (and the
+ * earlier ones it contains), 2026-07-28 (`server/discover`, `subscriptions/listen`), and the
+ * Tasks extension's drafts this server serves (`tasks/update`, SEP-2694's `tasks/stream`,
+ * `notifications/tasks*`). What the metrics may name a request's method by (core/metrics.ts):
+ * a client's `Mcp-Method` is any string it likes, and a method not here is counted as `other`.
+ */
+export const MCP_METHODS = [
+  'initialize',
+  'ping',
+  'server/discover',
+  'subscriptions/listen',
+  'tools/list',
+  'tools/call',
+  'resources/list',
+  'resources/templates/list',
+  'resources/read',
+  'resources/subscribe',
+  'resources/unsubscribe',
+  'prompts/list',
+  'prompts/get',
+  'completion/complete',
+  'logging/setLevel',
+  'sampling/createMessage',
+  'elicitation/create',
+  'roots/list',
+  'tasks/get',
+  'tasks/result',
+  'tasks/list',
+  'tasks/cancel',
+  'tasks/update',
+  'tasks/stream',
+  'notifications/initialized',
+  'notifications/cancelled',
+  'notifications/progress',
+  'notifications/message',
+  'notifications/roots/list_changed',
+  'notifications/resources/list_changed',
+  'notifications/resources/updated',
+  'notifications/tools/list_changed',
+  'notifications/prompts/list_changed',
+  'notifications/elicitation/complete',
+  'notifications/subscriptions/acknowledged',
+  'notifications/tasks',
+  'notifications/tasks/status',
+  'notifications/tasks/event',
+] as const;
+
+export type McpMethod = (typeof MCP_METHODS)[number];
+
 /** What a browser client may send (CORS preflight). */
 export const ALLOWED_REQUEST_HEADERS = [
   'Content-Type',

@@ -4,7 +4,7 @@
  */
 import { eraOfHeader } from '../core/era.ts';
 import { log } from '../core/log.ts';
-import type { MetricEra, MetricEvent } from '../core/metrics.ts';
+import { type MetricEra, type MetricEvent, metricMethod } from '../core/metrics.ts';
 import { HEADERS } from '../core/wire.ts';
 
 export function logRequest(request: Request, response: Response, started: number): void {
@@ -24,13 +24,16 @@ export function logRequest(request: Request, response: Response, started: number
 
 const numberOrNull = (value: string | null) => (value === null ? null : Number(value));
 
-/** The request's `request` point: its JSON-RPC method when it names one (`Mcp-Method`), else its HTTP method. */
+/**
+ * The request's `request` point: the MCP method its `Mcp-Method` names, else its HTTP method —
+ * `other` for a value that is neither (both headers are the client's to write, at any length).
+ */
 export function requestMetric(request: Request, response: Response, started: number): MetricEvent {
   const declared = Number(request.headers.get('Content-Length'));
   return {
     kind: 'request',
     era: metricEra(request.headers),
-    method: request.headers.get(HEADERS.method) ?? request.method,
+    method: metricMethod(request.headers.get(HEADERS.method), request.method),
     status: response.status,
     durationMs: Date.now() - started,
     bytes: Number.isFinite(declared) ? declared : 0,

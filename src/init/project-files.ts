@@ -139,6 +139,9 @@ simple = { limit = 600, period = 60 }
 
 # Optional: metrics, a data point per request and per notable event (the library's
 # docs/operations.md has the schema and queries). Uncomment to write them to Analytics Engine.
+# Its principal index is keyed with a secret, which the binding needs (without it, every
+# request is a configuration error): openssl rand -base64 32 | npx wrangler secret put METRICS_KEY
+# (for wrangler dev, a METRICS_KEY line in .dev.vars).
 # [[analytics_engine_datasets]]
 # binding = "MCP_METRICS"
 # dataset = "mcp_metrics"

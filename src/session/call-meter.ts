@@ -2,8 +2,11 @@
  * A session's `tools/call`s as the metrics count them (core/metrics.ts `call`): each running
  * call's tool, start and events in this instance's memory, and one point when it is answered.
  * Nothing is kept, and nothing read, when the metrics are off: the hot path pays one check.
+ * The tool is named only if the session's server registered it (`other` else): a call is
+ * counted when it arrives, before the SDK has looked its name up, and may name anything.
  */
 import type { JsonRpcMessage, JsonRpcRequest } from '../core/jsonrpc.ts';
+import { metricTool } from '../core/metrics.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 
 interface RunningCall {
@@ -15,13 +18,15 @@ interface RunningCall {
 export class CallMeter {
   readonly #metrics: Metrics;
   readonly #principal: () => string;
+  readonly #registered: (tool: string) => boolean;
   /** By request key (jsonrpc.ts idKey). */
   readonly #running = new Map<string, RunningCall>();
 
-  /** `principal`: who the session's current request is from. */
-  constructor(metrics: Metrics, principal: () => string) {
+  /** `principal`: who the session's current request is from; `registered`: whether the session's server has a tool of that name. */
+  constructor(metrics: Metrics, principal: () => string, registered: (tool: string) => boolean) {
     this.#metrics = metrics;
     this.#principal = principal;
+    this.#registered = registered;
   }
 
   /** Requests registered under `keys` (in order): the calls among them start now. */
@@ -30,8 +35,7 @@ export class CallMeter {
     const now = Date.now();
     requests.forEach((request, i) => {
       if (request.method !== 'tools/call') return;
-      const tool = request.params?.name;
-      this.#running.set(keys[i]!, { tool: typeof tool === 'string' ? tool : '', started: now, events: 0 });
+      this.#running.set(keys[i]!, { tool: metricTool(request.params?.name, this.#registered), started: now, events: 0 });
     });
   }
 

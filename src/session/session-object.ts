@@ -46,7 +46,7 @@ import { isExpired, nextAlarm, SessionClock } from './session-clock.ts';
 import { CallMeter } from './call-meter.ts';
 import { interruptOrphanedStreams, replayHandshake } from './session-revival.ts';
 import { answerOpenCalls } from './open-calls.ts';
-import { Metrics } from '../metrics/metrics.ts';
+import { Metrics, registeredTool } from '../metrics/metrics.ts';
 import { SessionStore, type SessionRecord } from './session-store.ts';
 import type { SessionContext } from './session-context.ts';
 import { ANONYMOUS, principalOf, type Principal } from '../auth/principal.ts';
@@ -89,7 +89,11 @@ export abstract class McpSessionObject<Env extends ConfigEnv<Env> = ConfigVars> 
       this.#streams,
       this.#sessions,
       this.#config.responseMode,
-      new CallMeter(this.#metrics, () => this.#principal.id),
+      new CallMeter(
+        this.#metrics,
+        () => this.#principal.id,
+        (tool) => registeredTool(this.#current?.server, tool),
+      ),
     );
     // A woken instance rebuilds its relayed connections here; the McpServer waits for the next
     // request (#open), which finds no call interrupted: a hibernated object was running none.

@@ -47,6 +47,7 @@ import {
 import { TASK_ROUTES } from '../core/wire.ts';
 import { createModernEndpoint, type ModernContext } from '../stateless/modern-endpoint.ts';
 import { readConfig, type ConfigEnv, type ConfigVars, type TransportConfig } from '../config.ts';
+import { metricTool } from '../core/metrics.ts';
 import { Metrics } from '../metrics/metrics.ts';
 import { NotificationTap, type Notification } from './notification-tap.ts';
 import { runRound, type RoundOptions } from './task-round.ts';
@@ -340,7 +341,10 @@ export abstract class McpTaskObject<E extends ConfigEnv<E> = ConfigVars> extends
     this.#metrics.write(
       {
         kind: 'task',
-        tool: typeof message.params.name === 'string' ? message.params.name : '',
+        // Registered by construction: a task is created only by runTask inside the handler the
+        // edge's SDK found under this name (edge-tasks.ts: only for a tools/call), so the name is
+        // one the server registered; metricTool still bounds it, as every tool blob is.
+        tool: metricTool(message.params.name, () => true),
         status: task.status,
         interrupted: (task.error?.data as { reason?: unknown } | undefined)?.reason === TASK_ERRORS.interrupted.data.reason,
         ageMs: task.updatedAt - task.createdAt,

@@ -1,6 +1,19 @@
-/** Every metric's data point (src/core/metrics.ts): the fixed layout docs/operations.md's queries read. */
+/**
+ * Every metric's data point (src/core/metrics.ts): the fixed layout docs/operations.md's queries
+ * read; what a client chose (a method, a tool's name) reduced to what the server knows, or `other`.
+ */
 import { describe, expect, it } from 'vitest';
-import { dataPoint, type MetricEvent, outcomeOfStatus } from '../../src/core/metrics.ts';
+import { readConfig } from '../../src/config.ts';
+import {
+  dataPoint,
+  type MetricEvent,
+  type MetricMethod,
+  metricMethod,
+  metricTool,
+  outcomeOfStatus,
+  readMetricsKey,
+} from '../../src/core/metrics.ts';
+import { MCP_METHODS } from '../../src/core/wire.ts';
 
 const H = '0123456789abcdef0123456789abcdef';
 
@@ -68,5 +81,106 @@ describe('dataPoint', () => {
     [503, 'error'],
   ] as const)('status %i is %s', (status, outcome) => {
     expect(outcomeOfStatus(status)).toBe(outcome);
+  });
+});
+
+describe('metricMethod: what a request point names its method by', () => {
+  const long = `tools/call${'x'.repeat(5_023)}`;
+  it.each<[string | null, string, string]>([
+    // Mcp-Method names an MCP method of either era (or a draft this server serves): kept.
+    ['tools/call', 'POST', 'tools/call'],
+    ['initialize', 'POST', 'initialize'],
+    ['notifications/initialized', 'POST', 'notifications/initialized'],
+    ['subscriptions/listen', 'POST', 'subscriptions/listen'],
+    ['server/discover', 'POST', 'server/discover'],
+    ['tasks/get', 'POST', 'tasks/get'],
+    ['tasks/update', 'POST', 'tasks/update'],
+    ['tasks/stream', 'POST', 'tasks/stream'],
+    ['tasks/result', 'POST', 'tasks/result'],
+    ['notifications/tasks/status', 'POST', 'notifications/tasks/status'],
+    // Anything else the client put there: `other`, however long, whatever it holds.
+    [long, 'POST', 'other'],
+    ['someone@example.com', 'POST', 'other'],
+    ['Tools/Call', 'POST', 'other'],
+    ['tools/call ', 'POST', 'other'],
+    ['', 'POST', 'other'],
+    ['constructor', 'POST', 'other'],
+    ['__proto__', 'POST', 'other'],
+    // No Mcp-Method: the HTTP method, one of the registered ones, else `other`.
+    [null, 'POST', 'POST'],
+    [null, 'GET', 'GET'],
+    [null, 'DELETE', 'DELETE'],
+    [null, 'OPTIONS', 'OPTIONS'],
+    [null, 'PATCH', 'PATCH'],
+    [null, 'HEAD', 'HEAD'],
+    [null, 'BREW', 'other'],
+    [null, 'X'.repeat(4_000), 'other'],
+  ])('%j with %s → %s', (header, http, expected) => {
+    expect(metricMethod(header, http)).toBe(expected);
+  });
+
+  it('knows every method this server names on the wire, both eras', () => {
+    for (const method of ['ping', 'resources/read', 'prompts/get', 'completion/complete', 'logging/setLevel', 'notifications/cancelled']) {
+      expect(metricMethod(method, 'POST')).toBe(method);
+    }
+    expect(MCP_METHODS.every((method) => metricMethod(method, 'POST') === method)).toBe(true);
+  });
+});
+
+describe('metricTool: a tool the server registered, else other', () => {
+  const registered = new Set(['countdown', 'slow_compute', 'a'.repeat(128), 'b'.repeat(129)]);
+  const isRegistered = (name: string) => registered.has(name);
+  const unknown = `lookup_${'x'.repeat(3_000)}_for_someone@example.com`;
+  it.each<[unknown, string]>([
+    ['countdown', 'countdown'],
+    ['slow_compute', 'slow_compute'],
+    ['a'.repeat(128), 'a'.repeat(128)],
+    // Registered, but longer than a tool name may be (SEP-986: 128): bounded all the same.
+    ['b'.repeat(129), 'other'],
+    [unknown, 'other'],
+    ['Countdown', 'other'],
+    ['', 'other'],
+    [undefined, 'other'],
+    [42, 'other'],
+    [{ name: 'countdown' }, 'other'],
+  ])('%j → %s', (name, expected) => {
+    expect(metricTool(name, isRegistered)).toBe(expected);
+  });
+
+  it('asks the registry nothing for a name that is not a string', () => {
+    expect(metricTool(['countdown'], () => expect.fail('not asked'))).toBe('other');
+  });
+});
+
+describe('dataPoint bounds what a client chose, whatever the event says', () => {
+  it('a method that reached it unreduced (a cast), or a tool name longer than a name may be, is `other`', () => {
+    const method = 'x'.repeat(5_033) as MetricMethod;
+    const tool = 'y'.repeat(3_031);
+    const request = dataPoint({ kind: 'request', era: 'modern', method, status: 400, durationMs: 0, bytes: 0 }, H);
+    const call = dataPoint({ kind: 'call', tool, outcome: 'error', durationMs: 0, events: 0 }, H);
+    expect(request.blobs[2]).toBe('other');
+    expect(call.blobs[3]).toBe('other');
+  });
+});
+
+describe('readMetricsKey: MCP_METRICS needs METRICS_KEY', () => {
+  const key = 'k'.repeat(32);
+  it('is unneeded without the binding', () => {
+    expect(readMetricsKey(false, undefined)).toBeUndefined();
+    expect(readMetricsKey(false, key)).toBeUndefined();
+  });
+
+  it('is the key with the binding', () => {
+    expect(readMetricsKey(true, key)).toBe(key);
+  });
+
+  it.each([undefined, '', 'short', 'é'.repeat(15)])('%j with the binding is a configuration error that names the fix', (value) => {
+    expect(() => readMetricsKey(true, value)).toThrow(/^configuration: .*METRICS_KEY.*wrangler secret put METRICS_KEY/);
+  });
+
+  it('readConfig refuses the binding without the key, and takes it with one', () => {
+    expect(() => readConfig({ MCP_METRICS: { writeDataPoint() {} } })).toThrow('configuration: MCP_METRICS is bound but METRICS_KEY');
+    expect(() => readConfig({ MCP_METRICS: { writeDataPoint() {} }, METRICS_KEY: key })).not.toThrow();
+    expect(() => readConfig({})).not.toThrow();
   });
 });

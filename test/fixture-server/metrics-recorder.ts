@@ -27,3 +27,20 @@ export function withRecorder<E extends object>(env: E): E {
   }
   return wrapped as E;
 }
+
+/** The project's METRICS_KEY (vitest.config.ts): MCP_METRICS bound without one is a configuration error. */
+export const TEST_METRICS_KEY = 'the-metrics-key-of-the-tests-not-a-secret';
+
+const hex = (bytes: ArrayBuffer) => [...new Uint8Array(bytes, 0, 16)].map((byte) => byte.toString(16).padStart(2, '0')).join('');
+
+/** What a point's index should be, computed here apart from the library: the first 128 bits of HMAC-SHA-256(key, id), in hex. */
+export async function keyedIndex(key: string, principalId: string): Promise<string> {
+  const encoder = new TextEncoder();
+  const hmac = await crypto.subtle.importKey('raw', encoder.encode(key), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+  return hex(await crypto.subtle.sign('HMAC', hmac, encoder.encode(principalId)));
+}
+
+/** The index as it was, unkeyed: the first 128 bits of SHA-256(id), which anyone can compute for a guessed id. */
+export async function unkeyedIndex(principalId: string): Promise<string> {
+  return hex(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(principalId)));
+}

@@ -2,13 +2,15 @@
  * With an MCP_METRICS binding (project `metrics`: test/fixture-server/metrics-recorder.ts,
  * standing in for the Analytics Engine dataset), a scripted run — a session, calls, a cut and its resume, a refused fork, a
  * restart mid-call, a deleted session, a task — produces exactly the data points, per kind and
- * outcome, of what the script did, each with the principal's hash and nothing of its bodies.
+ * outcome, of what the script did, each with the principal's keyed index and nothing of its
+ * bodies; and what a client chose (an `Mcp-Method`, a tool's name) reaches no point unless the
+ * server knows it. One file: the tests share the recorder, so they run in turn.
  */
 import { abortAllDurableObjects } from 'cloudflare:test';
 import { expect, it } from 'vitest';
-import { recordedPoints } from '../fixture-server/metrics-recorder.ts';
-import { principalHash } from '../../src/metrics/metrics.ts';
+import { keyedIndex, recordedPoints, TEST_METRICS_KEY, unkeyedIndex } from '../fixture-server/metrics-recorder.ts';
 import { callTool, messages, openSession, toolCall } from '../support/mcp-http.ts';
+import { MODERN, postModernRaw } from '../support/modern-http.ts';
 import { SseReader } from '../support/sse-reader.ts';
 import { createTask, getTask } from '../support/task-http.ts';
 
@@ -111,9 +113,64 @@ it('a scripted run: the points match what it did, per kind', async () => {
   });
   // The resumed countdown's point counts its three progress notifications.
   expect(points.find((p) => p.blobs[0] === 'call' && p.blobs[3] === 'countdown')?.doubles[1]).toBe(3);
-  // Every point is the anonymous principal's hash; no point carries a body or an id.
-  const anonymous = await principalHash('anonymous');
+  // Every point is the anonymous principal's index; no point carries a body or an id.
+  const anonymous = await keyedIndex(TEST_METRICS_KEY, 'anonymous');
   expect(new Set(points.map((p) => p.indexes[0]))).toEqual(new Set([anonymous]));
   const text = JSON.stringify(points);
   for (const secret of [session.id, taskId, 'liftoff', 'a-label', '"k"']) expect(text).not.toContain(secret);
+});
+
+it('what a client chose reaches no point: a 5,033-character Mcp-Method, an unregistered 3,031-character tool name', async () => {
+  recordedPoints.length = 0;
+  const method = `tools/call${'m'.repeat(5_023)}`;
+  const tool = `lookup_${'t'.repeat(3_000)}_for_someone@example.com`;
+  expect([method.length, tool.length]).toEqual([5_033, 3_031]);
+
+  // A 2026-07-28 request whose Mcp-Method names no method: refused.
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: {
+      name: 'echo',
+      arguments: { text: 'hi' },
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': MODERN,
+        'io.modelcontextprotocol/clientCapabilities': {},
+        'io.modelcontextprotocol/clientInfo': { name: 'test', version: '1.0.0' },
+      },
+    },
+  });
+  const refused = await postModernRaw(body, { 'Mcp-Method': method, 'Mcp-Name': 'echo' });
+  expect(refused.status).toBe(400);
+  await refused.text();
+
+  // A session's call to a tool its server never registered: answered with an error.
+  const session = await openSession();
+  expect(messages(await session.call('tools/call', toolCall(tool, {}))).at(-1)).toHaveProperty('error');
+  await session.call('tools/call', toolCall('tally', { key: 'k' }));
+
+  const points = await settledPoints();
+  const text = JSON.stringify(points);
+  expect(text).not.toContain('m'.repeat(100));
+  expect(text).not.toContain('t'.repeat(100));
+  expect(text).not.toContain('someone@example.com');
+  const request = points.find((p) => p.blobs[0] === 'request' && p.blobs[1] === 'modern');
+  expect(request?.blobs[2]).toBe('other');
+  expect(request?.doubles[3]).toBe(400);
+  const calls = points.filter((p) => p.blobs[0] === 'call').map((p) => [p.blobs[3], p.blobs[4]]);
+  expect(calls).toEqual(
+    expect.arrayContaining([
+      ['other', 'error'],
+      ['tally', 'ok'],
+    ]),
+  );
+  expect(calls).toHaveLength(2);
+  // No blob is longer than a tool's name may be.
+  for (const point of points) for (const blob of point.blobs) expect(blob.length).toBeLessThanOrEqual(128);
+
+  // The index is the principal's under this deployment's key, not the unkeyed SHA-256 prefix anyone could compute.
+  const index = await keyedIndex(TEST_METRICS_KEY, 'anonymous');
+  expect(new Set(points.map((p) => p.indexes[0]))).toEqual(new Set([index]));
+  expect(index).not.toBe(await unkeyedIndex('anonymous'));
 });
