@@ -3,11 +3,14 @@
  * path but the endpoint's (which the Worker's own checks guard). The provider answers
  * unauthenticated requests by design — registration is open to anyone (RFC 7591), and so are the
  * authorization and token endpoints — and each of those writes to KV: a client, a consent, a
- * grant, a token. So, in this order:
+ * grant, a token. A registration's URI (RFC 7592, client-registration.ts) is open too, and
+ * each request there reads KV, whatever its token. So, in this order:
  * 1. the DNS-rebinding defence, as on the endpoint: a Host or Origin not allowed is `403`
  *    ("Servers MUST validate the Origin header on all incoming connections"), no preflight grant;
- * 2. on the paths that write, the rate limit per client address (core/client-address.ts: an IPv6
- *    client by its prefix), `429` with `Retry-After`: a flood writes nothing past its allowance;
+ * 2. on the paths that write or read KV, the rate limit per client address
+ *    (core/client-address.ts: an IPv6 client by its prefix), `429` with `Retry-After`: a flood
+ *    writes and reads nothing past its allowance (issue 42, finding 7: 700 reads of a
+ *    registration with a wrong token were 700 KV reads);
  * 3. on those paths, a body of at most {@link AUTHORIZATION_SERVER_BODY_BYTES}, `413` before any
  *    of it is parsed (the provider would read a form, or 1 MiB of registration JSON, whole).
  */
@@ -21,6 +24,9 @@ export const TOKEN_PATH = '/oauth/token';
 export const REGISTER_PATH = '/oauth/register';
 
 const WRITING_PATHS: ReadonlySet<string> = new Set([AUTHORIZE_PATH, TOKEN_PATH, REGISTER_PATH]);
+
+/** The paths behind the rate limit: those that write, and a registration's URI, which reads. */
+const limited = (pathname: string) => WRITING_PATHS.has(pathname) || pathname.startsWith(`${REGISTER_PATH}/`);
 
 /**
  * A consent form or a token request is a few hundred bytes, a registration within its field
@@ -41,7 +47,7 @@ export interface Walls {
 /** The request to hand the provider (its body read, within bounds), or the refusal thrown (`McpHttpError`). */
 export async function passWalls(request: Request, pathname: string, walls: Walls): Promise<Request> {
   checkHostAndOrigin(request.headers, walls.hosts, walls.origins, () => new URL(request.url).host);
-  if (!WRITING_PATHS.has(pathname) || request.method === 'OPTIONS') return request;
+  if (!limited(pathname) || request.method === 'OPTIONS') return request;
   if (walls.limiter !== undefined) {
     const key = `address:${rateLimitAddress(request.headers.get('CF-Connecting-IP'), walls.ipv6Prefix)}`;
     if (!(await walls.limiter.limit({ key })).success) throw httpErrors.tooManyRequests(walls.periodSeconds);
