@@ -15,10 +15,18 @@ import { log } from '../core/log.ts';
 import { checkHostAndOrigin } from '../core/request-checks.ts';
 import type { AuthConfig } from './auth-config.ts';
 import { clientMetadataViolation } from './client-metadata-limits.ts';
-import { readRegistration, withRegistrationAccess, type RegistrationStore } from './client-registration.ts';
+import {
+  CLIENT_REGISTRATION_TTL_SECONDS,
+  readRegistration,
+  registeredClientIdOf,
+  renewRegistrationAccess,
+  withRegistrationAccess,
+  type RegistrationStore,
+} from './client-registration.ts';
 import { consentPage } from './consent-page.ts';
 import { asOAuthError, OAuthHttpError, oauthErrorResponse } from './oauth-errors.ts';
 import { AUTHORIZE_PATH, passWalls, REGISTER_PATH, TOKEN_PATH } from './oauth-walls.ts';
+import { readClientIds, refuseLocalClientIds } from './request-client-ids.ts';
 import { userGrantIds } from './user-grants.ts';
 import { METADATA_ROOT } from './protected-resource.ts';
 
@@ -93,6 +101,10 @@ export function oauthFront<E>(app: FetchHandler<E>, path: string, options: OAuth
       // The provider answers the path-suffixed resource metadata, and 404 at the root form (RFC
       // 9728 allows both; clients try the suffixed one first): the Worker serves the root one.
       if (pathname === METADATA_ROOT) return await app.fetch(passed, env, ctx);
+      // No client ID that is a URL on a local or special-purpose host reaches the provider,
+      // which would fetch it as a metadata document (request-client-ids.ts).
+      const clientIds = await readClientIds(passed, pathname);
+      refuseLocalClientIds(clientIds, passed, pathname);
       const named = pathname === TOKEN_PATH && limit.grantRevoked !== undefined ? await revokedGrantOf(passed) : undefined;
       const helpers = named === undefined ? undefined : getOAuthApi(settings, env as never);
       // Only a grant that exists before the provider acts can be one it revokes: the token's
@@ -100,6 +112,9 @@ export function oauthFront<E>(app: FetchHandler<E>, path: string, options: OAuth
       const revoking = named !== undefined && (await holdsGrant(helpers!, named)) ? named : undefined;
       const answer = await provider.fetch(passed, env as never, ctx);
       if (revoking !== undefined && answer.ok) await endIfRevoked(helpers!, env, revoking, limit.grantRevoked!);
+      // A token endpoint success may have renewed the client's registration: its key follows.
+      if (pathname === TOKEN_PATH && answer.ok && clientIds.client !== undefined)
+        await renewRegistrationAccess(storeOf(env), clientIds.client, Math.floor(Date.now() / 1000));
       // A registration is told where it lives and how to read it (client-registration.ts).
       if (pathname === REGISTER_PATH && request.method === 'POST')
         return await withRegistrationAccess(answer, issuerOf(auth), storeOf(env));
@@ -135,8 +150,7 @@ function providerOptions<E>(
         if (pathname === AUTHORIZE_PATH) return authorize.fetch(request, env, ctx);
         if (pathname.startsWith(`${REGISTER_PATH}/`)) {
           const helpers = (env as { OAUTH_PROVIDER: OAuthHelpers }).OAUTH_PROVIDER;
-          const clientId = safeDecode(pathname.slice(REGISTER_PATH.length + 1));
-          return readRegistration(request, clientId, storeOf(env), (id) => helpers.lookupClient(id), issuer);
+          return readRegistration(request, registeredClientIdOf(pathname), storeOf(env), (id) => helpers.lookupClient(id), issuer);
         }
         return app.fetch(request, env, ctx);
       },
@@ -145,8 +159,11 @@ function providerOptions<E>(
     tokenEndpoint: `${issuer}${TOKEN_PATH}`,
     clientRegistrationEndpoint: `${issuer}${REGISTER_PATH}`,
     // Client ID metadata documents (a client's id is the https URL of its metadata): fetched by
-    // the provider, which needs the `global_fetch_strictly_public` compatibility flag.
+    // the provider, which needs the `global_fetch_strictly_public` compatibility flag, and never
+    // from a local or special-purpose host, whatever the runtime does (request-client-ids.ts).
     clientIdMetadataDocumentEnabled: true,
+    // A registered client's record lives this long unused; its registration key lives as long.
+    clientRegistrationTTL: CLIENT_REGISTRATION_TTL_SECONDS,
     // Native clients' private-use schemes (RFC 8252 §7.1), such as Cursor's
     // `cursor://anysphere.cursor-mcp/oauth/callback`: registered, such a client could not sign in
     // with it. Every authorization is PKCE S256, which is what protects a code sent to one.
@@ -204,15 +221,6 @@ const issuerOf = (auth: OAuthConfig) => new URL(auth.resource).origin;
 
 /** The provider's KV namespace, where registration access tokens are kept too. */
 const storeOf = (env: unknown): RegistrationStore => (env as { OAUTH_KV: RegistrationStore }).OAUTH_KV;
-
-/** A path segment decoded; one that does not decode names no client (and reads as none). */
-function safeDecode(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return '';
-  }
-}
 
 /**
  * The origins allowed on the authorization server's paths: ALLOWED_ORIGINS, and its own (the

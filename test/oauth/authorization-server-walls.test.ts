@@ -8,9 +8,11 @@
  */
 import { createExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createMcpWorker } from '../../src/lib.ts';
 import { authorizationQuery, CLIENT, freshAddress, kvCount, ORIGIN, REDIRECT, register, registerClient, send } from './oauth-flow.ts';
+
+afterEach(() => vi.restoreAllMocks());
 
 const oauthError = async (response: Response) => (await response.json()) as { error: string; error_description?: string };
 
@@ -296,9 +298,11 @@ describe('every failure on the authorization server’s paths is an OAuth error,
   });
 
   it('GET /authorize for a client whose metadata document cannot be fetched: 400', async () => {
+    // A public host whose fetch fails (a local one is refused before any fetch: metadata-url-hosts.test.ts).
+    vi.spyOn(globalThis, 'fetch').mockRejectedValueOnce(new TypeError('Network connection lost.'));
     const query = new URLSearchParams({
       response_type: 'code',
-      client_id: 'https://127.0.0.1/client-metadata.json',
+      client_id: 'https://client.example/client-metadata.json',
       redirect_uri: REDIRECT,
       code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
       code_challenge_method: 'S256',
