@@ -7,10 +7,16 @@
  * an operator, but not when it expires idle (an expiring session knows no principal, and
  * telling would cost a request per session for a row the registry can drop later for free).
  * So its rows may include expired sessions; only when they would refuse a creation does it
- * find out which, by asking PROBE_BATCH of their objects (`probe`): consecutive rows from a
- * place the caller draws at random, so that live sessions among the oldest cannot hide, on
- * every attempt, expired ones behind them. A task's expiry is known when
- * it is created (`createdAt + ttlMs`), so expired tasks are simply not counted.
+ * find out which, by asking their objects (`probe`). A session's object answers 404 when it is
+ * gone, else how long it lives at least (it expires idle no sooner than a TTL after its last
+ * activity), which its row keeps (`expiresAt`): until then it is known live and not asked
+ * again. At the bound every session not known live is asked — PROBE_BATCH at a time, those
+ * never asked first, then those whose known life ran out soonest — before the creation is
+ * refused, so that no expired session anywhere among the rows keeps its place: an earlier
+ * window of 32 rows let live ones hide the expired ones beyond it. What that costs is bounded:
+ * a live session is asked at most once per TTL, while its principal is at its bound, and its
+ * answer is one row written. A task's expiry is known when it is created (`createdAt + ttlMs`),
+ * so expired tasks are simply not counted, wherever they are among the rows.
  */
 
 export type HoldingKind = 'session' | 'task';
@@ -21,7 +27,10 @@ export interface Holding {
   /** The OAuth grant it was created under ('' when the principal has no grants: AUTH=jwt). */
   readonly grant: string;
   readonly createdAt: number;
-  /** When a task expires; null for a session (which expires when idle, unknown here). */
+  /**
+   * When a task expires. For a session, which expires when idle: the soonest it can, as its
+   * object last told a probe (it is live until then); null while no probe has asked it.
+   */
   readonly expiresAt: number | null;
 }
 
@@ -32,10 +41,8 @@ export interface AdmissionState {
   /** Its rows of `kind`, oldest first. */
   readonly held: readonly Holding[];
   readonly now: number;
-  /** Whether the caller has probed the sessions this table asked it to (`probe`), this admission. */
-  readonly probed: boolean;
-  /** Where the sessions to probe start, any integer ≥ 0 (taken modulo the rows): drawn at random by the caller. */
-  readonly probeFrom?: number;
+  /** The sessions this admission has probed already (answered or not): none is asked twice by one admission. */
+  readonly probed: readonly string[];
 }
 
 export type Admission =
@@ -52,17 +59,22 @@ export type Admission =
  */
 export const SWEEP_ROWS = 1_000;
 
-/** Sessions probed per admission: each probe is a subrequest of the request creating a session. */
+/**
+ * Sessions probed at once. Each probe is a subrequest of the request creating a session; an
+ * admission at the bound asks batch after batch until one is gone or none is left to ask, so
+ * at most its bound's worth of probes (each live session once per TTL: then it is known live).
+ */
 export const PROBE_BATCH = 32;
 
-export function decideAdmission({ kind, limit, held, now, probed, probeFrom = 0 }: AdmissionState): Admission {
+export function decideAdmission({ kind, limit, held, now, probed }: AdmissionState): Admission {
   const sweepAt = limit > 0 ? limit : SWEEP_ROWS;
   if (held.length < sweepAt) return { kind: 'admit', drop: [] };
   if (kind === 'session') {
     // Rows are swept by their objects' answers (the caller then drops what is gone and asks
-    // again); what is left is live, or at least not yet known not to be.
-    if (!probed) return { kind: 'probe', sessions: probeWindow(held, probeFrom).map((h) => h.id) };
-    return limit > 0 ? { kind: 'refuse', drop: [], retryAt: null } : { kind: 'admit', drop: [] };
+    // again); what is left is live, or at least not known not to be. Unbounded, one batch.
+    const unknown = unknownSessions(held, now, probed);
+    if (limit === 0) return probed.length === 0 && unknown.length > 0 ? probeOf(unknown) : { kind: 'admit', drop: [] };
+    return unknown.length > 0 ? probeOf(unknown) : { kind: 'refuse', drop: [], retryAt: null };
   }
   const expired = held.filter((h) => h.expiresAt !== null && h.expiresAt <= now).map((h) => h.id);
   const live = held.length - expired.length;
@@ -71,9 +83,17 @@ export function decideAdmission({ kind, limit, held, now, probed, probeFrom = 0 
   return { kind: 'refuse', drop: expired, retryAt: Number.isFinite(retryAt) ? retryAt : null };
 }
 
-/** PROBE_BATCH rows (or all) from `from`, wrapping past the last to the first. */
-function probeWindow(held: readonly Holding[], from: number): readonly Holding[] {
-  if (held.length <= PROBE_BATCH) return held;
-  const start = from % held.length;
-  return [...held.slice(start, start + PROBE_BATCH), ...held.slice(0, Math.max(0, start + PROBE_BATCH - held.length))];
+/**
+ * The sessions not known live at `now` and not probed by this admission: those never asked
+ * first, then by how long ago their known life ran out, then oldest first (`held`'s order).
+ */
+function unknownSessions(held: readonly Holding[], now: number, probed: readonly string[]): readonly Holding[] {
+  const asked = new Set(probed);
+  return held
+    .filter((h) => (h.expiresAt === null || h.expiresAt <= now) && !asked.has(h.id))
+    .map((h, order) => ({ h, order }))
+    .sort((a, b) => (a.h.expiresAt ?? -Infinity) - (b.h.expiresAt ?? -Infinity) || a.order - b.order)
+    .map(({ h }) => h);
 }
+
+const probeOf = (unknown: readonly Holding[]): Admission => ({ kind: 'probe', sessions: unknown.slice(0, PROBE_BATCH).map((h) => h.id) });

@@ -6,8 +6,10 @@
  * `grant_revoked`, for a request whose grant was revoked after it was authorized.
  *
  * A session the registry may count although it has expired is probed: its object answers
- * whether it is still stored (the session object's `probe` route), which wakes it but writes
- * nothing. Probes happen only when the principal is at its limit.
+ * whether it is still stored, and if so how long it lives at least (the session object's
+ * `probe` route), which wakes it but writes nothing there. Probes happen only when the
+ * principal is at its limit, batch after batch until a session is found gone or every one not
+ * known live has answered (core/holdings.ts): a refusal means every session counted is live.
  */
 import { objectName } from '../auth/principal.ts';
 import { httpErrors } from '../core/errors.ts';
@@ -22,6 +24,9 @@ import {
   registryOf,
 } from './principal-registry.ts';
 
+/** A session's object's answer to a probe: gone, live until at least `liveUntil`, or held (no answer to keep). */
+type Probed = 'gone' | 'held' | { readonly liveUntil: number };
+
 export interface HoldingLimits {
   readonly maxSessionsPerPrincipal: number;
   readonly maxTasksPerPrincipal: number;
@@ -32,20 +37,23 @@ export class PrincipalHoldings {
   readonly #grant: string;
   readonly #limits: HoldingLimits;
   /**
-   * Whether a session is still stored: its object's answer to a probe. Only a 404 says it is
-   * gone; anything else (a 500 from a storage error, a failed fetch) is taken as still held,
-   * or one failing object would let its principal past the bound.
+   * Whether a session is still stored, and how long it lives at least: its object's answer to
+   * a probe. Only a 404 says it is gone; anything else (a 500 from a storage error, a failed
+   * fetch) is taken as still held, or one failing object would let its principal past the
+   * bound — for this admission, since it told no life to keep.
    */
-  readonly #stored: (sessionId: string) => Promise<boolean>;
+  readonly #probe: (sessionId: string) => Promise<Probed>;
 
   constructor(registry: PrincipalRegistryNamespace, sessions: ObjectNamespace, principalId: string, grant: string, limits: HoldingLimits) {
     this.#registry = registryOf(registry, principalId);
     this.#grant = grant;
     this.#limits = limits;
-    this.#stored = async (sessionId) => {
+    this.#probe = async (sessionId) => {
       const stub = sessions.get(sessions.idFromName(objectName({ id: principalId }, sessionId)));
       const answer = await stub.fetch(new Request(`https://session.internal${OBJECT_ROUTES.probe}`)).catch(() => undefined);
-      return answer?.status !== 404;
+      if (answer?.status === 404) return 'gone';
+      const told = answer?.ok === true ? ((await answer.json().catch(() => undefined)) as { liveUntil?: unknown } | undefined) : undefined;
+      return typeof told?.liveUntil === 'number' && Number.isSafeInteger(told.liveUntil) ? { liveUntil: told.liveUntil } : 'held';
     };
   }
 
@@ -54,12 +62,20 @@ export class PrincipalHoldings {
     const limit = this.#limits.maxSessionsPerPrincipal;
     const request: AdmissionRequest = { kind: 'session', id: sessionId, grant: this.#grant, limit };
     let answer: AdmissionAnswer = await this.#registry.admit(request);
-    if (!answer.admitted && 'revoked' in answer) throw httpErrors.grantRevoked();
-    if (!answer.admitted && answer.probe !== undefined) {
-      const stored = await Promise.all(answer.probe.map((id) => this.#stored(id)));
-      const gone = answer.probe.filter((_, i) => !stored[i]);
-      answer = await this.#registry.admit({ ...request, gone, probed: true });
+    const probed: string[] = [];
+    // Each round asks sessions no earlier round asked (core/holdings.ts): it ends.
+    while (!answer.admitted && 'probe' in answer && answer.probe !== undefined) {
+      const asked = answer.probe;
+      const answers = await Promise.all(asked.map((id) => this.#probe(id)));
+      const gone = asked.filter((_, i) => answers[i] === 'gone');
+      const live = asked.flatMap((id, i) => {
+        const told = answers[i]!;
+        return typeof told === 'object' ? [{ id, liveUntil: told.liveUntil }] : [];
+      });
+      probed.push(...asked);
+      answer = await this.#registry.admit({ ...request, gone, live, probed });
     }
+    if (!answer.admitted && 'revoked' in answer) throw httpErrors.grantRevoked();
     if (!answer.admitted) throw httpErrors.sessionLimit(limit);
   }
 

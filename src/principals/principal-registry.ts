@@ -9,7 +9,8 @@
  *
  * Cost: one row written per session or task (its row: a WITHOUT ROWID table, no index), one
  * deleted when it ends — at a DELETE, an operator's end, or when a sweep finds it gone — and
- * nothing per call; one row per revoked grant, kept. The anonymous principal (AUTH=none) has no
+ * nothing per call; at the bound, one per live session a probe asked (how long it lives at
+ * least, core/holdings.ts: at most once per TTL each); one row per revoked grant, kept. The anonymous principal (AUTH=none) has no
  * registry: it is everyone.
  *
  * A revoked grant is fenced before what it holds is listed and ended (principal-control.ts): a
@@ -29,9 +30,12 @@ export interface AdmissionRequest {
   readonly limit: number;
   /** A task's expiry; absent for a session. */
   readonly expiresAt?: number;
-  /** Sessions the caller found gone when it probed them (dropped first), and that it did. */
+  /** Sessions the caller found gone when it probed them (dropped first). */
   readonly gone?: readonly string[];
-  readonly probed?: boolean;
+  /** Sessions the caller found live, each with how long it lives at least (kept, so not asked again before). */
+  readonly live?: readonly { readonly id: string; readonly liveUntil: number }[];
+  /** Every session this admission has probed so far (answered or not). */
+  readonly probed?: readonly string[];
 }
 
 export type AdmissionAnswer =
@@ -88,14 +92,22 @@ export class McpPrincipalRegistry extends DurableObject {
     return this.ctx.storage.transactionSync(() => {
       this.#create();
       for (const id of request.gone ?? []) sql.exec(`DELETE FROM holdings WHERE kind = 'session' AND id = ?`, id);
+      // A session's known life only grows (its activity only postpones its expiry): one row each.
+      for (const { id, liveUntil } of request.live ?? []) {
+        sql.exec(
+          `UPDATE holdings SET expires_at = ? WHERE kind = 'session' AND id = ? AND (expires_at IS NULL OR expires_at < ?)`,
+          liveUntil,
+          id,
+          liveUntil,
+        );
+      }
       const now = Date.now();
       const decision = decideAdmission({
         kind: request.kind,
         limit: request.limit,
         held: this.#rows(request.kind),
         now,
-        probed: request.probed === true,
-        probeFrom: crypto.getRandomValues(new Uint32Array(1))[0]!,
+        probed: request.probed ?? [],
       });
       if (decision.kind === 'probe') return { admitted: false, probe: decision.sessions };
       for (const id of decision.drop) sql.exec(`DELETE FROM holdings WHERE kind = ? AND id = ?`, request.kind, id);

@@ -106,7 +106,7 @@ export abstract class McpSessionObject<Env extends ConfigEnv<Env> = ConfigVars> 
       if (route === OBJECT_ROUTES.relay) return this.#relay.bind(request);
       const sessionId = request.headers.get(HEADERS.sessionId) ?? '';
       // The principal registry's question (principals/principal-holdings.ts): reads, never creates.
-      if (route === OBJECT_ROUTES.probe) return new Response(null, { status: this.#load() === undefined ? 404 : 204 });
+      if (route === OBJECT_ROUTES.probe) return this.#probe();
       if (route === OBJECT_ROUTES.end) return await this.#end((await request.json()) as { reason: EndReason });
       // Who is asking, as the Worker established it — only on the routes a client's request
       // comes by: the registry's probe and the operator's end name no principal, and must not
@@ -367,6 +367,17 @@ export abstract class McpSessionObject<Env extends ConfigEnv<Env> = ConfigVars> 
     if (version === 0) return undefined;
     if (version < SESSION_SCHEMA.version) upgradeSession(this.ctx.storage);
     return this.#sessions.load();
+  }
+
+  /**
+   * The registry's probe: 404 when no session is stored here; else how long it lives at least,
+   * `liveUntil` — it expires idle no sooner than a TTL after its last recorded activity (the
+   * alarm's own rule), so the registry need not ask again before then (core/holdings.ts).
+   */
+  #probe(): Response {
+    const record = this.#load();
+    if (record === undefined) return new Response(null, { status: 404 });
+    return Response.json({ liveUntil: record.lastActiveAt + this.#config.sessionTtlMs });
   }
 
   /**
