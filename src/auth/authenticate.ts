@@ -5,6 +5,7 @@
  * is read from the `Authorization` header only, never from the URL.
  */
 import { OAuthError, OAuthErrorCode, verifyBearerToken, type AuthInfo } from '@modelcontextprotocol/server';
+import { httpErrors, type McpHttpError } from '../core/errors.ts';
 import type { AuthConfig } from './auth-config.ts';
 import { jwtVerifier } from './jwt-verifier.ts';
 import { ANONYMOUS, OAUTH_PRINCIPAL_PREFIX, type Principal } from './principal.ts';
@@ -19,6 +20,18 @@ export interface Authenticated {
    * was created under it alone (principals/principal-control.ts); '' otherwise.
    */
   readonly grant?: string;
+  /**
+   * Since when the request's credential is known good, in ms, for the mark a revocation of the
+   * whole principal leaves in its registry (principals/principal-registry.ts): an admission
+   * whose credential is not later than the mark is refused. With AUTH=jwt the token's `iat`
+   * (null for a token without one: nothing shows it was issued after a revocation); with
+   * AUTH=oauth the moment the provider verified the token (its grant was not revoked then:
+   * the operator's revocation revokes every grant of the user at the provider first). Absent
+   * with AUTH=none, which has no registry.
+   */
+  readonly issuedAt?: number | null;
+  /** The refusal of a credential issued before its principal was revoked: the challenge of an invalid token. */
+  readonly revokedToken?: () => McpHttpError;
 }
 
 /**
@@ -68,7 +81,13 @@ export function authenticator(config: AuthConfig, path: string): Authenticator {
             requiredScopes: [...config.requiredScopes],
             resourceMetadataUrl: metadataUrl(resource),
           });
-          return { principal: (authInfo.extra as { principal: Principal }).principal, authInfo };
+          const { principal, issuedAt } = authInfo.extra as { principal: Principal; issuedAt: number | null };
+          return {
+            principal,
+            authInfo,
+            issuedAt: issuedAt === null ? null : issuedAt * 1_000,
+            revokedToken: revokedToken(resource, config.requiredScopes),
+          };
         } catch (error) {
           return challenge(error, resource, config.requiredScopes);
         }
@@ -100,10 +119,32 @@ export function authenticator(config: AuthConfig, path: string): Authenticator {
           claims: claimsOf(grant),
         };
         const token = request.headers.get('Authorization')?.replace(/^Bearer\s+/i, '') ?? '';
-        return { principal, authInfo: { token, clientId: clientId ?? '', scopes, extra: { principal } }, grant: grantOfToken(token) };
+        return {
+          principal,
+          authInfo: { token, clientId: clientId ?? '', scopes, extra: { principal } },
+          grant: grantOfToken(token),
+          // The provider's tokens carry no issue time: the moment it verified this one stands for it.
+          issuedAt: Date.now(),
+          revokedToken: revokedToken(resource, config.requiredScopes),
+        };
       };
   }
 }
+
+/**
+ * The refusal of a token its principal's revocation recalled, at admission (core/errors.ts
+ * `tokenRevoked`): 401 with the very challenge an invalid token gets here — `invalid_token`, the
+ * metadata's URL, the scopes — so that a client does what it does for an expired token:
+ * authorize again. Built only when a token is refused.
+ */
+function revokedToken(resource: URL, requiredScopes: readonly string[]): () => McpHttpError {
+  return () => {
+    const refused = challenge(new OAuthError(OAuthErrorCode.InvalidToken, TOKEN_REVOKED), resource, requiredScopes);
+    return httpErrors.tokenRevoked(refused.headers.get('WWW-Authenticate') ?? 'Bearer error="invalid_token"');
+  };
+}
+
+const TOKEN_REVOKED = 'The token was issued before its principal was revoked';
 
 /**
  * The grant a token of the embedded authorization server belongs to: its tokens are

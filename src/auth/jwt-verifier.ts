@@ -85,7 +85,10 @@ export function jwtVerifier({ issuer, keys }: JwtSettings): VerifierFor {
       const scopes = scopesOf(claims);
       const principal = principalOfClaims(claims, scopes);
       if (claims.exp === undefined) throw new OAuthError(OAuthErrorCode.InvalidToken, 'Invalid token: it never expires');
-      return { token, clientId: principal.clientId ?? '', scopes, expiresAt: claims.exp, extra: { principal } };
+      // `iat` (jose has checked it is a number where present): what a revocation of the
+      // principal is checked against at admission (principals/principal-registry.ts).
+      const issuedAt = claims.iat ?? null;
+      return { token, clientId: principal.clientId ?? '', scopes, expiresAt: claims.exp, extra: { principal, issuedAt } };
     },
   });
 }

@@ -19,7 +19,8 @@ export type RefusalReason =
   | 'too_many_running_calls'
   | 'session_limit'
   | 'task_limit'
-  | 'grant_revoked';
+  | 'grant_revoked'
+  | 'token_revoked';
 
 export interface ErrorData {
   readonly reason?: RefusalReason;
@@ -113,6 +114,21 @@ export const httpErrors = {
       'Forbidden: the grant this request was authorized by has been revoked; sign in again',
       { reason: 'grant_revoked' },
       id,
+    ),
+  /**
+   * The token was issued before its principal was revoked (AUTH=jwt: a token cannot be recalled
+   * at its issuer, so the principal's registry refuses it at admission). `challenge` is the
+   * `WWW-Authenticate` of an invalid token (auth/authenticate.ts): a 401 with it makes a client
+   * authorize again, and a token issued since is served.
+   */
+  tokenRevoked: (challenge: string) =>
+    new McpHttpError(
+      401,
+      JsonRpcCode.ServerError,
+      'Unauthorized: this token was issued before its principal’s access was revoked; authorize again for a new token',
+      { reason: 'token_revoked' },
+      null,
+      { 'WWW-Authenticate': challenge },
     ),
   internal: () => new McpHttpError(500, JsonRpcCode.InternalError, 'Internal error'),
   tooManyRequests: (retryAfterSeconds: number) =>

@@ -11,7 +11,9 @@
  * issuer and subject with AUTH=jwt: auth/jwt-verifier.ts), URL-encoded. With AUTH=oauth a
  * revocation also revokes the user's grants at the embedded authorization server (all of
  * them, or grant g), so their tokens stop working at once. With AUTH=jwt the issuer stops
- * issuing: tokens already issued cannot be recalled here (see docs/operations.md).
+ * issuing: tokens already issued cannot be recalled at the issuer, but a revocation of the
+ * whole principal marks its registry, and such a token opens no new session or task
+ * (principals/principal-registry.ts; what it can still do: docs/operations.md).
  *
  * Each request counts against the Worker's rate limit per client address (core/client-address.ts:
  * an IPv6 client by its prefix) before its token is compared, under a key of its own (`admin:`,

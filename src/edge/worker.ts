@@ -38,7 +38,7 @@ import { deleteSession, getFromSession, postToSession, startSession, type Sessio
 import { logRequest, metricEra, requestMetric } from './request-log.ts';
 import { Metrics } from '../metrics/metrics.ts';
 import { PrincipalControl } from '../principals/principal-control.ts';
-import { PrincipalHoldings } from '../principals/principal-holdings.ts';
+import { type Credential, PrincipalHoldings } from '../principals/principal-holdings.ts';
 import type { PrincipalRegistryNamespace } from '../principals/principal-registry.ts';
 import { serveAdminRoutes } from './admin-routes.ts';
 
@@ -169,7 +169,7 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
       if (!(await limiter.limit({ key })).success) throw httpErrors.tooManyRequests(RATE_LIMIT_PERIOD_S);
     }
     c.set('authInfo', authenticated.authInfo);
-    c.set('holdings', holdingsOf(c, principal, authenticated.grant ?? ''));
+    c.set('holdings', holdingsOf(c, principal, authenticated));
     await next();
   });
 
@@ -265,9 +265,9 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
   }
 
   /** The registry of an authenticated principal (the anonymous one is everyone: it has none). */
-  function holdingsOf(c: Context<Env<E>>, principal: Principal, grant: string): PrincipalHoldings | undefined {
+  function holdingsOf(c: Context<Env<E>>, principal: Principal, credential: Credential): PrincipalHoldings | undefined {
     if (principals === undefined || principal === ANONYMOUS) return undefined;
-    return new PrincipalHoldings(principals(c.env), sessions(c.env), principal.id, grant, c.get('config'));
+    return new PrincipalHoldings(principals(c.env), sessions(c.env), principal.id, credential, c.get('config'));
   }
 
   /** What an operator can do about a principal (the admin routes, a revoked grant); undefined without a registry. */

@@ -7,7 +7,9 @@
  * - each task not yet ended fails, `grant_revoked`, and its tool is stopped; its streams end
  *   with that terminal event;
  * - its `subscriptions/listen` streams, on every isolate, end with an error (the bus closes
- *   their sockets: stateless/event-bus.ts).
+ *   their sockets: stateless/event-bus.ts);
+ * - revoking the whole principal also marks its registry (`recall`): a token issued before
+ *   then opens no new session or task (401 `invalid_token`), though its issuer cannot recall it.
  * Each step is idempotent and the registry rows go only once their object has answered, so a
  * revocation cut short is finished by calling it again.
  */
@@ -87,6 +89,8 @@ export class PrincipalControl {
   async revoke(principalId: string, grant?: string): Promise<Revocation> {
     // Fenced first: a request the grant authorized before now, admitted after the list, is refused (principal-registry.ts).
     if (grant !== undefined && grant !== '') await this.#registry(principalId).fence(grant);
+    // The whole principal: marked first, so that no token issued until now opens anything after the list.
+    if (grant === undefined) await this.#registry(principalId).recall(Date.now());
     const held = (await this.list(principalId)).filter((h) => grant === undefined || h.grant === grant);
     const now = Date.now();
     const [sessions, tasks, listens] = await Promise.all([

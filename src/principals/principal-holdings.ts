@@ -3,7 +3,8 @@
  * principal's registry admits it (principal-registry.ts), or the creation is refused with a
  * typed error that says what to do — 429 `session_limit` (end a session, or wait for an idle
  * one to expire) or 429 `task_limit` with `Retry-After` (when the first task expires) — or 403
- * `grant_revoked`, for a request whose grant was revoked after it was authorized.
+ * `grant_revoked`, for a request whose grant was revoked after it was authorized, or 401
+ * `token_revoked` with the challenge, for a token issued before its principal was revoked.
  *
  * A session the registry may count although it has expired is probed: its object answers
  * whether it is still stored, and if so how long it lives at least (the session object's
@@ -12,7 +13,7 @@
  * known live has answered (core/holdings.ts): a refusal means every session counted is live.
  */
 import { objectName } from '../auth/principal.ts';
-import { httpErrors } from '../core/errors.ts';
+import { httpErrors, type McpHttpError } from '../core/errors.ts';
 import { OBJECT_ROUTES } from '../core/wire.ts';
 import type { ObjectNamespace } from './principal-control.ts';
 import type { HoldingKind } from '../core/holdings.ts';
@@ -27,6 +28,16 @@ import {
 /** A session's object's answer to a probe: gone, live until at least `liveUntil`, or held (no answer to keep). */
 type Probed = 'gone' | 'held' | { readonly liveUntil: number };
 
+/** What the Worker established about the request's credential (auth/authenticate.ts `Authenticated`). */
+export interface Credential {
+  /** The OAuth grant it belongs to; '' or absent where there are none. */
+  readonly grant?: string;
+  /** Since when it is known good, in ms (null: unknown); absent: not checked against a revocation. */
+  readonly issuedAt?: number | null;
+  /** Its refusal when its principal was revoked after it was issued. */
+  readonly revokedToken?: () => McpHttpError;
+}
+
 export interface HoldingLimits {
   readonly maxSessionsPerPrincipal: number;
   readonly maxTasksPerPrincipal: number;
@@ -35,6 +46,8 @@ export interface HoldingLimits {
 export class PrincipalHoldings {
   readonly #registry: PrincipalRegistryStub;
   readonly #grant: string;
+  readonly #issuedAt: number | null | undefined;
+  readonly #revokedToken: () => McpHttpError;
   readonly #limits: HoldingLimits;
   /**
    * Whether a session is still stored, and how long it lives at least: its object's answer to
@@ -44,9 +57,17 @@ export class PrincipalHoldings {
    */
   readonly #probe: (sessionId: string) => Promise<Probed>;
 
-  constructor(registry: PrincipalRegistryNamespace, sessions: ObjectNamespace, principalId: string, grant: string, limits: HoldingLimits) {
+  constructor(
+    registry: PrincipalRegistryNamespace,
+    sessions: ObjectNamespace,
+    principalId: string,
+    credential: Credential,
+    limits: HoldingLimits,
+  ) {
     this.#registry = registryOf(registry, principalId);
-    this.#grant = grant;
+    this.#grant = credential.grant ?? '';
+    this.#issuedAt = credential.issuedAt;
+    this.#revokedToken = credential.revokedToken ?? (() => httpErrors.tokenRevoked('Bearer error="invalid_token"'));
     this.#limits = limits;
     this.#probe = async (sessionId) => {
       const stub = sessions.get(sessions.idFromName(objectName({ id: principalId }, sessionId)));
@@ -57,10 +78,15 @@ export class PrincipalHoldings {
     };
   }
 
+  /** The OAuth grant the request's token belongs to ('' where there are none). */
+  get grant(): string {
+    return this.#grant;
+  }
+
   /** Registers a session about to be created, or throws the `session_limit` refusal. */
   async admitSession(sessionId: string): Promise<void> {
     const limit = this.#limits.maxSessionsPerPrincipal;
-    const request: AdmissionRequest = { kind: 'session', id: sessionId, grant: this.#grant, limit };
+    const request: AdmissionRequest = { kind: 'session', id: sessionId, ...this.#credential(), limit };
     let answer: AdmissionAnswer = await this.#registry.admit(request);
     const probed: string[] = [];
     // Each round asks sessions no earlier round asked (core/holdings.ts): it ends.
@@ -75,18 +101,30 @@ export class PrincipalHoldings {
       probed.push(...asked);
       answer = await this.#registry.admit({ ...request, gone, live, probed });
     }
-    if (!answer.admitted && 'revoked' in answer) throw httpErrors.grantRevoked();
-    if (!answer.admitted) throw httpErrors.sessionLimit(limit);
+    if (!answer.admitted) throw this.#refusal(answer) ?? httpErrors.sessionLimit(limit);
   }
 
   /** Registers a task about to be created (it expires at `expiresAt`), or throws the `task_limit` refusal. */
   async admitTask(taskId: string, expiresAt: number): Promise<void> {
     const limit = this.#limits.maxTasksPerPrincipal;
-    const answer = await this.#registry.admit({ kind: 'task', id: taskId, grant: this.#grant, limit, expiresAt });
+    const answer = await this.#registry.admit({ kind: 'task', id: taskId, ...this.#credential(), limit, expiresAt });
     if (answer.admitted) return;
-    if ('revoked' in answer) throw httpErrors.grantRevoked();
-    const retryAt = answer.probe === undefined ? answer.retryAt : null;
+    const refusal = this.#refusal(answer);
+    if (refusal !== undefined) throw refusal;
+    const retryAt = 'retryAt' in answer ? answer.retryAt : null;
     throw httpErrors.taskLimit(limit, Math.max(1, Math.ceil(((retryAt ?? Date.now() + 1_000) - Date.now()) / 1_000)));
+  }
+
+  /** What the registry checks of the request's credential. */
+  #credential(): Pick<AdmissionRequest, 'grant' | 'issuedAt'> {
+    return { grant: this.#grant, ...(this.#issuedAt !== undefined && { issuedAt: this.#issuedAt }) };
+  }
+
+  /** A refusal for what the credential is (revoked), rather than for the bound; undefined for the bound's. */
+  #refusal(answer: Exclude<AdmissionAnswer, { admitted: true }>): McpHttpError | undefined {
+    if ('revoked' in answer) return httpErrors.grantRevoked();
+    if ('recalled' in answer) return this.#revokedToken();
+    return undefined;
   }
 
   /** The session or task ended, or was never created after all: its row goes. */

@@ -19,6 +19,14 @@
  * end. Admissions and the fence are serialized here, so each admission either comes before the
  * fence (and is in the list) or after it (and is refused). Grant ids are never reused, so the
  * fence is kept.
+ *
+ * A token cannot be recalled at its issuer (AUTH=jwt), so a revocation of the whole principal
+ * leaves a mark here (`recall`, one row, kept), written before what it holds is listed: every
+ * admission after it of a credential issued until then — a token whose `iat` is not later, or
+ * that has none — is refused (`recalled`), and its client, told 401 `invalid_token`, gets a new
+ * token. The mark is checked where an admission already comes, so it costs no request and no
+ * row per call; what needs no admission (a call in a session, a stateless 2026-07-28 request,
+ * a listen stream) is not checked (docs/operations.md).
  */
 import { DurableObject } from 'cloudflare:workers';
 import { decideAdmission, type Holding, type HoldingKind } from '../core/holdings.ts';
@@ -30,6 +38,12 @@ export interface AdmissionRequest {
   readonly limit: number;
   /** A task's expiry; absent for a session. */
   readonly expiresAt?: number;
+  /**
+   * Since when the request's credential is known good, in ms (auth/authenticate.ts): refused
+   * when a revocation of the principal marked a later time (null: unknown, refused once marked).
+   * Absent: not checked.
+   */
+  readonly issuedAt?: number | null;
   /** Sessions the caller found gone when it probed them (dropped first). */
   readonly gone?: readonly string[];
   /** Sessions the caller found live, each with how long it lives at least (kept, so not asked again before). */
@@ -42,6 +56,8 @@ export type AdmissionAnswer =
   | { readonly admitted: true }
   /** The request's grant was revoked (`fence`) after the request was authorized by it. */
   | { readonly admitted: false; readonly revoked: true }
+  /** The request's credential was issued before the principal was revoked (`recall`). */
+  | { readonly admitted: false; readonly recalled: true }
   | { readonly admitted: false; readonly probe: readonly string[] }
   | { readonly admitted: false; readonly probe?: undefined; readonly retryAt: number | null };
 
@@ -51,6 +67,7 @@ export interface PrincipalRegistryStub {
   forget(kind: HoldingKind, ids: readonly string[]): Promise<void>;
   list(): Promise<Holding[]>;
   fence(grant: string): Promise<void>;
+  recall(at: number): Promise<void>;
 }
 
 /**
@@ -78,6 +95,9 @@ const CREATE = `CREATE TABLE IF NOT EXISTS holdings (
 
 const CREATE_FENCES = `CREATE TABLE IF NOT EXISTS revoked_grants (grant_id TEXT PRIMARY KEY) WITHOUT ROWID`;
 
+/** The key of the principal's revocation mark, in the object's key-value storage. */
+const REVOKED_BEFORE = 'revoked_before';
+
 type Row = { kind: HoldingKind; id: string; grant_id: string; created_at: number; expires_at: number | null };
 
 export class McpPrincipalRegistry extends DurableObject {
@@ -85,10 +105,13 @@ export class McpPrincipalRegistry extends DurableObject {
   #created: boolean | undefined;
   /** Whether a grant of the principal was ever revoked (the fences' table exists). */
   #fences: boolean | undefined;
+  /** The revocation mark (`recall`): undefined until read, null for none. */
+  #revokedBefore: number | null | undefined;
 
   admit(request: AdmissionRequest): AdmissionAnswer {
     const { sql } = this.ctx.storage;
     if (request.grant !== '' && this.#fenced(request.grant)) return { admitted: false, revoked: true };
+    if (request.issuedAt !== undefined && this.#recalled(request.issuedAt)) return { admitted: false, recalled: true };
     return this.ctx.storage.transactionSync(() => {
       this.#create();
       for (const id of request.gone ?? []) sql.exec(`DELETE FROM holdings WHERE kind = 'session' AND id = ?`, id);
@@ -140,6 +163,19 @@ export class McpPrincipalRegistry extends DurableObject {
     sql.exec(`INSERT OR IGNORE INTO revoked_grants (grant_id) VALUES (?)`, grant);
   }
 
+  /**
+   * The principal was revoked at `at` (ms): no admission from now on of a credential issued
+   * until then (read by `admit`). One row (the object's key-value storage), kept: a mark only
+   * moves later, so revoking again refuses what was issued before the latest revocation.
+   */
+  recall(at: number): void {
+    if (!Number.isSafeInteger(at)) throw new RangeError('a revocation is marked at a time in ms');
+    const mark = this.#mark();
+    if (mark !== null && mark >= at) return;
+    this.ctx.storage.kv.put(REVOKED_BEFORE, at);
+    this.#revokedBefore = at;
+  }
+
   /** Every row, sessions then tasks, oldest first (an expired task's included until it is swept). */
   list(): Holding[] {
     if (!this.#exists()) return [];
@@ -151,6 +187,18 @@ export class McpPrincipalRegistry extends DurableObject {
       .exec<Row>(`SELECT kind, id, grant_id, created_at, expires_at FROM holdings WHERE kind = ? ORDER BY created_at, id`, kind)
       .toArray()
       .map((row) => ({ kind: row.kind, id: row.id, grant: row.grant_id, createdAt: row.created_at, expiresAt: row.expires_at }));
+  }
+
+  /** Whether a credential known good since `issuedAt` (null: not known) was issued before the principal's revocation. */
+  #recalled(issuedAt: number | null): boolean {
+    const mark = this.#mark();
+    return mark !== null && (issuedAt === null || issuedAt <= mark);
+  }
+
+  /** The principal's revocation mark (ms), null for none: read once per instance, a row read. */
+  #mark(): number | null {
+    if (this.#revokedBefore === undefined) this.#revokedBefore = this.ctx.storage.kv.get<number>(REVOKED_BEFORE) ?? null;
+    return this.#revokedBefore;
   }
 
   #fenced(grant: string): boolean {

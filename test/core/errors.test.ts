@@ -132,6 +132,17 @@ describe('httpErrors', () => {
       expected: { status: 415, code: -32000, message: 'Unsupported Media Type: x' },
     },
     {
+      name: 'tokenRevoked is a 401 / -32000 with the reason and the challenge it is given',
+      error: httpErrors.tokenRevoked('Bearer error="invalid_token"'),
+      expected: {
+        status: 401,
+        code: -32000,
+        message: 'Unauthorized: this token was issued before its principal’s access was revoked; authorize again for a new token',
+        data: { reason: 'token_revoked' },
+        headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
+      },
+    },
+    {
       name: 'internal is a 500 / -32603 with a fixed message',
       error: httpErrors.internal(),
       expected: { status: 500, code: -32603, message: 'Internal error' },

@@ -47,10 +47,16 @@ describe('a probe the session object fails to answer', () => {
       idFromName: (name: string) => env.MCP_SESSION.idFromName(name),
       get: () => ({ fetch: async () => new Response(null, { status: 500 }) }),
     };
-    const holdingsOf = new PrincipalHoldings(env.MCP_PRINCIPALS, failing as never, alice.id, '', {
-      maxSessionsPerPrincipal: 3,
-      maxTasksPerPrincipal: 2,
-    });
+    const holdingsOf = new PrincipalHoldings(
+      env.MCP_PRINCIPALS,
+      failing as never,
+      alice.id,
+      {},
+      {
+        maxSessionsPerPrincipal: 3,
+        maxTasksPerPrincipal: 2,
+      },
+    );
     await expect(holdingsOf.admitSession('another')).rejects.toMatchObject({ status: 429, data: { reason: 'session_limit' } });
     expect((await holdings(alice.id)).sessions).toHaveLength(3);
   });
@@ -139,7 +145,7 @@ describe('a principal at its bound whose oldest sessions are live', () => {
       }),
     };
     const limits = { maxSessionsPerPrincipal: LIMIT, maxTasksPerPrincipal: 2 };
-    return { probes, holdings: () => new PrincipalHoldings(env.MCP_PRINCIPALS, sessions as never, principal, '', limits) };
+    return { probes, holdings: () => new PrincipalHoldings(env.MCP_PRINCIPALS, sessions as never, principal, {}, limits) };
   }
 
   it('is served when only younger sessions expired: every expired session frees its place before a refusal', async () => {

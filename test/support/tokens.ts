@@ -30,6 +30,8 @@ export interface TokenOptions {
   /** Seconds from now; negative for an expired token. */
   readonly expiresIn?: number;
   readonly claims?: Record<string, unknown>;
+  /** `iat`, in seconds since the epoch: now unless told; null for a token without one. */
+  readonly issuedAt?: number | null;
 }
 
 /**
@@ -42,11 +44,12 @@ export async function tokenFor(subject: string | null, options: TokenOptions = {
   const now = Math.floor(Date.now() / 1000);
   const token = new SignJWT({ scope: scopes.join(' '), client_id: 'test-client', ...claims });
   if (subject !== null) token.setSubject(subject);
+  const issuedAt = options.issuedAt === undefined ? now : options.issuedAt;
+  if (issuedAt !== null) token.setIssuedAt(issuedAt);
   return token
     .setProtectedHeader({ alg: 'ES256', kid: 'test-key-1' })
     .setIssuer(issuer)
     .setAudience(audience)
-    .setIssuedAt(now)
     .setExpirationTime(now + expiresIn)
     .sign(key);
 }
