@@ -172,12 +172,15 @@ export const INTERNAL_HEADERS = {
   relayNow: 'Mcp-Internal-Relay-Now',
   /** On every request to a session object: who is asking, as the Worker established it (auth/principal.ts). */
   principal: 'Mcp-Internal-Principal',
-  /** On a bus subscription: the tag (a principal's hash) its socket is kept under, so a revocation can close it. */
+  /**
+   * On a bus subscription: the tags (its principal's hash, and its grant's), space-separated,
+   * its socket is kept under, so a revocation of either can close it.
+   */
   listenTag: 'Mcp-Internal-Listen-Tag',
   /**
-   * How many revocations of a tag its shard has seen: on the answer to a tagged subscription,
-   * and on a stream's reconnection, the count its first subscription was answered with — a
-   * larger count now means the stream was revoked while it was away (answered 403).
+   * How many revocations of its tags its shard has seen, summed: on the answer to a tagged
+   * subscription, and on a stream's reconnection, the count its first subscription was answered
+   * with — a larger count now means the stream was revoked while it was away (answered 403).
    */
   listenRevocations: 'Mcp-Internal-Listen-Revocations',
 } as const;

@@ -52,7 +52,8 @@ export async function serveModern(endpoint: McpHttpHandler, tasks: TaskNamespace
     parsedBody === undefined
       ? endpoint.fetch(new Request(request, { body: text }), authInfo && { authInfo })
       : endpoint.fetch(request, { parsedBody, ...(authInfo && { authInfo }) });
-  const revocableBy = revocable ? principal.id : undefined;
+  // Its principal's, and its token's grant's (AUTH=oauth): revoking that grant ends it, and no other grant's.
+  const revocableBy = revocable ? { principal: principal.id, grant: holdings?.grant ?? '' } : undefined;
   if (tasks === undefined) return serveListenEndably(parsedBody, revocableBy, () => requestScope.run(executionCtx, sdk));
 
   const { taskTtlMs, taskPollIntervalMs, heartbeatMs } = config;

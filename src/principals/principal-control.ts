@@ -7,7 +7,8 @@
  * - each task not yet ended fails, `grant_revoked`, and its tool is stopped; its streams end
  *   with that terminal event;
  * - its `subscriptions/listen` streams, on every isolate, end with an error (the bus closes
- *   their sockets: stateless/event-bus.ts);
+ *   their sockets: stateless/event-bus.ts) — all of them, or those opened with a token of the
+ *   grant (a socket carries its principal's tag and its grant's);
  * - revoking the whole principal also marks its registry (`recall`): a token issued before
  *   then opens no new session or task (401 `invalid_token`), though its issuer cannot recall it.
  * Each step is idempotent and the registry rows go only once their object has answered, so a
@@ -16,8 +17,8 @@
 import { objectName } from '../auth/principal.ts';
 import type { Holding } from '../core/holdings.ts';
 import { OBJECT_ROUTES, HEADERS, TASK_ROUTES } from '../core/wire.ts';
-import { principalHash } from '../metrics/metrics.ts';
 import type { EndReason } from '../session/session-object.ts';
+import { grantListenTag, principalListenTag } from '../stateless/event-bus.ts';
 import type { TaskNamespace } from '../tasks/task-directory.ts';
 import { type PrincipalRegistryNamespace, type PrincipalRegistryStub, registryOf } from './principal-registry.ts';
 
@@ -31,7 +32,7 @@ export interface ControlBindings {
   readonly registry: PrincipalRegistryNamespace;
   readonly sessions: ObjectNamespace;
   readonly tasks?: TaskNamespace;
-  /** Closes the listen streams tagged with a principal's hash, on every bus shard; absent without a bus. */
+  /** Closes the listen streams carrying a tag (a principal's, or a grant's), on every bus shard; absent without a bus. */
   readonly closeListens?: (tag: string) => Promise<number>;
 }
 
@@ -96,7 +97,7 @@ export class PrincipalControl {
     const [sessions, tasks, listens] = await Promise.all([
       countTrue(held.filter((h) => h.kind === 'session').map((h) => this.endSession(principalId, h.id, 'grant_revoked'))),
       countTrue(held.filter((h) => h.kind === 'task' && (h.expiresAt ?? 0) > now).map((h) => this.endTask(principalId, h.id))),
-      this.#bindings.closeListens?.(await principalHash(principalId)) ?? 0,
+      this.#bindings.closeListens?.(await listenTagOf(principalId, grant)) ?? 0,
     ]);
     return { sessions, tasks, listens };
   }
@@ -104,6 +105,15 @@ export class PrincipalControl {
   #registry(principalId: string): PrincipalRegistryStub {
     return registryOf(this.#bindings.registry, principalId);
   }
+}
+
+/**
+ * The tag a revocation closes listen streams by: a grant's closes the streams opened with its
+ * tokens; the principal's, every one of its streams. The grant '' is that of every token of a
+ * principal without grants (AUTH=jwt), whose streams carry its principal's tag alone.
+ */
+function listenTagOf(principalId: string, grant: string | undefined): Promise<string> {
+  return grant === undefined || grant === '' ? principalListenTag(principalId) : grantListenTag(principalId, grant);
 }
 
 async function countTrue(pending: readonly Promise<boolean>[]): Promise<number> {

@@ -3,17 +3,19 @@
  * (event-bus.ts): one per bus shard (`bus`, `bus:1`, …: `BUS_SHARDS`). It keeps nothing but
  * the sockets of the listen streams dealt to it, accepted with the Hibernation API: between
  * events it runs nothing and may be evicted, sockets open. A published event goes to every
- * socket, in the order the object receives them. A socket may carry one tag, its principal's
- * (`INTERNAL_HEADERS.listenTag`): a revocation closes the sockets of that tag
- * (`REVOKED_CLOSE_CODE`), which their listeners do not reopen. A stream whose socket was lost
- * (a restart of this object) is away when a revocation comes, and reconnects after it: so the
- * object counts each tag's revocations in storage, one row per tag (written at each
- * revocation, kept: a count that went back would let such a stream in again), answers a tagged
- * subscription with the count, and refuses a reconnection that saw fewer (403): revoked while away.
+ * socket, in the order the object receives them. A socket may carry tags, its principal's and
+ * its grant's (`INTERNAL_HEADERS.listenTag`, space-separated; event-bus.ts `listenTags`): a
+ * revocation closes the sockets of one tag (`REVOKED_CLOSE_CODE`), which their listeners do not
+ * reopen. A stream whose socket was lost (a restart of this object) is away when a revocation
+ * comes, and reconnects after it: so the object counts each tag's revocations in storage, one
+ * row per tag (written at each revocation of it, kept: a count that went back would let such a
+ * stream in again), answers a tagged subscription with the sum of its tags' counts, and refuses
+ * a reconnection that saw a smaller sum (403): one of its tags was revoked while it was away.
+ * Counts only grow, so the sum grows exactly when one of them does.
  */
 import { DurableObject } from 'cloudflare:workers';
 import { BUS_ROUTES, INTERNAL_HEADERS } from '../core/wire.ts';
-import { isListenTag, REVOKED_CLOSE_CODE } from './event-bus.ts';
+import { areListenTags, isListenTag, REVOKED_CLOSE_CODE } from './event-bus.ts';
 
 const EVENT_KINDS = new Set(['tools_list_changed', 'prompts_list_changed', 'resources_list_changed', 'resource_updated']);
 const MAX_EVENT_BYTES = 64 * 1024;
@@ -22,19 +24,20 @@ export class McpEventBus extends DurableObject {
   override async fetch(request: Request): Promise<Response> {
     const route = new URL(request.url).pathname;
     if (route === BUS_ROUTES.subscribe && request.headers.get('Upgrade')?.toLowerCase() === 'websocket') {
-      const tag = request.headers.get(INTERNAL_HEADERS.listenTag);
-      if (tag !== null && !isListenTag(tag)) return new Response(null, { status: 400 });
+      const tagged = request.headers.get(INTERNAL_HEADERS.listenTag);
+      const tags = tagged === null ? [] : tagged.split(' ');
+      if (tagged !== null && !areListenTags(tags)) return new Response(null, { status: 400 });
       const headers = new Headers();
-      if (tag !== null) {
-        const revocations = this.#revocations(tag);
+      if (tags.length > 0) {
+        const revocations = tags.reduce((sum, tag) => sum + this.#revocations(tag), 0);
         const seen = request.headers.get(INTERNAL_HEADERS.listenRevocations);
         if (seen !== null && !COUNT.test(seen)) return new Response(null, { status: 400 });
         if (seen !== null && Number(seen) < revocations) return new Response(null, { status: 403 });
         headers.set(INTERNAL_HEADERS.listenRevocations, String(revocations));
       }
       const pair = new WebSocketPair();
-      // The tag is kept with the socket through hibernation: `getWebSockets(tag)` finds it.
-      this.ctx.acceptWebSocket(pair[1], tag === null ? [] : [tag]);
+      // The tags are kept with the socket through hibernation: `getWebSockets(tag)` finds it by either.
+      this.ctx.acceptWebSocket(pair[1], tags);
       return new Response(null, { status: 101, webSocket: pair[0], headers });
     }
     if (route === BUS_ROUTES.publish && request.method === 'POST') {

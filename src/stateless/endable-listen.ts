@@ -1,12 +1,13 @@
 /**
  * A `subscriptions/listen` stream that the server can end out loud. The SDK serves the stream
  * and knows neither of grants nor of the bus's objects: when its subscription hears no more —
- * a revocation closed its bus socket (kept under the principal's tag, event-bus.ts), or the bus
+ * a revocation closed its bus socket (kept under its principal's tag and its grant's,
+ * event-bus.ts: revoking one grant ends that grant's streams, revoking the principal all), or the bus
  * stayed unreachable past the retries — the stream must not simply go quiet, since a client
  * would take silence for "nothing changed". So the SDK's body is passed through, and at such an
  * end one JSON-RPC error answers the listen request, the stream ends, and the SDK's body is
  * cancelled (the SDK unsubscribes and forgets the stream). Every listen over the Durable Object
- * bus is served so; only one with a tag (a principal with a registry) can be revoked.
+ * bus is served so; only one with tags (a principal with a registry) can be revoked.
  *
  * The error frame goes in only where a frame of the SDK's has ended: bytes are passed on up to
  * the last blank line received and the rest held back, so the client never reads the error in
@@ -18,8 +19,7 @@ import type { JsonRpcId } from '../core/errors.ts';
 import { parseMediaType } from '../core/media-type.ts';
 import { encodeEvent } from '../core/sse.ts';
 import { JsonRpcCode } from '../core/wire.ts';
-import { principalHash } from '../metrics/metrics.ts';
-import { isListenTag, listenScope } from './event-bus.ts';
+import { areListenTags, listenScope, listenTags } from './event-bus.ts';
 
 export const REVOKED_LISTEN_MESSAGE = 'Listen ended: the grant of the principal that opened it was revoked';
 export const UNREACHABLE_LISTEN_MESSAGE = 'Listen ended: the server can no longer tell changes on this stream; listen again';
@@ -40,11 +40,11 @@ const endingFrame = (answer: unknown) => `event: message\n${encodeEvent({ data: 
 /**
  * Serves one listen request: `serve` (the SDK's handler, for this request) runs with the
  * stream's owner in `listenScope`, so the subscription it opens can end the stream — revocable
- * by `tag` (32 lowercase hex digits, a principal's) where there is one. An answer that is not
- * an event stream (a refusal, an error) is returned as it is.
+ * by any of `tags` (each 32 lowercase hex digits: its principal's, its grant's) where there are
+ * some. An answer that is not an event stream (a refusal, an error) is returned as it is.
  */
-export async function serveEndableListen(tag: string | undefined, id: JsonRpcId, serve: () => Promise<Response>): Promise<Response> {
-  if (tag !== undefined && !isListenTag(tag)) throw new RangeError('a listen tag is 32 lowercase hex digits');
+export async function serveEndableListen(tags: readonly string[], id: JsonRpcId, serve: () => Promise<Response>): Promise<Response> {
+  if (tags.length > 0 && !areListenTags(tags)) throw new RangeError('listen tags are 1 or 2 distinct strings of 32 lowercase hex digits');
   // The bus can only end the stream once the socket it opens after this returns has closed;
   // kept in case an ending ever outruns the answer.
   let end: ((frame: Uint8Array) => void) | undefined;
@@ -55,7 +55,7 @@ export async function serveEndableListen(tag: string | undefined, id: JsonRpcId,
     else end(bytes);
   };
   const owner = {
-    ...(tag !== undefined && { tag }),
+    ...(tags.length > 0 && { tags }),
     revoked: ending(revokedListenFrame(id)),
     unreachable: ending(unreachableListenFrame(id)),
   };
@@ -67,19 +67,26 @@ export async function serveEndableListen(tag: string | undefined, id: JsonRpcId,
   return new Response(stream.body, { status: response.status, statusText: response.statusText, headers: response.headers });
 }
 
+/** Who a revocation names to reach a listen stream: its principal, and the grant of its token ('' where none). */
+export interface ListenRevoker {
+  readonly principal: string;
+  readonly grant: string;
+}
+
 /**
  * `serve` for a request whose body is `parsedBody`: a `subscriptions/listen` with an id is
- * served endably, revocable under the tag of `revocableBy` (a principal id; its hash, as the
- * bus keeps it) where one is given; anything else is served as it is.
+ * served endably, revocable under the tags of `revocableBy` (its principal's and its grant's:
+ * event-bus.ts `listenTags`) where it is given; anything else is served as it is.
  */
 export async function serveListenEndably(
   parsedBody: unknown,
-  revocableBy: string | undefined,
+  revocableBy: ListenRevoker | undefined,
   serve: () => Promise<Response>,
 ): Promise<Response> {
   const listen = parsedBody as { method?: unknown; id?: unknown } | undefined;
   if (listen?.method !== 'subscriptions/listen' || (typeof listen.id !== 'string' && typeof listen.id !== 'number')) return serve();
-  return serveEndableListen(revocableBy === undefined ? undefined : await principalHash(revocableBy), listen.id, serve);
+  const tags = revocableBy === undefined ? [] : await listenTags(revocableBy.principal, revocableBy.grant);
+  return serveEndableListen(tags, listen.id, serve);
 }
 
 function isEventStream(response: Response): boolean {

@@ -15,10 +15,12 @@
  * A publish made while a request runs is kept alive past its response (`waitUntil`).
  * Ends: a stream opened under a {@link ListenOwner} (`listenScope`) is told when it hears no
  * more, so that it ends with an answer rather than going quiet. Its socket is kept under the
- * owner's tag where it has one, so `revoke(tag)` can close that principal's streams on every
- * shard, and only theirs; a socket closed so (`REVOKED_CLOSE_CODE`) is not reopened, and a
- * stream away when the revocation came (reconnecting) is refused by its shard when it comes
- * back, and told the same (bus-object.ts).
+ * owner's tags where it has them — its principal's, and its grant's where the principal has
+ * grants (AUTH=oauth: {@link listenTags}) — so `revoke(tag)` closes, on every shard, the
+ * streams of that principal (all of its grants'), or of that one grant, and only theirs; a
+ * socket closed so (`REVOKED_CLOSE_CODE`) is not reopened, and a stream away when the
+ * revocation came (reconnecting) is refused by its shard when it comes back, and told the
+ * same (bus-object.ts).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ServerEvent, ServerEventBus } from '@modelcontextprotocol/server';
@@ -43,8 +45,11 @@ export const requestScope: Scope<{ waitUntil(promise: Promise<unknown>): void }>
 
 /** Whose listen stream is being served, and how it learns that it hears no more (endable-listen.ts). */
 export interface ListenOwner {
-  /** The principal's tag, 32 lowercase hex digits ({@link isListenTag}), where a revocation can reach the stream. */
-  readonly tag?: string;
+  /**
+   * The tags a revocation can reach the stream by ({@link listenTags}: its principal's, and its
+   * grant's), each 32 lowercase hex digits ({@link isListenTag}); none where none can.
+   */
+  readonly tags?: readonly string[];
   /** Called once, when a revocation closed the stream's socket; the subscription hears no more. */
   revoked(): void;
   /** Called once, when the bus could not be reached again after the socket was lost; the subscription hears no more. */
@@ -67,6 +72,42 @@ export const REVOKED_CLOSE_CODE = 4403;
  */
 export function isListenTag(tag: string): boolean {
   return /^[0-9a-f]{32}$/.test(tag);
+}
+
+/** The most tags one listen's socket carries: its principal's and its grant's. */
+export const MAX_LISTEN_TAGS = 2;
+
+/** Whether `tags` can key one socket: 1 to MAX_LISTEN_TAGS distinct tags. */
+export function areListenTags(tags: readonly string[]): boolean {
+  return tags.length >= 1 && tags.length <= MAX_LISTEN_TAGS && tags.every(isListenTag) && new Set(tags).size === tags.length;
+}
+
+/**
+ * The tag of every listen stream of `principalId`: the first 16 bytes of the SHA-256 of its
+ * id, in hex (what the principal's metrics index was, so sockets tagged before keep theirs).
+ */
+export function principalListenTag(principalId: string): Promise<string> {
+  return hexDigest(principalId);
+}
+
+/**
+ * The tag of the listen streams opened with a token of `grant` (AUTH=oauth), of `principalId`:
+ * a digest of both, as JSON (an array, so no principal's id — an issuer's URL, `oauth#…` —
+ * hashes the same text), so that revoking one grant closes its streams and not the others'.
+ */
+export function grantListenTag(principalId: string, grant: string): Promise<string> {
+  return hexDigest(JSON.stringify(['grant', principalId, grant]));
+}
+
+/** The tags of a listen stream opened by `principalId` with a token of `grant` ('' where it has none). */
+export async function listenTags(principalId: string, grant: string): Promise<string[]> {
+  const principal = await principalListenTag(principalId);
+  return grant === '' ? [principal] : [principal, await grantListenTag(principalId, grant)];
+}
+
+async function hexDigest(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
+  return [...new Uint8Array(digest, 0, 16)].map((byte) => byte.toString(16).padStart(2, '0')).join('');
 }
 
 export class DurableEventBus implements ServerEventBus {
@@ -105,13 +146,13 @@ export class DurableEventBus implements ServerEventBus {
    */
   subscribe(listener: (event: ServerEvent) => void): () => void {
     const owner = listenScope.getStore();
-    const tag = owner?.tag;
-    if (tag !== undefined && !isListenTag(tag)) throw new RangeError('a listen tag is 32 lowercase hex digits');
-    /** The revocations of its tag the shard had seen when this stream first subscribed: shown again on reconnecting. */
+    const tags = owner?.tags ?? [];
+    if (tags.length > 0 && !areListenTags(tags)) throw new RangeError(LISTEN_TAGS_SHAPE);
+    /** The revocations of its tags the shard had seen when this stream first subscribed: shown again on reconnecting. */
     let revocationsSeen: string | null = null;
     const headers = () => ({
       Upgrade: 'websocket',
-      ...(tag !== undefined && { [INTERNAL_HEADERS.listenTag]: tag }),
+      ...(tags.length > 0 && { [INTERNAL_HEADERS.listenTag]: tags.join(' ') }),
       ...(revocationsSeen !== null && { [INTERNAL_HEADERS.listenRevocations]: revocationsSeen }),
     });
     // Dealt in turn; a listener that reconnects stays on its shard.
@@ -185,13 +226,13 @@ export class DurableEventBus implements ServerEventBus {
   }
 
   /**
-   * Closes the listen streams opened under `tag`, on every shard (each stream's owner is told:
+   * Closes the listen streams carrying `tag`, on every shard (each stream's owner is told:
    * `ListenOwner.revoked`), and answers how many. Every shard is asked even when one fails, and
    * then the call fails naming the shards it could not reach: a revocation that skipped a shard
    * would leave that principal listening there, unseen.
    */
   async revoke(tag: string): Promise<number> {
-    if (!isListenTag(tag)) throw new RangeError('a listen tag is 32 lowercase hex digits');
+    if (!isListenTag(tag)) throw new RangeError(LISTEN_TAGS_SHAPE);
     const body = JSON.stringify({ tag });
     const answers = await Promise.allSettled(
       Array.from({ length: this.#shards }, async (_, shard) => {
@@ -208,6 +249,7 @@ export class DurableEventBus implements ServerEventBus {
   }
 }
 
+const LISTEN_TAGS_SHAPE = `a listen tag is 32 lowercase hex digits; a listen has 1 to ${MAX_LISTEN_TAGS} distinct ones`;
 const LIST_KINDS = ['tools_list_changed', 'prompts_list_changed', 'resources_list_changed'] as const;
 const MAX_RETRIES = 8;
 const RETRY_BASE_MS = 50;

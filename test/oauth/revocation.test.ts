@@ -7,8 +7,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { PrincipalControl } from '../../src/principals/principal-control.ts';
 import { fetchWorker, openSession } from '../support/mcp-http.ts';
+import { modernRequest } from '../support/modern-http.ts';
 import { admin } from '../support/principals.ts';
-import { runRevocationScenario } from '../support/revocation-scenario.ts';
+import { listening, rest, runRevocationScenario } from '../support/revocation-scenario.ts';
+import { message, SseReader, TIMED_OUT } from '../support/sse-reader.ts';
+import { createTask, getTask, TASK_CLIENT, TASKS } from '../support/task-http.ts';
 import { freshAddress, send, signIn } from './oauth-flow.ts';
 
 const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
@@ -99,4 +102,67 @@ describe('revoking an OAuth grant', () => {
     expect(listed.status).toBe(200);
     await listed.body?.cancel();
   });
+});
+
+describe('revoking one of a user’s grants, while another of hers listens', () => {
+  /** A listen stream of `token`'s, acknowledged. */
+  async function listen(token: string, params: Record<string, unknown> = { notifications: { toolsListChanged: true } }, caps = {}) {
+    const reader = new SseReader(await modernRequest('subscriptions/listen', params, caps, bearer(token)));
+    const [ack] = await reader.take(1);
+    expect(message(ack!).method).toBe('notifications/subscriptions/acknowledged');
+    return reader;
+  }
+
+  /**
+   * Alice signed in twice (two grants); each grant listens, and watches (a listen naming task
+   * ids) the other grant's task. `revoke` revokes the first grant.
+   */
+  async function twoGrants(revoke: (first: Awaited<ReturnType<typeof signIn>>, name: string) => Promise<void>): Promise<void> {
+    const name = user('alice');
+    const first = await signIn(name);
+    const second = await signIn(name);
+    const firstTask = await createTask('slow_compute', { seconds: 60, label: 'first' }, bearer(first.access_token));
+    const secondTask = await createTask('slow_compute', { seconds: 60, label: 'second' }, bearer(second.access_token));
+    const watch = (token: string, task: string) => listen(token, { notifications: { taskIds: [task] } }, TASK_CLIENT);
+    const revoked = [await listen(first.access_token), await watch(first.access_token, secondTask)];
+    const kept = await listen(second.access_token);
+    const watching = await watch(second.access_token, firstTask);
+    const readers = [...revoked, kept, watching];
+    try {
+      // Each watch's current state, then every stream's bus socket open.
+      for (const watcher of [revoked[1]!, watching])
+        expect((await watcher.take(1)).map(message)[0]).toMatchObject({ method: 'notifications/tasks' });
+      await listening(4);
+      await revoke(first, name);
+      // The revoked grant's listens, the one watching a task of the other grant too: each
+      // ended with the error for its request, not a silent stop.
+      for (const reader of revoked) expect((await rest(reader)).at(-1)).toMatchObject({ error: { data: { reason: 'grant_revoked' } } });
+      // The other grant's: open; the one watching the revoked grant's task hears it fail, and
+      // completes, unrevoked; its own task works on.
+      expect(await kept.next(300)).toBe(TIMED_OUT);
+      const told = (await rest(watching)) as { method?: string; params?: { status?: string }; error?: unknown }[];
+      expect(told.filter((m) => m.error !== undefined)).toEqual([]);
+      expect(told.find((m) => m.method === 'notifications/tasks')?.params?.status).toBe('failed');
+      expect((await getTask(secondTask, bearer(second.access_token))).result.status).toBe('working');
+      expect(await accepted(second.access_token)).toBe(true);
+    } finally {
+      await Promise.all(readers.map((reader) => reader.cancel()));
+      await modernRequest('tasks/cancel', { taskId: secondTask }, TASKS, bearer(second.access_token));
+    }
+  }
+
+  it('by its client (RFC 7009), ends that grant’s listen streams only', () =>
+    twoGrants(async (first) => {
+      const response = await tokenEndpoint({ token: first.refresh_token, token_type_hint: 'refresh_token', client_id: first.client_id });
+      expect(response.status).toBe(200);
+    }));
+
+  it('by the operator (revoke?grant=), ends that grant’s listen streams only', () =>
+    twoGrants(async (first, name) => {
+      const grant = first.access_token.split(':')[1]!;
+      const response = await admin('POST', `oauth#${name}`, `/revoke?grant=${encodeURIComponent(grant)}`);
+      expect(response.status).toBe(200);
+      // Its task, and its two listens (the plain one, the watch): none of the other grant's.
+      expect(await response.json()).toEqual({ sessions: 0, tasks: 1, listens: 2, grants: 1 });
+    }));
 });

@@ -2,7 +2,7 @@
  * serveEndableListen (endable-listen.ts) over a `serve` whose stream the test writes: the
  * SDK's frames pass through unchanged, and a revocation or a bus lost for good ends the stream
  * with exactly one error frame for the listen request, never inside a frame, and cancels what
- * the SDK was writing — with a tag or without one (no registry: nothing to revoke by).
+ * the SDK was writing — with tags or without (no registry: nothing to revoke by).
  */
 import { describe, expect, it, vi } from 'vitest';
 import { listenScope, type ListenOwner } from '../../src/stateless/event-bus.ts';
@@ -10,6 +10,7 @@ import { lastFrameEnd, revokedListenFrame, serveEndableListen, unreachableListen
 import { ENDED, SseReader, TIMED_OUT } from '../support/sse-reader.ts';
 
 const TAG = '0123456789abcdef0123456789abcdef';
+const TAGS = [TAG];
 const encoder = new TextEncoder();
 const frame = (method: string) => `event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method })}\n\n`;
 
@@ -77,8 +78,9 @@ describe('lastFrameEnd', () => {
 describe('serveEndableListen', () => {
   it('passes the SDK’s frames on; revoked, it sends the error for the request, ends, and cancels the SDK’s stream', async () => {
     const sdk = sdkStream();
-    const response = await serveEndableListen(TAG, 'listen-9', sdk.serve);
-    expect(sdk.owner().tag).toBe(TAG);
+    const tags = [TAG, 'fedcba9876543210fedcba9876543210'];
+    const response = await serveEndableListen(tags, 'listen-9', sdk.serve);
+    expect(sdk.owner().tags).toEqual(tags);
     expect(response.status).toBe(200);
     expect(response.headers.get('Cache-Control')).toBe('no-cache');
     const reader = new SseReader(response);
@@ -101,13 +103,13 @@ describe('serveEndableListen', () => {
   });
 
   it.each([
-    ['a tag', TAG],
-    ['no tag (no registry: nothing a revocation could name)', undefined],
-  ])('ends with the unreachable frame, once, when the bus could not be reached again: a listen with %s', async (_name, tag) => {
+    ['a tag', TAGS],
+    ['no tag (no registry: nothing a revocation could name)', []],
+  ])('ends with the unreachable frame, once, when the bus could not be reached again: a listen with %s', async (_name, tags) => {
     const sdk = sdkStream();
-    const reader = new SseReader(await serveEndableListen(tag, 'listen-4', sdk.serve));
+    const reader = new SseReader(await serveEndableListen(tags, 'listen-4', sdk.serve));
     try {
-      expect(sdk.owner().tag).toBe(tag);
+      expect(sdk.owner().tags).toEqual(tags.length > 0 ? tags : undefined);
       sdk.write(frame('notifications/subscriptions/acknowledged'));
       await reader.take(1);
       sdk.owner().unreachable();
@@ -122,7 +124,7 @@ describe('serveEndableListen', () => {
 
   it('never puts the error inside a frame: a frame the SDK had half written is dropped', async () => {
     const sdk = sdkStream();
-    const reader = new SseReader(await serveEndableListen(TAG, 3, sdk.serve));
+    const reader = new SseReader(await serveEndableListen(TAGS, 3, sdk.serve));
     try {
       const half = frame('notifications/tools/list_changed').slice(0, 20);
       sdk.write(frame('notifications/subscriptions/acknowledged') + half);
@@ -138,7 +140,7 @@ describe('serveEndableListen', () => {
 
   it('passes a frame written in pieces on once it is complete, byte for byte', async () => {
     const sdk = sdkStream();
-    const reader = new SseReader(await serveEndableListen(TAG, 3, sdk.serve));
+    const reader = new SseReader(await serveEndableListen(TAGS, 3, sdk.serve));
     try {
       const whole = frame('notifications/prompts/list_changed');
       sdk.write(whole.slice(0, 10));
@@ -154,7 +156,7 @@ describe('serveEndableListen', () => {
 
   it('ends when the SDK’s stream ends, with everything it wrote, and a later revocation adds nothing', async () => {
     const sdk = sdkStream();
-    const reader = new SseReader(await serveEndableListen(TAG, 3, sdk.serve));
+    const reader = new SseReader(await serveEndableListen(TAGS, 3, sdk.serve));
     try {
       sdk.write(frame('notifications/subscriptions/acknowledged'));
       sdk.write(': trailing');
@@ -169,7 +171,7 @@ describe('serveEndableListen', () => {
 
   it('cancels the SDK’s stream when the client leaves', async () => {
     const sdk = sdkStream();
-    const reader = new SseReader(await serveEndableListen(TAG, 3, sdk.serve));
+    const reader = new SseReader(await serveEndableListen(TAGS, 3, sdk.serve));
     sdk.write(frame('notifications/subscriptions/acknowledged'));
     await reader.take(1);
     await reader.cancel();
@@ -182,12 +184,16 @@ describe('serveEndableListen', () => {
     ['a look-alike media type', () => new Response('x', { headers: { 'Content-Type': 'text/event-streams' } })],
   ])('returns %s unchanged', async (_name, answer) => {
     const response = answer();
-    expect(await serveEndableListen(TAG, 1, async () => response)).toBe(response);
+    expect(await serveEndableListen(TAGS, 1, async () => response)).toBe(response);
   });
 
-  it('refuses a tag that is not 32 lowercase hex digits, serving nothing', async () => {
+  it.each([
+    ['a tag not of 32 lowercase hex digits', [TAG.toUpperCase()]],
+    ['the same tag twice', [TAG, TAG]],
+    ['more tags than a principal’s and a grant’s', [TAG, TAG.replace('0', '1'), TAG.replace('0', '2')]],
+  ])('refuses %s, serving nothing', async (_name, tags) => {
     const serve = vi.fn(async () => new Response(null));
-    await expect(serveEndableListen(TAG.toUpperCase(), 1, serve)).rejects.toThrow(RangeError);
+    await expect(serveEndableListen(tags, 1, serve)).rejects.toThrow(RangeError);
     expect(serve).not.toHaveBeenCalled();
   });
 });

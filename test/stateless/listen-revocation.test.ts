@@ -36,8 +36,11 @@ function shardsOf() {
 
 const newTag = () => [...crypto.getRandomValues(new Uint8Array(16))].map((byte) => byte.toString(16).padStart(2, '0')).join('');
 
-function ownerOf(tag: string): ListenOwner & { tag: string; revoked: Mock<() => void>; unreachable: Mock<() => void> } {
-  return { tag, revoked: vi.fn<() => void>(), unreachable: vi.fn<() => void>() };
+function ownerOf(
+  tag: string,
+  ...more: string[]
+): ListenOwner & { tag: string; tags: string[]; revoked: Mock<() => void>; unreachable: Mock<() => void> } {
+  return { tag, tags: [tag, ...more], revoked: vi.fn<() => void>(), unreachable: vi.fn<() => void>() };
 }
 
 /** A listener that keeps what it hears, subscribed under `owner` (none: untagged). */
@@ -179,6 +182,52 @@ describe('a revocation of listen streams', () => {
     }
   });
 
+  it('reaches a stream by either of its tags: its grant’s closes it and not another grant’s stream; its principal’s closes every one', async () => {
+    const shard = shardsOf();
+    const bus = new DurableEventBus(shard, SHARDS);
+    const [principal, grantA, grantB] = [newTag(), newTag(), newTag()];
+    // Two grants' streams of one principal (AUTH=oauth), and one with no grant (AUTH=jwt).
+    const [a, b, none] = [ownerOf(principal, grantA), ownerOf(principal, grantB), ownerOf(principal)];
+    const listeners = [a, b, none].map((owner) => listen(bus, owner));
+    try {
+      await until('every socket is open', async () => total(await busShardSockets(shard, SHARDS)) === 3);
+      expect(await bus.revoke(grantA)).toBe(1);
+      await until('A is told', () => a.revoked.mock.calls.length === 1);
+      await scheduler.wait(100);
+      expect(b.revoked).not.toHaveBeenCalled();
+      expect(none.revoked).not.toHaveBeenCalled();
+      expect(total(await busShardSockets(shard, SHARDS)), 'B’s and the grantless one’s stay open').toBe(2);
+      expect(await bus.revoke(principal)).toBe(2);
+      await until('B and the grantless one are told', () => b.revoked.mock.calls.length === 1 && none.revoked.mock.calls.length === 1);
+      expect(a.revoked).toHaveBeenCalledTimes(1);
+    } finally {
+      for (const { unsubscribe } of listeners) unsubscribe();
+    }
+  });
+
+  it('counts revocations per tag: a stream away while another grant was revoked comes back; away while its own was, it is refused', async () => {
+    const shard = shardsOf();
+    const bus = new DurableEventBus(shard, 1);
+    const [principal, grantA, grantB] = [newTag(), newTag(), newTag()];
+    const owner = ownerOf(principal, grantA);
+    const listener = listen(bus, owner);
+    try {
+      await until('the socket is open', async () => total(await busShardSockets(shard, 1)) === 1);
+      await abortAllDurableObjects();
+      expect(await bus.revoke(grantB), 'another grant of the principal: nothing of this stream’s').toBe(0);
+      await until('it reconnected (told its lists may have changed)', () => listener.heard.length === 3);
+      await until('its new socket is open', async () => total(await busShardSockets(shard, 1)) === 1);
+      expect(owner.revoked).not.toHaveBeenCalled();
+      await abortAllDurableObjects();
+      expect(await bus.revoke(grantA), 'its own grant, while it is away').toBe(0);
+      await until('the owner is told', () => owner.revoked.mock.calls.length === 1);
+      await scheduler.wait(300);
+      expect(await busShardSockets(shard, 1), 'the revoked stream did not come back').toEqual([0]);
+    } finally {
+      listener.unsubscribe();
+    }
+  });
+
   it('refuses a tag that is not 32 lowercase hex digits, before anything reaches the bus', async () => {
     const bus = new DurableEventBus(shardsOf(), SHARDS);
     await expect(bus.revoke('A'.repeat(32))).rejects.toThrow(RangeError);
@@ -193,6 +242,10 @@ describe('a bus object', () => {
     ['33 digits', 'a'.repeat(33)],
     ['not hex', 'g'.repeat(32)],
     ['empty', ''],
+    ['one tag twice', `${'a'.repeat(32)} ${'a'.repeat(32)}`],
+    ['three tags', ['a', 'b', 'c'].map((digit) => digit.repeat(32)).join(' ')],
+    ['two spaces between two', `${'a'.repeat(32)}  ${'b'.repeat(32)}`],
+    ['a comma between two', `${'a'.repeat(32)},${'b'.repeat(32)}`],
   ])('refuses a subscription tagged with %s (400)', async (_name, tag) => {
     const response = await shardsOf()(0).fetch(
       new Request(`https://bus.internal${BUS_ROUTES.subscribe}`, { headers: { Upgrade: 'websocket', [INTERNAL_HEADERS.listenTag]: tag } }),
@@ -239,6 +292,44 @@ describe('a bus object', () => {
     }
   });
 
+  it('answers a subscription with two tags with their revocations summed, and refuses a reconnection after either’s', async () => {
+    const object = shardsOf()(0);
+    const [principal, grant] = [newTag(), newTag()];
+    const subscribe = (seen?: string) =>
+      object.fetch(
+        new Request(`https://bus.internal${BUS_ROUTES.subscribe}`, {
+          headers: {
+            Upgrade: 'websocket',
+            [INTERNAL_HEADERS.listenTag]: `${principal} ${grant}`,
+            ...(seen !== undefined && { [INTERNAL_HEADERS.listenRevocations]: seen }),
+          },
+        }),
+      );
+    const revoke = (tag: string) =>
+      object.fetch(new Request(`https://bus.internal${BUS_ROUTES.revoke}`, { method: 'POST', body: JSON.stringify({ tag }) }));
+    const opened: WebSocket[] = [];
+    const accepted = async (seen?: string) => {
+      const response = await subscribe(seen);
+      expect(response.status).toBe(101);
+      response.webSocket!.accept();
+      opened.push(response.webSocket!);
+      return response.headers.get(INTERNAL_HEADERS.listenRevocations);
+    };
+    try {
+      expect(await accepted()).toBe('0');
+      expect(await (await revoke(grant)).json(), 'found by its grant’s tag').toEqual({ closed: 1 });
+      expect((await subscribe('0')).status).toBe(403);
+      expect(await accepted('1')).toBe('1');
+      expect(await (await revoke(principal)).json(), 'found by its principal’s tag').toEqual({ closed: 1 });
+      expect((await subscribe('1')).status).toBe(403);
+      expect(await accepted('2')).toBe('2');
+      await revoke(newTag()); // another tag's revocation is not counted here
+      expect(await accepted('2')).toBe('2');
+    } finally {
+      for (const socket of opened) socket.close(1000, 'done');
+    }
+  });
+
   it.each([
     ['not JSON', 'tag'],
     ['null', 'null'],
@@ -264,7 +355,7 @@ describe('a listen stream served by the SDK under serveEndableListen', () => {
     );
     const tag = newTag();
     const id = 'listen-1';
-    const response = await serveEndableListen(tag, id, () => endpoint.fetch(listenRequest(id)));
+    const response = await serveEndableListen([tag], id, () => endpoint.fetch(listenRequest(id)));
     expect(response.headers.get('Content-Type')).toBe('text/event-stream');
     const reader = new SseReader(response);
     try {
@@ -295,7 +386,7 @@ describe('a listen stream served by the SDK under serveEndableListen', () => {
       await reader.cancel();
     }
     // The SDK let go of the stream (its body was cancelled): its one place is free again.
-    const next = new SseReader(await serveEndableListen(newTag(), 'listen-2', () => endpoint.fetch(listenRequest('listen-2'))));
+    const next = new SseReader(await serveEndableListen([newTag()], 'listen-2', () => endpoint.fetch(listenRequest('listen-2'))));
     try {
       const [ack] = await next.take(1);
       expect(JSON.parse(ack!.data).method).toBe('notifications/subscriptions/acknowledged');

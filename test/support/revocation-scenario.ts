@@ -46,7 +46,7 @@ async function hold(auth: Record<string, string>, label: string): Promise<Holdin
 }
 
 /** The messages left on a stream until it ends (failing if it does not end within `ms`). */
-async function rest(reader: SseReader, ms = 5_000): Promise<Record<string, unknown>[]> {
+export async function rest(reader: SseReader, ms = 5_000): Promise<Record<string, unknown>[]> {
   const messages: Record<string, unknown>[] = [];
   for (;;) {
     const event = await reader.next(ms);
@@ -57,7 +57,7 @@ async function rest(reader: SseReader, ms = 5_000): Promise<Record<string, unkno
 }
 
 /** Listen streams' sockets, on every shard of the project's bus, once they number at least `n`. */
-async function listening(n: number): Promise<void> {
+export async function listening(n: number): Promise<void> {
   const shards = Number((env as { BUS_SHARDS?: string }).BUS_SHARDS ?? 1);
   const shard = (index: number) => env.MCP_BUS.get(env.MCP_BUS.idFromName(busShardName(index)));
   for (let attempt = 0; attempt < 200; attempt++) {
