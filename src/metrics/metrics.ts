@@ -121,15 +121,6 @@ export async function metricsIndex(key: string, principalId: string): Promise<st
   return hex(mac);
 }
 
-/**
- * The first 128 bits of the principal id's SHA-256, in hex: the tag a principal's listen streams
- * are kept under on the bus objects (stateless/endable-listen.ts, principals/principal-control.ts).
- * It never leaves the deployment; a metrics point carries {@link metricsIndex} instead.
- */
-export async function principalHash(principalId: string): Promise<string> {
-  return hex(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(principalId)));
-}
-
 const hex = (bytes: ArrayBuffer) => [...new Uint8Array(bytes, 0, 16)].map((byte) => byte.toString(16).padStart(2, '0')).join('');
 
 /**
