@@ -90,6 +90,10 @@ export function serveAdminRoutes<E extends object>(
     const control = await guarded(c.env, c.req.raw);
     const principal = c.req.param('principal');
     const grant = c.req.query('grant');
+    // An empty grant is no grant: under it sit the holdings of tokens without one (all of a
+    // JWT principal's), and a grant's revocation writes no revoked_before mark, so `?grant=`
+    // would end them all and leave their tokens free to open more. Revoke the principal instead.
+    if (grant === '') throw httpErrors.badRequest('`grant` names no grant; to end everything the principal holds, omit it');
     // Tokens first: nothing the principal holds is ended while its tokens could open more.
     const grants = await revokeOAuthGrants((c.env as AdminEnv).OAUTH_PROVIDER, principal, grant);
     return c.json({ ...(await control.revoke(principal, grant)), grants });

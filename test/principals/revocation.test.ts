@@ -57,6 +57,21 @@ describe('a listen naming tasks, when a grant its principal holds nothing under 
   });
 });
 
+describe('a revocation naming an empty grant', () => {
+  // Under grant '' sit the holdings of tokens without a grant (all of a JWT principal's), and a
+  // grant's revocation writes no revoked_before mark: `?grant=` would end them all and leave
+  // her old tokens free to open more.
+  it('is refused 400 and ends nothing', async () => {
+    const alice = await newPrincipal('alice');
+    const session = await openSession(alice.auth);
+    const response = await admin('POST', alice.id, '/revoke?grant=');
+    expect(response.status).toBe(400);
+    expect(JSON.stringify(await response.json())).toContain('names no grant');
+    expect((await holdings(alice.id)).sessions).toHaveLength(1);
+    expect(session).toBeTypeOf('string');
+  });
+});
+
 describe("the operator's routes", () => {
   it('list, end one session (then 404) and end one task (then failed)', async () => {
     const alice = await newPrincipal('alice');
