@@ -50,12 +50,30 @@ export const isResponse = (m: JsonRpcMessage): m is JsonRpcResponse => !('method
 export const answeredId = (m: JsonRpcMessage): JsonRpcId | undefined => (isResponse(m) ? (m.id ?? undefined) : undefined);
 
 /**
- * The longest string request id accepted, in UTF-8 bytes. Every id is stored for the session's
- * life (reuse is refused), twice (the requests table and its stream's row), and a stored key
- * over ~1,000 bytes spills into a 4 KB overflow page of its own; JSON-RPC sets no bound, and
- * real clients use counters and UUIDs.
+ * The longest request id of text JSON does not escape, in UTF-8 bytes. JSON-RPC sets no bound,
+ * and real clients use counters and UUIDs; the bound itself is on the id as stored
+ * (MAX_STORED_ID_BYTES), which admits every such id of up to this size.
  */
 export const MAX_REQUEST_ID_BYTES = 256;
+
+/**
+ * The most UTF-8 bytes a request id may take as stored (storedIdBytes): what a 256-byte id of
+ * unescaped text takes there, its quoting included (`"\"` and `\""`, 6 bytes). Every id is
+ * stored for the session's life (reuse is refused), and a stored key over ~1,000 bytes would
+ * spill into a 4 KB overflow page of its own: bounding the id as sent let one padded with
+ * U+0001 take 8.5 KB on disk a request, twelve times an ASCII id's (issue 42).
+ */
+export const MAX_STORED_ID_BYTES = MAX_REQUEST_ID_BYTES + 6;
+
+/**
+ * The UTF-8 bytes of a request id's largest stored form. The session keeps its key (idKey: its
+ * JSON) in the requests table, that key escaped again as a JSON string in its stream's request
+ * list (streams.request_keys), and its answer's JSON repeats the id: the request list's form is
+ * the largest of the three, and each character takes at least its UTF-8 size in it. A character
+ * JSON leaves alone takes its UTF-8 size in every form; a `"` or `\` takes 4 bytes there, a
+ * control character or a lone surrogate 7 (`\\u0001`), where it was 1 byte sent (or 3).
+ */
+export const storedIdBytes = (id: JsonRpcId): number => utf8Length(JSON.stringify(idKey(id)));
 
 /**
  * The most messages one JSON-RPC batch (2025-03-26) may hold: each request of it runs at once
@@ -101,6 +119,10 @@ function problemWithMeta(params: Record<string, unknown>): string | undefined {
   return undefined;
 }
 
+const ID_TOO_LARGE =
+  `a request id may take at most ${MAX_STORED_ID_BYTES} UTF-8 bytes as stored, JSON-escaped twice ` +
+  `(${MAX_REQUEST_ID_BYTES} bytes of text JSON leaves alone; a control character or lone surrogate takes 7, a " or \\ 4)`;
+
 /** Why `value` is not a JSON-RPC message MCP can carry, or undefined if it is one. */
 function problemWith(value: unknown): string | undefined {
   if (!isObject(value)) return 'a message must be a JSON object';
@@ -110,9 +132,7 @@ function problemWith(value: unknown): string | undefined {
     if ('params' in value && !isObject(value.params)) return 'params must be an object';
     // MCP: "Unlike base JSON-RPC, the ID MUST NOT be null"; its schema's RequestId is a string or an integer.
     if ('id' in value && !isId(value.id)) return 'a request id must be a string or an integer';
-    if (typeof value.id === 'string' && utf8Length(value.id) > MAX_REQUEST_ID_BYTES) {
-      return `a request id may be at most ${MAX_REQUEST_ID_BYTES} UTF-8 bytes`;
-    }
+    if (isId(value.id) && storedIdBytes(value.id) > MAX_STORED_ID_BYTES) return ID_TOO_LARGE;
     if ('result' in value || 'error' in value) return 'a message cannot be both a request and a response';
     return (
       unexpectedMember(value, 'id' in value ? MEMBERS.request : MEMBERS.notification) ??

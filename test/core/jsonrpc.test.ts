@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { JsonRpcId } from '../../src/core/errors.ts';
 import {
@@ -10,7 +11,9 @@ import {
   isResponse,
   MAX_BATCH_MESSAGES,
   MAX_REQUEST_ID_BYTES,
+  MAX_STORED_ID_BYTES,
   parseJsonRpcBody,
+  storedIdBytes,
   type JsonRpcMessage,
 } from '../../src/core/jsonrpc.ts';
 import { expectHttpError, thrownBy } from './helpers.ts';
@@ -18,8 +21,9 @@ import { expectHttpError, thrownBy } from './helpers.ts';
 const req = (id: unknown, method = 'tools/list', extra: Record<string, unknown> = {}) => ({ jsonrpc: '2.0', id, method, ...extra });
 const body = (value: unknown) => JSON.stringify(value);
 
-it('MAX_REQUEST_ID_BYTES is 256 and MAX_BATCH_MESSAGES 100', () => {
+it('MAX_REQUEST_ID_BYTES is 256, MAX_STORED_ID_BYTES 262 and MAX_BATCH_MESSAGES 100', () => {
   expect(MAX_REQUEST_ID_BYTES).toBe(256);
+  expect(MAX_STORED_ID_BYTES).toBe(262);
   expect(MAX_BATCH_MESSAGES).toBe(100);
 });
 
@@ -146,6 +150,63 @@ describe('parseJsonRpcBody accepts', () => {
   });
 });
 
+const ID_TOO_LARGE =
+  'a request id may take at most 262 UTF-8 bytes as stored, JSON-escaped twice ' +
+  '(256 bytes of text JSON leaves alone; a control character or lone surrogate takes 7, a " or \\ 4)';
+
+describe('a request id is bounded by its largest stored form, in bytes', () => {
+  const utf8 = (text: string) => new TextEncoder().encode(text).byteLength;
+  /** What the session stores of an id: its key (requests, the answer's JSON) and the key as a JSON string (its stream's request list). */
+  const storedForms = (id: JsonRpcId) => [idKey(id), JSON.stringify(idKey(id))];
+
+  it.each<{ name: string; id: JsonRpcId; bytes: number }>([
+    { name: 'an empty id: its quoting, 6 bytes', id: '', bytes: 6 },
+    { name: '256 ASCII bytes: the bound exactly', id: 'i'.repeat(256), bytes: 262 },
+    { name: '257 ASCII bytes', id: 'i'.repeat(257), bytes: 263 },
+    { name: '36 U+0001 and 4 ASCII: 7 bytes each as stored, 1 sent', id: `iiii${'\u0001'.repeat(36)}`, bytes: 262 },
+    { name: '36 U+0001 and 5 ASCII', id: `iiiii${'\u0001'.repeat(36)}`, bytes: 263 },
+    { name: '36 U+001F and 4 ASCII', id: `iiii${'\u001f'.repeat(36)}`, bytes: 262 },
+    { name: 'the attack: 8 ASCII and 248 U+0001, 256 bytes sent', id: `0000001-${'\u0001'.repeat(248)}`, bytes: 1_750 },
+    { name: '85 newlines and 1 ASCII: 3 bytes each as stored', id: `i${'\n'.repeat(85)}`, bytes: 262 },
+    { name: '85 newlines and 2 ASCII', id: `ii${'\n'.repeat(85)}`, bytes: 263 },
+    { name: '64 quotes: 4 bytes each as stored', id: '"'.repeat(64), bytes: 262 },
+    { name: '65 quotes', id: '"'.repeat(65), bytes: 266 },
+    { name: '64 backslashes: 4 bytes each as stored', id: '\\'.repeat(64), bytes: 262 },
+    { name: '65 backslashes', id: '\\'.repeat(65), bytes: 266 },
+    { name: '256 DEL: JSON leaves it alone', id: '\x7f'.repeat(256), bytes: 262 },
+    { name: '85 U+2028 and 1 ASCII: JSON leaves it alone, 3 bytes', id: `i${'\u2028'.repeat(85)}`, bytes: 262 },
+    { name: '128 two-byte characters', id: 'é'.repeat(128), bytes: 262 },
+    { name: '85 three-byte characters and 1 ASCII', id: `i${'€'.repeat(85)}`, bytes: 262 },
+    { name: '86 three-byte characters', id: '€'.repeat(86), bytes: 264 },
+    { name: '64 surrogate pairs: 4 bytes each, not escaped', id: '😀'.repeat(64), bytes: 262 },
+    { name: '64 surrogate pairs and 1 ASCII', id: `i${'😀'.repeat(64)}`, bytes: 263 },
+    { name: '36 lone high surrogates and 4 ASCII: 7 bytes each as stored (\\ud800)', id: `iiii${'\ud800'.repeat(36)}`, bytes: 262 },
+    { name: '36 lone high surrogates and 5 ASCII', id: `iiiii${'\ud800'.repeat(36)}`, bytes: 263 },
+    { name: '36 lone low surrogates and 4 ASCII', id: `iiii${'\udc00'.repeat(36)}`, bytes: 262 },
+    { name: 'a low surrogate before a high one: two lone ones, not a pair', id: `${'i'.repeat(242)}\udc00\ud800`, bytes: 262 },
+    { name: 'the integer 0', id: 0, bytes: 3 },
+    { name: 'the largest safe integer', id: 2 ** 53 - 1, bytes: 18 },
+    { name: 'the smallest safe integer', id: -(2 ** 53 - 1), bytes: 19 },
+  ])('$name: $bytes bytes as stored', ({ id, bytes }) => {
+    expect(storedIdBytes(id)).toBe(bytes);
+    expect(Math.max(...storedForms(id).map(utf8))).toBe(bytes);
+    const admitted = bytes <= MAX_STORED_ID_BYTES;
+    const parse = () => parseJsonRpcBody(body(req(id)));
+    if (admitted) expect(parse().messages).toEqual([req(id)]);
+    else expectHttpError(thrownBy(parse), { status: 400, code: -32600, message: `Invalid Request: ${ID_TOO_LARGE}`, id });
+  });
+
+  it('holds for any id: its largest stored form, counted as TextEncoder does; an id admitted is one the old bound (256 bytes sent) admitted', () => {
+    const ids = fc.oneof(fc.string({ unit: 'binary', maxLength: 300 }), fc.maxSafeInteger(), fc.integer());
+    fc.assert(
+      fc.property(ids, (id) => {
+        expect(storedIdBytes(id)).toBe(Math.max(...storedForms(id).map(utf8)));
+        if (storedIdBytes(id) <= MAX_STORED_ID_BYTES) expect(utf8(typeof id === 'string' ? id : '')).toBeLessThanOrEqual(256);
+      }),
+    );
+  });
+});
+
 describe('parseJsonRpcBody refuses', () => {
   it.each([
     { name: 'an empty body', text: '' },
@@ -197,14 +258,20 @@ describe('parseJsonRpcBody refuses', () => {
     {
       name: 'a request id over 256 bytes',
       text: body(req('i'.repeat(MAX_REQUEST_ID_BYTES + 1))),
-      problem: 'a request id may be at most 256 UTF-8 bytes',
+      problem: ID_TOO_LARGE,
       id: 'i'.repeat(MAX_REQUEST_ID_BYTES + 1),
     },
     {
       name: 'a request id of 86 characters but 258 bytes',
       text: body(req('€'.repeat(86))),
-      problem: 'a request id may be at most 256 UTF-8 bytes',
+      problem: ID_TOO_LARGE,
       id: '€'.repeat(86),
+    },
+    {
+      name: 'an initialize request with an id of 255 bytes sent, 1,791 as stored',
+      text: body(req('\u0001'.repeat(255), 'initialize', { params: {} })),
+      problem: ID_TOO_LARGE,
+      id: '\u0001'.repeat(255),
     },
     {
       name: 'a batch of 101 messages',
