@@ -5,6 +5,8 @@
  * No I/O: the task object (src/tasks/task-object.ts) stores what these functions return.
  */
 
+import { utf8Length } from './utf8.ts';
+
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 
 /** What a request that needs the extension is refused with: -32021's `data`. */
@@ -152,9 +154,19 @@ export function afterStatusMessage(task: TaskRecord, line: string, now: number):
 }
 
 /**
+ * The most UTF-8 bytes of JSON a task keeps of answers while it waits for the rest: they share
+ * the task's row (2 MB on the platform) with its call (at most 1 MiB) and the tool's questions.
+ * The body bound (4 MiB a request, each key answered once) bounds what is sent, not this: past
+ * the row's size the write would fail, untyped, where local SQLite would take it.
+ */
+export const MAX_KEPT_ANSWERS_BYTES = 512 * 1024;
+
+/**
  * `tasks/update`: answers to keys the task asked and has not had answered are kept; others
  * are ignored ("Unknown or already-answered keys SHOULD be ignored"). Once every key is
- * answered the task is working again, and `rerun` carries the answers to the tool's next round.
+ * answered the task is working again, and `rerun` carries the answers to the tool's next round
+ * (nothing is kept). Answers that would be kept over MAX_KEPT_ANSWERS_BYTES are refused whole
+ * (`tooLarge`, their size), the task unchanged.
  */
 export function afterAnswers(
   task: TaskRecord,
@@ -163,6 +175,7 @@ export function afterAnswers(
 ): {
   readonly task: TaskRecord;
   readonly rerun?: { readonly inputResponses: Record<string, unknown>; readonly requestState: string | null };
+  readonly tooLarge?: number;
 } {
   if (task.status !== 'input_required' || task.inputRequests === null) return { task };
   const answers: Record<string, unknown> = { ...task.answers };
@@ -175,7 +188,10 @@ export function afterAnswers(
   }
   if (!changed) return { task };
   const complete = Object.keys(task.inputRequests).every((key) => Object.hasOwn(answers, key));
-  if (!complete) return { task: { ...task, answers, updatedAt: now } };
+  if (!complete) {
+    const bytes = utf8Length(JSON.stringify(answers)); // as the task's row stores them (task-store.ts)
+    return bytes > MAX_KEPT_ANSWERS_BYTES ? { task, tooLarge: bytes } : { task: { ...task, answers, updatedAt: now } };
+  }
   const rerun = { inputResponses: answers, requestState: task.requestState };
   return { task: { ...task, status: 'working', inputRequests: null, answers: null, requestState: null, updatedAt: now }, rerun };
 }

@@ -81,6 +81,7 @@ export class TaskDirectory {
     if (!isWellFormedTaskId(taskId)) return undefined;
     const response = await this.#object(taskId).fetch(internal(route, body));
     if (response.status === 404) return undefined;
+    if (response.status === 413) throw answersTooLarge((await response.json()) as { bytes: number; limit: number });
     if (!response.ok) throw new Error(`the task object answered ${response.status}`);
     return response.json();
   }
@@ -120,6 +121,14 @@ export class TaskDirectory {
     return this.#namespace.get(this.#namespace.idFromName(JSON.stringify([this.principal.id, taskId])));
   }
 }
+
+/** `tasks/update` answers the task would keep over its bound (core/task.ts MAX_KEPT_ANSWERS_BYTES): nothing was kept. */
+const answersTooLarge = ({ bytes, limit }: { bytes: number; limit: number }) =>
+  new ProtocolError(
+    ProtocolErrorCode.InvalidParams,
+    `The answers kept with the task would take ${bytes.toLocaleString('en-US')} bytes of JSON, at most ${limit.toLocaleString('en-US')}: ` +
+      'answer with less, or every open question at once (answers that complete the round are not kept)',
+  );
 
 const internal = (route: string, body: unknown) =>
   new Request(`https://task.internal${route}`, {

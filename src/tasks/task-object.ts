@@ -38,6 +38,7 @@ import {
   expiresAt,
   isExpired,
   isTerminal,
+  MAX_KEPT_ANSWERS_BYTES,
   newTask,
   taskOnWire,
   TASK_ERRORS,
@@ -123,11 +124,14 @@ export abstract class McpTaskObject<E extends ConfigEnv<E> = ConfigVars> extends
       case TASK_ROUTES.update: {
         const responses = typeof body.inputResponses === 'object' && body.inputResponses !== null ? body.inputResponses : {};
         let rerun: RoundOptions['retry'];
+        let tooLarge: number | undefined;
         this.#change((current) => {
           const decision = afterAnswers(current, responses as Record<string, unknown>, Date.now());
           rerun = decision.rerun;
+          tooLarge = decision.tooLarge;
           return decision.task;
         });
+        if (tooLarge !== undefined) return json({ bytes: tooLarge, limit: MAX_KEPT_ANSWERS_BYTES }, 413);
         if (rerun !== undefined) this.#startRoundSoon(rerun);
         return json({});
       }

@@ -9,6 +9,7 @@ import {
   detailedTaskOnWire,
   isExpired,
   isWellFormedTaskId,
+  MAX_KEPT_ANSWERS_BYTES,
   MAX_STATUS_MESSAGE_CHARS,
   newTask,
   newTaskId,
@@ -81,6 +82,38 @@ describe('answers (tasks/update)', () => {
     const { task, rerun } = afterAnswers(first, { b: 2, a: 'again' }, T0 + 2);
     expect(task).toMatchObject({ status: 'working', inputRequests: null, answers: null, requestState: null });
     expect(rerun).toEqual({ inputResponses: { a: 1, b: 2 }, requestState: 'state-1' });
+  });
+
+  const MAX = MAX_KEPT_ANSWERS_BYTES;
+  it.each([
+    // Kept as {"a":"…"}: 8 bytes and the answer's string as JSON.
+    { name: 'ASCII, the bound exactly', kept: { a: 'x'.repeat(MAX - 8) }, bytes: MAX },
+    { name: 'ASCII, a byte over', kept: { a: 'x'.repeat(MAX - 7) }, bytes: MAX + 1 },
+    { name: '3-byte characters, the bound exactly', kept: { a: '字'.repeat((MAX - 8) / 3) }, bytes: MAX },
+    {
+      name: '3-byte characters, one over: a third of the bound in characters',
+      kept: { a: '字'.repeat((MAX - 8) / 3 + 1) },
+      bytes: MAX + 3,
+    },
+    { name: 'U+0001, 6 bytes each as stored, the bound exactly', kept: { a: '\u0001'.repeat((MAX - 8) / 6) }, bytes: MAX },
+    { name: 'U+0001, one over', kept: { a: '\u0001'.repeat((MAX - 8) / 6 + 1) }, bytes: MAX + 6 },
+  ])('keeps partial answers within 524,288 bytes of JSON as stored: $name ($bytes bytes)', ({ kept, bytes }) => {
+    expect(new TextEncoder().encode(JSON.stringify(kept)).length).toBe(bytes);
+    const decision = afterAnswers(asking, kept, T0 + 1);
+    if (bytes > MAX) {
+      expect(decision).toEqual({ task: asking, tooLarge: bytes });
+    } else {
+      expect(decision.tooLarge).toBeUndefined();
+      expect(decision.task).toMatchObject({ status: 'input_required', answers: kept });
+    }
+  });
+
+  it('does not bound answers that complete the round: they are not kept', () => {
+    const large = 'x'.repeat(MAX_KEPT_ANSWERS_BYTES);
+    const { task, rerun, tooLarge } = afterAnswers(asking, { a: large, b: large }, T0 + 1);
+    expect(tooLarge).toBeUndefined();
+    expect(task.answers).toBeNull();
+    expect(rerun?.inputResponses).toEqual({ a: large, b: large });
   });
 
   it.each<[string, TaskRecord, Record<string, unknown>]>([

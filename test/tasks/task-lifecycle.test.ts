@@ -161,6 +161,22 @@ describe('a task that asks for input', () => {
     expect(done.result.content[0].text).toBe('Got Ada and Grace');
   });
 
+  it('keeps partial answers within 524,288 bytes of JSON as stored (they share the task row with its call): over it, -32602 and nothing kept', async () => {
+    const taskId = await createTask('multi_input', {});
+    await waitForStatus(taskId, 'input_required');
+    const accept = (name: string) => ({ action: 'accept', content: { name } });
+    // 180,000 characters, 540,000 bytes: under the bound counted in characters, over it in bytes.
+    const large = '字'.repeat(180_000);
+    const refused = await answerOf(await taskMethod('tasks/update', taskId, { inputResponses: { first: accept(large) } }));
+    expect(refused.error).toMatchObject({ code: -32602 });
+    expect(refused.error.message).toMatch(/^The answers kept with the task would take 540,\d{3} bytes of JSON, at most 524,288: /);
+    expect(Object.keys((await getTask(taskId)).result.inputRequests).sort()).toEqual(['first', 'second']);
+    // Answers that complete the task are not kept (the next round has them): not bounded here.
+    await answerOf(await taskMethod('tasks/update', taskId, { inputResponses: { first: accept(large), second: accept('Grace') } }));
+    const done = await waitForStatus(taskId, 'completed');
+    expect(done.result.content[0].text).toBe(`Got ${large} and Grace`);
+  });
+
   it('asks before becoming a task when the tool asks first (MRTR), and the task gets the answer', async () => {
     const asked = await callDeclared('test_tool_with_task', {});
     expect(asked.result.resultType).toBe('input_required');
