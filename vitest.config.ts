@@ -97,7 +97,16 @@ export default defineConfig({
         // AUTH=jwt: every request needs a token signed by the tests' key (test/support/tokens.ts).
         plugins: [
           worker(
-            { AUTH: 'jwt', AUTH_ISSUER: TEST_ISSUER, AUTH_JWKS: JSON.stringify(TEST_PUBLIC_JWKS), AUTH_SCOPES: 'mcp' },
+            {
+              AUTH: 'jwt',
+              AUTH_ISSUER: TEST_ISSUER,
+              AUTH_JWKS: JSON.stringify(TEST_PUBLIC_JWKS),
+              AUTH_SCOPES: 'mcp',
+              // Small shares of a small isolate, so one principal reaches its bound within a test.
+              MAX_LISTEN_STREAMS: '8',
+              MAX_LISTENS_PER_PRINCIPAL: '3',
+              MAX_STREAMS_PER_PRINCIPAL: '3',
+            },
             // 60 requests a minute per principal: a flood is refused within a test.
             { ratelimits: { MCP_RATE_LIMIT: { namespace_id: '1001', simple: { limit: 60, period: 60 } } } },
           ),
@@ -142,15 +151,16 @@ export default defineConfig({
       },
       {
         // A small connection buffer, so a slow client's connection falls behind and reads the
-        // log; and the listen bus over three shards.
-        plugins: [worker({ CONNECTION_BUFFER_BYTES: '8192', BUS_SHARDS: '3', MAX_LISTEN_STREAMS: '8' })],
+        // log; the listen bus over three shards; an isolate of 8 listens, 6 per client address.
+        plugins: [worker({ CONNECTION_BUFFER_BYTES: '8192', BUS_SHARDS: '3', MAX_LISTEN_STREAMS: '8', MAX_LISTENS_PER_PRINCIPAL: '6' })],
         test: { ...shared, name: 'buffered', include: ['test/buffered/**/*.test.ts'] },
       },
       // Scale runs, not part of npm test (`npm run bus-scale` sets MCP_SCALE): the listen bus over 8 shards.
       ...(process.env.MCP_SCALE === '1'
         ? [
             {
-              plugins: [worker({ BUS_SHARDS: '8', MAX_LISTEN_STREAMS: '4096' })],
+              // One client opens every stream: no share of the isolate's listens per address.
+              plugins: [worker({ BUS_SHARDS: '8', MAX_LISTEN_STREAMS: '4096', MAX_LISTENS_PER_PRINCIPAL: '0' })],
               test: { ...shared, name: 'scale', include: ['test/scale/**/*.test.ts'] },
             },
           ]

@@ -6,7 +6,8 @@
 // and exits 1 unless every listener heard every publish exactly once. Bounded in count and time;
 // the server is always stopped. Options: --listeners 2000, --publishes 20, --shards 8. Local
 // wrangler dev runs one isolate, so it is given MAX_LISTEN_STREAMS 4096 (the SDK's default
-// allows 1,024 listen streams a handler; the 1,025th is refused).
+// allows 1,024 listen streams a handler; the 1,025th is refused), and no share of them per client
+// address (MAX_LISTENS_PER_PRINCIPAL 0): every stream comes from one.
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { withDevServer } from './dev-server.mjs';
@@ -110,7 +111,8 @@ const result = await withDevServer(
     for (const stream of streams) stream.close();
     return { sockets, streams, seconds: (Date.now() - started) / 1000 };
   },
-  { args: ['--var', `BUS_SHARDS:${shards}`, '--var', 'MAX_LISTEN_STREAMS:4096'] },
+  // One loopback address opens every stream: no share of the isolate's listens per address.
+  { args: ['--var', `BUS_SHARDS:${shards}`, '--var', 'MAX_LISTEN_STREAMS:4096', '--var', 'MAX_LISTENS_PER_PRINCIPAL:0'] },
 );
 
 const unacknowledged = result.streams.filter((stream) => !stream.acknowledged).length;

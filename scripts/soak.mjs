@@ -164,23 +164,29 @@ process.on('unhandledRejection', (reason) => {
   unhandled++;
   if (unhandled <= 3) console.error(`unhandled rejection: ${String(reason)}`);
 });
-await withDevServer(port, async (direct) => {
-  for (const profile of values.profiles.split(',')) {
-    for (const kind of values.clients.split(',')) {
-      const figures =
-        kind === 'tasks'
-          ? await soakTasks(direct, profile, {
-              tasks: Number(values.tasks),
-              concurrency,
-              steps: Number(values['task-steps']),
-              intervalMs: Number(values['task-interval-ms']),
-              rate,
-              seed,
-            })
-          : await soak(direct, profile, kind);
-      if ((kind === 'forksafe' || kind === 'tasks') && Object.values(figures).some((value) => value !== 0)) failed = true;
+await withDevServer(
+  port,
+  async (direct) => {
+    for (const profile of values.profiles.split(',')) {
+      for (const kind of values.clients.split(',')) {
+        const figures =
+          kind === 'tasks'
+            ? await soakTasks(direct, profile, {
+                tasks: Number(values.tasks),
+                concurrency,
+                steps: Number(values['task-steps']),
+                intervalMs: Number(values['task-interval-ms']),
+                rate,
+                seed,
+              })
+            : await soak(direct, profile, kind);
+        if ((kind === 'forksafe' || kind === 'tasks') && Object.values(figures).some((value) => value !== 0)) failed = true;
+      }
     }
-  }
-});
+    // One loopback address plays every client, and a half-open connection holds its stream until
+    // the Worker notices: no share of an isolate's streams per address (MAX_STREAMS_PER_PRINCIPAL).
+  },
+  { args: ['--var', 'MAX_STREAMS_PER_PRINCIPAL:0'] },
+);
 if (unhandled > 0) console.log(`${unhandled} unhandled rejections`);
 process.exit(failed ? 1 : 0);

@@ -53,8 +53,21 @@ export interface TransportConfig {
   readonly taskMaxEventBytes: number;
   /** Bus objects `subscriptions/listen` streams are spread over (stateless/event-bus.ts); every publish reaches each. */
   readonly busShards: number;
-  /** Listen streams one isolate holds at once (the SDK handler's `maxSubscriptions`); past it a listen is refused. */
+  /**
+   * Listen streams one isolate holds at once, of both kinds (the SDK's, and those naming
+   * tasks); past it a listen is refused. Also the SDK handler's `maxSubscriptions`.
+   */
   readonly maxListenStreams: number;
+  /**
+   * Of those, what one principal (under AUTH=none, one client address) may hold; 0 = no share,
+   * only the isolate's bound. Below MAX_LISTEN_STREAMS, so one at its share leaves listens to others.
+   */
+  readonly maxListensPerPrincipal: number;
+  /**
+   * SSE streams the Worker holds for one principal (or client address) at once on an isolate:
+   * a session's GET streams and POST responses, and `tasks/stream` streams; 0 = unbounded.
+   */
+  readonly maxStreamsPerPrincipal: number;
   /**
    * Live sessions and unexpired tasks one authenticated principal may hold at once; 0 =
    * unbounded. Enforced by the principal registry (principals/), when the Worker has one.
@@ -93,6 +106,8 @@ export interface ConfigVars extends AuthVars {
   readonly TASK_MAX_EVENT_BYTES?: string;
   readonly BUS_SHARDS?: string;
   readonly MAX_LISTEN_STREAMS?: string;
+  readonly MAX_LISTENS_PER_PRINCIPAL?: string;
+  readonly MAX_STREAMS_PER_PRINCIPAL?: string;
   readonly MAX_SESSIONS_PER_PRINCIPAL?: string;
   readonly MAX_TASKS_PER_PRINCIPAL?: string;
   /** Secret: the bearer token of the operator's routes (`/admin/…`); without it they are not served. */
@@ -127,6 +142,25 @@ function nonNegativeInteger(name: string, text: string | undefined, fallback: nu
 function positiveInteger(name: string, text: string | undefined, fallback: number): number {
   const value = nonNegativeInteger(name, text, fallback);
   if (value === 0) throw new Error(`configuration: ${name} must be positive`);
+  return value;
+}
+
+/** A principal's share of an isolate's listens unless configured: this many, or a quarter of the isolate's if less. */
+export const DEFAULT_LISTENS_PER_PRINCIPAL = 32;
+
+/**
+ * MAX_LISTENS_PER_PRINCIPAL: at most MAX_LISTEN_STREAMS (equal to it, or 0, is no share). Its
+ * default is a quarter of the isolate's listens, at most 32 and at least 1: a client needs a
+ * listen or a few, and an isolate of 1,024 is then shared by 32 principals at their bound at least.
+ */
+function listensPerPrincipal(text: string | undefined, maxListenStreams: number): number {
+  const fallback = Math.max(1, Math.min(DEFAULT_LISTENS_PER_PRINCIPAL, Math.floor(maxListenStreams / 4)));
+  const value = nonNegativeInteger('MAX_LISTENS_PER_PRINCIPAL', text, fallback);
+  if (value > maxListenStreams) {
+    throw new Error(
+      `configuration: MAX_LISTENS_PER_PRINCIPAL must be at most MAX_LISTEN_STREAMS (${maxListenStreams}), got ${value}: it is a principal's share of them (0 for none)`,
+    );
+  }
   return value;
 }
 
@@ -165,6 +199,8 @@ export function readConfig(env: object): TransportConfig {
   // The dataset is a binding, not a var; with it, its index's key must be set (never an unkeyed index).
   readMetricsKey((env as { MCP_METRICS?: unknown }).MCP_METRICS !== undefined, vars.METRICS_KEY);
   const mode = oneOf('RESPONSE_MODE', vars.RESPONSE_MODE, ['sse', 'json']);
+  // The SDK's default. An isolate is one of many on the platform; locally, one holds them all.
+  const maxListenStreams = positiveInteger('MAX_LISTEN_STREAMS', vars.MAX_LISTEN_STREAMS, 1024);
   return {
     allowedHosts: parseHostAllowlist(vars.ALLOWED_HOSTS ?? DEFAULT_ALLOWED_HOSTS),
     allowedOrigins: parseOriginAllowlist(vars.ALLOWED_ORIGINS ?? DEFAULT_ALLOWED_ORIGINS),
@@ -197,8 +233,11 @@ export function readConfig(env: object): TransportConfig {
     ),
     // Each publish is one request to every shard: the count trades publish cost for listeners per object.
     busShards: atMost('BUS_SHARDS', positiveInteger('BUS_SHARDS', vars.BUS_SHARDS, 1), MAX_BUS_SHARDS),
-    // The SDK's default. An isolate is one of many on the platform; locally, one holds them all.
-    maxListenStreams: positiveInteger('MAX_LISTEN_STREAMS', vars.MAX_LISTEN_STREAMS, 1024),
+    maxListenStreams,
+    maxListensPerPrincipal: listensPerPrincipal(vars.MAX_LISTENS_PER_PRINCIPAL, maxListenStreams),
+    // As many as the sessions (MAX_SESSIONS_PER_PRINCIPAL) or calls of a session (MAX_RUNNING_CALLS)
+    // one may have: each stream is a response the isolate holds, with up to a buffer of its own.
+    maxStreamsPerPrincipal: nonNegativeInteger('MAX_STREAMS_PER_PRINCIPAL', vars.MAX_STREAMS_PER_PRINCIPAL, 100),
     maxSessionsPerPrincipal: nonNegativeInteger('MAX_SESSIONS_PER_PRINCIPAL', vars.MAX_SESSIONS_PER_PRINCIPAL, 100),
     maxTasksPerPrincipal: nonNegativeInteger('MAX_TASKS_PER_PRINCIPAL', vars.MAX_TASKS_PER_PRINCIPAL, 1_000),
     auth: readAuthConfig(vars),

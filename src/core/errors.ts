@@ -19,6 +19,8 @@ export type RefusalReason =
   | 'too_many_running_calls'
   | 'session_limit'
   | 'task_limit'
+  | 'too_many_listens'
+  | 'too_many_streams'
   | 'grant_revoked'
   | 'token_revoked';
 
@@ -105,6 +107,27 @@ export const httpErrors = {
       { reason: 'task_limit', limit, retryAfterSeconds },
       id,
       { 'Retry-After': String(retryAfterSeconds) },
+    ),
+  /** The principal holds the listen streams it may on this isolate (MAX_LISTENS_PER_PRINCIPAL): retry when one has ended. */
+  tooManyListens: (limit: number, id: JsonRpcId | null = null) =>
+    new McpHttpError(
+      429,
+      JsonRpcCode.ServerError,
+      `you hold the ${limit} listen streams you may hold at once on this server; close one you no longer read, then listen again`,
+      { reason: 'too_many_listens', limit },
+      id,
+    ),
+  /**
+   * The principal holds the SSE streams it may on this isolate (MAX_STREAMS_PER_PRINCIPAL: a
+   * session's GET streams and POST responses, task streams): retry when one has ended.
+   */
+  tooManyStreams: (limit: number, id: JsonRpcId | null = null) =>
+    new McpHttpError(
+      429,
+      JsonRpcCode.ServerError,
+      `you hold the ${limit} open streams you may hold at once on this server; close one you no longer read (or let a call finish), then retry`,
+      { reason: 'too_many_streams', limit },
+      id,
     ),
   /** The grant that authorized the request was revoked before what it asked for was created. */
   grantRevoked: (id: JsonRpcId | null = null) =>

@@ -7,6 +7,9 @@
  * a `tasks/stream` continues over the task object's relay. Listen streams over the Durable
  * Object bus are served so that an end the SDK cannot see — the bus lost, or, where a
  * revocation can reach them, the grant revoked — ends them out loud (stateless/endable-listen.ts).
+ * A listen (of either kind) takes one of its principal's listen slots first, a `tasks/stream`
+ * one of its stream slots (stream-shares.ts): the `Mcp-Method` header names them, and the SDK
+ * serves no request whose body names another method.
  */
 import type { AuthInfo, McpHttpHandler, ServerEventBus } from '@modelcontextprotocol/server';
 import type { Principal } from '../auth/principal.ts';
@@ -19,8 +22,9 @@ import { serveListenEndably } from '../stateless/endable-listen.ts';
 import { EdgeTasks } from '../tasks/edge-tasks.ts';
 import { taskScope } from '../tasks/run-task.ts';
 import { TaskDirectory, type TaskNamespace } from '../tasks/task-directory.ts';
-import { isTaskListen, serveTaskListen, type TaskListenSlots } from '../tasks/task-listen.ts';
+import { isTaskListen, serveTaskListen } from '../tasks/task-listen.ts';
 import { relayResponse } from './sse-relay.ts';
+import { releasedAtEnd, requestIdOf, type StreamShares } from './stream-shares.ts';
 
 /** What the Worker established about one modern request. */
 export interface ModernRequest {
@@ -33,18 +37,22 @@ export interface ModernRequest {
   readonly holdings: PrincipalHoldings | undefined;
   /** The event bus, where the Worker has one. */
   readonly bus: ServerEventBus | undefined;
-  /** This isolate's count of the listens naming tasks it holds (MAX_LISTEN_STREAMS). */
-  readonly taskListens: TaskListenSlots;
+  /** The isolate's listen and stream slots, and whose they are: the principal's id, or the anonymous one's client address. */
+  readonly shares: StreamShares;
+  readonly holder: string;
   /** Whether a revocation can end this request's listen stream: a registry, and a bus to reach it by. */
   readonly revocable: boolean;
 }
 
 export async function serveModern(endpoint: McpHttpHandler, tasks: TaskNamespace | undefined, modern: ModernRequest): Promise<Response> {
-  const { request, executionCtx, config, principal, authInfo, holdings, bus, taskListens, revocable } = modern;
+  const { request, executionCtx, config, principal, authInfo, holdings, bus, shares, holder, revocable } = modern;
   // Over the Durable Object bus a listen's subscription can hear no more (the bus unreachable,
   // a revocation) while the SDK's stream stays open: such a listen is served endably.
   const endable = bus !== undefined;
-  const parsed = tasks !== undefined || (endable && request.headers.get(HEADERS.method) === 'subscriptions/listen');
+  const method = request.headers.get(HEADERS.method);
+  // A listen is always parsed: its refusal (of a slot) answers its id.
+  const listening = method === 'subscriptions/listen';
+  const parsed = tasks !== undefined || listening;
   if (!parsed) return requestScope.run(executionCtx, () => endpoint.fetch(request, authInfo && { authInfo }));
   const text = await readBoundedText(request, config.maxBodyBytes);
   const parsedBody = parseOrUndefined(text);
@@ -54,7 +62,12 @@ export async function serveModern(endpoint: McpHttpHandler, tasks: TaskNamespace
       : endpoint.fetch(request, { parsedBody, ...(authInfo && { authInfo }) });
   // Its principal's, and its token's grant's (AUTH=oauth): revoking that grant ends it, and no other grant's.
   const revocableBy = revocable ? { principal: principal.id, grant: holdings?.grant ?? '' } : undefined;
-  if (tasks === undefined) return serveListenEndably(parsedBody, revocableBy, () => requestScope.run(executionCtx, sdk));
+  const id = requestIdOf(parsedBody);
+  const held = (serve: () => Promise<Response>) => heldListen(shares.listen(holder, id), serve, request.signal);
+  if (tasks === undefined) {
+    const serve = () => requestScope.run(executionCtx, sdk);
+    return held(endable ? () => serveListenEndably(parsedBody, revocableBy, serve) : serve);
+  }
 
   const { taskTtlMs, taskPollIntervalMs, heartbeatMs } = config;
   const directory = new TaskDirectory(tasks, principal, { ttlMs: taskTtlMs, pollIntervalMs: taskPollIntervalMs }, holdings);
@@ -63,24 +76,54 @@ export async function serveModern(endpoint: McpHttpHandler, tasks: TaskNamespace
     // which a revocation closes (then it ends with grant_revoked, as the SDK's listens do).
     // Not revocable, it needs no bus: it watches its tasks' objects only.
     const revocation = revocable && bus !== undefined ? { bus } : {};
-    const listen = () => serveTaskListen(parsedBody, directory, taskListens, { signal: request.signal, heartbeatMs, ...revocation });
+    const takeSlot = () => shares.listen(holder, id);
+    const listen = () => serveTaskListen(parsedBody, directory, takeSlot, { signal: request.signal, heartbeatMs, ...revocation });
     return revocable ? serveListenEndably(parsedBody, revocableBy, listen) : listen();
   }
   const scope = new EdgeTasks(directory, parsedBody, request.headers);
-  const serve = () => requestScope.run(executionCtx, () => taskScope.run(scope, sdk));
-  const response = endable ? await serveListenEndably(parsedBody, revocableBy, serve) : await serve();
-  if (scope.refusal === undefined && scope.stream === undefined) return response;
+  const sdkServe = () => requestScope.run(executionCtx, () => taskScope.run(scope, sdk));
+  const serve = endable ? () => serveListenEndably(parsedBody, revocableBy, sdkServe) : sdkServe;
+  if (listening) return held(serve);
+  // A stream the Worker will hold takes its slot before the task's object opens it.
+  const release = method === 'tasks/stream' ? shares.stream(holder, id) : undefined;
+  let response: Response;
+  try {
+    response = await serve();
+  } catch (error) {
+    release?.();
+    throw error;
+  }
+  if (scope.refusal === undefined && scope.stream === undefined) {
+    release?.();
+    return response;
+  }
   // The SDK's placeholder answer is dropped: the tool was refused before any of its work ran,
   // or a tasks/stream is answered by the task's object, whose response this Worker holds.
   await response.body?.cancel();
-  if (scope.refusal !== undefined) throw scope.refusal;
+  if (scope.refusal !== undefined) {
+    release?.();
+    throw scope.refusal;
+  }
   const { taskId, first } = scope.stream!;
   return relayResponse(first, (token) => directory.relay(taskId, token), {
     heartbeatMs,
     maxAgeMs: config.maxConnectionAgeMs,
     bufferBytes: config.connectionBufferBytes,
     clientSignal: request.signal,
+    release,
   });
+}
+
+/** A listen served holding `release`'s slot: given back when its stream ends, or at once if it was not one. */
+async function heldListen(release: () => void, serve: () => Promise<Response>, signal: AbortSignal): Promise<Response> {
+  let response: Response;
+  try {
+    response = await serve();
+  } catch (error) {
+    release();
+    throw error;
+  }
+  return releasedAtEnd(response, release, signal);
 }
 
 /** A body as JSON, or undefined where it is not (the SDK answers it from the text). */

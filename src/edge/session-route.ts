@@ -5,17 +5,25 @@
  * The object's answer is the whole response, or the start of an SSE response that this Worker
  * holds and the object continues over a relay socket (sse-relay.ts): the object is then free
  * to hibernate while its client listens. Only an `initialize` without a session id starts one.
+ *
+ * Each response the Worker may hold — a GET's, a POST's with requests — takes one of its
+ * principal's stream slots first (stream-shares.ts), given back when it ends, or at once when
+ * the object's answer is whole. A principal at its share is refused `429 too_many_streams`
+ * only for what would open a stream: a POST of responses and notifications (an elicitation's
+ * answer, a cancellation: what lets its held streams end) is served without a slot.
  */
 import { objectName, headersForObject, type Principal } from '../auth/principal.ts';
 import type { TransportConfig } from '../config.ts';
-import { httpErrors } from '../core/errors.ts';
-import { isInitializeRequest, parseJsonRpcBody } from '../core/jsonrpc.ts';
+import { httpErrors, type JsonRpcId } from '../core/errors.ts';
+import { isInitializeRequest, isRequest, parseJsonRpcBody } from '../core/jsonrpc.ts';
+import type { Release } from '../core/slots.ts';
 import { readBoundedText, readDeclaredLength } from '../core/request-checks.ts';
 import { newSessionId } from '../core/session-id.ts';
 import { HEADERS, INTERNAL_HEADERS, OBJECT_ROUTES } from '../core/wire.ts';
 import type { PrincipalHoldings } from '../principals/principal-holdings.ts';
 import { checkHandshakeParams } from '../session/handshake-params.ts';
 import { relayResponse } from './sse-relay.ts';
+import type { StreamShares } from './stream-shares.ts';
 
 /** All the Worker needs of the session namespace: name → object, and a way to fetch it. */
 export interface SessionNamespace {
@@ -32,6 +40,9 @@ export interface SessionRequest {
   /** The principal's registry, where it has one (sessions are admitted by it). */
   readonly holdings: PrincipalHoldings | undefined;
   readonly sessions: SessionNamespace;
+  /** The isolate's stream slots, and whose they are: the principal's id, or the anonymous one's client address. */
+  readonly shares: StreamShares;
+  readonly holder: string;
 }
 
 /** A POST that names its session. */
@@ -42,8 +53,25 @@ export async function postToSession(route: SessionRequest, sessionId: string): P
   // cost a second body hop on every call (~0.2 ms of W1's ~5). A body of unknown length is
   // read here, so an oversized one is cut off by the edge rather than mid-forward.
   const declared = readDeclaredLength(request.headers, config.maxBodyBytes) !== undefined;
-  const body = declared ? request.body : await readBoundedText(request, config.maxBodyBytes);
-  return forward(route, sessionId, OBJECT_ROUTES.session, body);
+  let body = declared ? request.body : await readBoundedText(request, config.maxBodyBytes);
+  const release = route.shares.tryStream(route.holder);
+  if (release === undefined) {
+    // At its share: read here (rarely) to tell whether it would open a stream.
+    const text = typeof body === 'string' ? body : await readBoundedText(request, config.maxBodyBytes);
+    body = text;
+    const requests = requestIdsIn(text);
+    if (requests.length > 0) throw route.shares.noStream(requests.length === 1 ? requests[0]! : null);
+  }
+  return forward(route, sessionId, OBJECT_ROUTES.session, body, release);
+}
+
+/** The ids of the requests in a POST's body; none for one that does not parse (the object refuses it as it would). */
+function requestIdsIn(text: string): JsonRpcId[] {
+  try {
+    return parseJsonRpcBody(text).messages.flatMap((message) => (isRequest(message) ? [message.id] : []));
+  } catch {
+    return [];
+  }
 }
 
 /** A POST without a session id: only an initialize starts a session, under a new id. */
@@ -66,7 +94,7 @@ export async function startSession(route: SessionRequest): Promise<Response> {
 
 /** A GET (the session's standalone stream, or a resume with Last-Event-ID). */
 export function getFromSession(route: SessionRequest, sessionId: string): Promise<Response> {
-  return forward(route, sessionId, OBJECT_ROUTES.session);
+  return forward(route, sessionId, OBJECT_ROUTES.session, undefined, route.shares.stream(route.holder, null));
 }
 
 /** A DELETE: the session ends, and its principal's registry lets it go. */
@@ -77,19 +105,26 @@ export async function deleteSession(route: SessionRequest, sessionId: string): P
   return response;
 }
 
-/** Sends the request to the session's object, and relays its answer. */
+/** Sends the request to the session's object, and relays its answer (holding `release`'s slot while it lasts). */
 async function forward(
   { request, config, principal, sessions }: SessionRequest,
   sessionId: string,
   route: string,
   body?: BodyInit | null,
+  release?: Release,
 ): Promise<Response> {
   const stub = sessions.get(sessions.idFromName(objectName(principal, sessionId)));
   const headers = headersForObject(request.headers, principal);
   headers.set(HEADERS.sessionId, sessionId);
-  const first = await stub.fetch(
-    new Request(`https://session.internal${route}`, { method: request.method, headers, body: body ?? null, signal: request.signal }),
-  );
+  let first: Response;
+  try {
+    first = await stub.fetch(
+      new Request(`https://session.internal${route}`, { method: request.method, headers, body: body ?? null, signal: request.signal }),
+    );
+  } catch (error) {
+    release?.();
+    throw error;
+  }
   const { heartbeatMs, maxConnectionAgeMs, connectionBufferBytes } = config;
   return relayResponse(
     first,
@@ -99,6 +134,6 @@ async function forward(
           headers: { Upgrade: 'websocket', [HEADERS.sessionId]: sessionId, [INTERNAL_HEADERS.relay]: token },
         }),
       ),
-    { heartbeatMs, maxAgeMs: maxConnectionAgeMs, bufferBytes: connectionBufferBytes, clientSignal: request.signal },
+    { heartbeatMs, maxAgeMs: maxConnectionAgeMs, bufferBytes: connectionBufferBytes, clientSignal: request.signal, release },
   );
 }

@@ -30,6 +30,11 @@ export interface RelayOptions {
    * only at the next write, which on a quiet connection may be a heartbeat away.)
    */
   readonly clientSignal?: AbortSignal;
+  /**
+   * Gives back the slot the connection holds (edge/stream-shares.ts): called once, when the
+   * connection ends however it ends — or at once for an answer that is not relayed.
+   */
+  readonly release?: () => void;
 }
 
 const KEEPALIVE = new TextEncoder().encode(encodeComment('keepalive'));
@@ -49,7 +54,11 @@ export async function relayResponse(
   options: RelayOptions,
 ): Promise<Response> {
   const token = first.headers.get(INTERNAL_HEADERS.relay);
-  if (token === null || first.body === null) return first;
+  if (token === null || first.body === null) {
+    // The whole answer, already in hand: nothing is held for it.
+    options.release?.();
+    return first;
+  }
   const headers = new Headers(first.headers);
   headers.delete(INTERNAL_HEADERS.relay);
   // Acknowledge in step with the object's buffer, not only this Worker's: were the Worker's
@@ -107,9 +116,11 @@ class SseRelay {
   #writesPending = 0;
   readonly #ackEvery: number;
   readonly #timers: number[] = [];
+  readonly #release: (() => void) | undefined;
 
   constructor(head: ReadableStream<Uint8Array>, openSocket: () => Promise<WebSocket | null>, options: RelayOptions) {
-    const { heartbeatMs, maxAgeMs, bufferBytes, bridgeMs = BRIDGE_MS, clientSignal } = options;
+    const { heartbeatMs, maxAgeMs, bufferBytes, bridgeMs = BRIDGE_MS, clientSignal, release } = options;
+    this.#release = release;
     clientSignal?.addEventListener('abort', () => this.#end('client-gone'), { once: true });
     this.#ackEvery = Math.max(1, Math.floor(bufferBytes / 4));
     // An identity stream: a write completes when the client has read it, so completed writes
@@ -238,6 +249,8 @@ class SseRelay {
   #end(why: Ending): void {
     if (this.#ended) return;
     this.#ended = true;
+    // Every ending comes here once: the connection's slot is free from now.
+    this.#release?.();
     for (const timer of this.#timers) clearTimeout(timer);
     if (why !== 'object-closed') {
       try {

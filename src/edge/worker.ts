@@ -23,7 +23,6 @@ import { eraOfHeader } from '../core/era.ts';
 import { busShardName, DurableEventBus } from '../stateless/event-bus.ts';
 import { createModernEndpoint, type ModernServerFactory } from '../stateless/modern-endpoint.ts';
 import { serveTasksInScope } from '../tasks/edge-tasks.ts';
-import { TaskListenSlots } from '../tasks/task-listen.ts';
 import type { TaskNamespace } from '../tasks/task-directory.ts';
 import { ALLOWED_METHODS, HEADERS, JsonRpcCode } from '../core/wire.ts';
 import { authenticator, type Authenticator, type VerifiedToken } from '../auth/authenticate.ts';
@@ -41,6 +40,7 @@ import { PrincipalControl } from '../principals/principal-control.ts';
 import { type Credential, PrincipalHoldings } from '../principals/principal-holdings.ts';
 import type { PrincipalRegistryNamespace } from '../principals/principal-registry.ts';
 import { serveAdminRoutes } from './admin-routes.ts';
+import { StreamShares } from './stream-shares.ts';
 
 export interface McpWorkerOptions<E> {
   /** The Durable Object namespace whose class extends McpSessionObject. */
@@ -89,8 +89,8 @@ interface EdgeState<E> {
   modern?: McpHttpHandler;
   /** The event bus, once first needed: one per isolate, so its listeners are dealt to the shards in turn. */
   bus?: DurableEventBus | undefined;
-  /** The listens naming tasks this isolate holds (the SDK counts its own). */
-  taskListens?: TaskListenSlots;
+  /** The listens and relayed streams this isolate holds, per principal (stream-shares.ts). */
+  readonly shares: StreamShares;
 }
 
 /** The period of the rate-limit binding (README: configure it with `period = 60`). */
@@ -102,6 +102,8 @@ type Env<E> = {
     config: TransportConfig;
     edge: EdgeState<E>;
     principal: Principal;
+    /** Whose the request's allowances are: the principal's id, or the anonymous one's client address. */
+    holder: string;
     authInfo: AuthInfo | undefined;
     /** The principal's registry, for an authenticated principal of a Worker that has one. */
     holdings: PrincipalHoldings | undefined;
@@ -126,7 +128,7 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
   const edgeOf = (env: E): EdgeState<E> => {
     if (cached?.vars !== env) {
       const config = readConfig(env);
-      cached = { vars: env, config, authenticate: authenticator(config.auth, path) };
+      cached = { vars: env, config, authenticate: authenticator(config.auth, path), shares: new StreamShares(config) };
     }
     return cached;
   };
@@ -160,14 +162,14 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
     const { principal } = authenticated;
     c.set('principal', principal);
     principalOfRequest.set(c.req.raw, principal.id);
+    // The anonymous principal is everyone: what it may hold or spend is counted per client address.
+    const holder =
+      principal === ANONYMOUS
+        ? `address:${rateLimitAddress(c.req.header('CF-Connecting-IP'), c.get('config').rateLimitIpv6Prefix)}`
+        : principal.id;
+    c.set('holder', holder);
     const limiter = rateLimit?.(c.env);
-    if (limiter !== undefined) {
-      const key =
-        principal === ANONYMOUS
-          ? `address:${rateLimitAddress(c.req.header('CF-Connecting-IP'), c.get('config').rateLimitIpv6Prefix)}`
-          : principal.id;
-      if (!(await limiter.limit({ key })).success) throw httpErrors.tooManyRequests(RATE_LIMIT_PERIOD_S);
-    }
+    if (limiter !== undefined && !(await limiter.limit({ key: holder })).success) throw httpErrors.tooManyRequests(RATE_LIMIT_PERIOD_S);
     c.set('authInfo', authenticated.authInfo);
     c.set('holdings', holdingsOf(c, principal, authenticated));
     await next();
@@ -198,7 +200,6 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
       if (modern === undefined) return refuseModern(c.req.raw, maxBodyBytes);
       const edge = c.get('edge');
       edge.bus ??= busOf(c.env, c.get('config').busShards);
-      edge.taskListens ??= new TaskListenSlots(c.get('config').maxListenStreams);
       edge.modern ??= createModernEndpoint(modern, c.env, {
         maxBodyBytes,
         heartbeatMs,
@@ -214,7 +215,8 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
         authInfo: c.get('authInfo'),
         holdings: c.get('holdings'),
         bus: edge.bus,
-        taskListens: edge.taskListens,
+        shares: edge.shares,
+        holder: c.get('holder'),
         // A revocation reaches a listen stream through the bus, and finds what to end in the registry.
         revocable: c.get('holdings') !== undefined && edge.bus !== undefined,
       });
@@ -250,6 +252,8 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
       principal: c.get('principal'),
       holdings: c.get('holdings'),
       sessions: sessions(c.env),
+      shares: c.get('edge').shares,
+      holder: c.get('holder'),
     };
   }
 

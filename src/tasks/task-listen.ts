@@ -17,6 +17,7 @@ import { encodeComment } from '../core/sse.ts';
 import { capabilitiesDeclareTasks, isWellFormedTaskId, TASKS_REQUIRED } from '../core/task.ts';
 import { HEADERS, JsonRpcCode, SSE_RESPONSE_HEADERS } from '../core/wire.ts';
 import { McpHttpError } from '../core/errors.ts';
+import type { Release } from '../core/slots.ts';
 import type { TaskDirectory } from './task-directory.ts';
 
 const SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
@@ -28,35 +29,6 @@ export const MAX_WATCHED_TASKS = 64;
  * the count: each deploy may end an instance once).
  */
 const MAX_REWATCHES = 3;
-
-/**
- * The listens naming tasks that one isolate holds at once, each with its sockets: bounded by
- * MAX_LISTEN_STREAMS, as the SDK bounds the listens it serves (each kind counted on its own; the
- * SDK keeps its count to itself). Past it a listen is refused as the SDK refuses one.
- */
-export class TaskListenSlots {
-  readonly #max: number;
-  #open = 0;
-
-  constructor(max: number) {
-    this.#max = max;
-  }
-
-  get open(): number {
-    return this.#open;
-  }
-
-  /** A slot, and how to give it back (once, whatever calls it again); undefined when none is free. */
-  take(): (() => void) | undefined {
-    if (this.#open >= this.#max) return undefined;
-    this.#open++;
-    let held = true;
-    return () => {
-      if (held) this.#open--;
-      held = false;
-    };
-  }
-}
 
 type ListenMessage = { id: string | number; params?: { notifications?: { taskIds?: unknown }; _meta?: Record<string, unknown> } };
 
@@ -77,6 +49,8 @@ export function isTaskListen(message: unknown, headers: Headers): message is Lis
 }
 
 /**
+ * `takeSlot`: one of the isolate's listen slots, or the refusal it throws (edge/stream-shares.ts):
+ * a listen naming tasks counts with the SDK's, in its principal's share and the isolate's total.
  * `bus`: where a revocation can reach this listen (stateless/endable-listen.ts): served in its
  * owner's listen scope, the stream holds a subscription on it, which hears nothing it uses but
  * whose socket a revocation closes; the revocable wrapper then ends the stream.
@@ -84,7 +58,7 @@ export function isTaskListen(message: unknown, headers: Headers): message is Lis
 export async function serveTaskListen(
   message: ListenMessage,
   directory: TaskDirectory,
-  slots: TaskListenSlots,
+  takeSlot: () => Release,
   { signal, heartbeatMs, bus }: { readonly signal: AbortSignal; readonly heartbeatMs: number; readonly bus?: ServerEventBus },
 ): Promise<Response> {
   const { id, params } = message;
@@ -102,9 +76,8 @@ export async function serveTaskListen(
   if (!Array.isArray(requested) || requested.length > MAX_WATCHED_TASKS || !requested.every((taskId) => typeof taskId === 'string')) {
     throw new McpHttpError(200, -32602, `Invalid params: taskIds must be at most ${MAX_WATCHED_TASKS} strings`, undefined, id);
   }
-  // The SDK's words and code for the same refusal of its own listens.
-  const release = slots.take();
-  if (release === undefined) throw new McpHttpError(200, JsonRpcCode.InternalError, 'Subscription limit reached', undefined, id);
+  // Before any watch is opened: a refused listen costs no task object a wake.
+  const release = takeSlot();
   const ids = [...new Set(requested as string[])].filter(isWellFormedTaskId);
   const watches = await Promise.allSettled(ids.map(async (taskId) => [taskId, await directory.watch(taskId)] as const));
   const watched = watches.flatMap((watch) =>

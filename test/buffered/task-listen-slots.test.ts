@@ -1,47 +1,53 @@
 /**
- * Listens naming tasks are bounded per isolate like the SDK's own (MAX_LISTEN_STREAMS=8 here,
- * vitest.config.ts): each holds a socket per task it watches, so without the bound one client
- * could make an isolate hold any number of them. Past it a listen is refused as the SDK refuses
- * one (-32603 "Subscription limit reached"), and a slot is free again once a listen ends.
+ * An isolate's listens are bounded in all (MAX_LISTEN_STREAMS=8 here, vitest.config.ts), the
+ * SDK's and those naming tasks counted together: each holds sockets (a bus socket, or one per
+ * task it watches). Past the total a listen is refused as the SDK refuses one (-32603
+ * "Subscription limit reached"), whoever asks; a slot is free again once a listen ends. Each
+ * client address gets at most 6 of them (MAX_LISTENS_PER_PRINCIPAL; listen-shares.test.ts), so
+ * the isolate is filled here from two.
  */
 import { describe, expect, it } from 'vitest';
+import { readConfig } from '../../src/config.ts';
+import { StreamShares } from '../../src/edge/stream-shares.ts';
 import type { TaskDirectory } from '../../src/tasks/task-directory.ts';
-import { serveTaskListen, TaskListenSlots } from '../../src/tasks/task-listen.ts';
+import { serveTaskListen } from '../../src/tasks/task-listen.ts';
 import { answerOf, modernRequest } from '../support/modern-http.ts';
 import { message, SseReader } from '../support/sse-reader.ts';
 import { createTask, TASK_CLIENT, waitForStatus } from '../support/task-http.ts';
 
 const MAX = 8;
-const listen = (taskIds: string[]) => modernRequest('subscriptions/listen', { notifications: { taskIds } }, TASK_CLIENT);
+const SHARE = 6;
+const from = (address: string) => ({ 'CF-Connecting-IP': address });
+const listen = (taskIds: string[], address: string) =>
+  modernRequest('subscriptions/listen', { notifications: { taskIds } }, TASK_CLIENT, from(address));
+const listenLists = (address: string) =>
+  modernRequest('subscriptions/listen', { notifications: { toolsListChanged: true } }, {}, from(address));
+const LIMIT_REACHED = { jsonrpc: '2.0', id: expect.any(Number), error: { code: -32603, message: 'Subscription limit reached' } };
 
-describe('listens naming tasks, per isolate', () => {
-  it(`at most MAX_LISTEN_STREAMS (${MAX}) at once: the next is refused as the SDK refuses one, and is served once one has ended`, async () => {
+describe('listens per isolate', () => {
+  it(`at most MAX_LISTEN_STREAMS (${MAX}) at once, of both kinds: the next is refused as the SDK refuses one, and is served once one has ended`, async () => {
     const asking = await createTask('confirm_delete', { filename: 'slots.txt' });
     await waitForStatus(asking, 'input_required');
     const readers: SseReader[] = [];
     try {
       for (let i = 0; i < MAX; i++) {
-        const reader = new SseReader(await listen([asking]));
+        const reader = new SseReader(await listen([asking], i < SHARE ? '198.51.100.1' : '198.51.100.2'));
         readers.push(reader);
         expect((message((await reader.take(1))[0]!) as { method: string }).method).toBe('notifications/subscriptions/acknowledged');
       }
-      const refused = await listen([asking]);
+      // A third address, within its share: the isolate has none left, of either kind.
+      const refused = await listen([asking], '198.51.100.3');
       expect(refused.status).toBe(200);
-      expect(await answerOf(refused)).toEqual({
-        jsonrpc: '2.0',
-        id: expect.any(Number),
-        error: { code: -32603, message: 'Subscription limit reached' },
-      });
-      // The SDK's listens are counted apart: one is still served.
-      const listsReader = new SseReader(await modernRequest('subscriptions/listen', { notifications: { toolsListChanged: true } }));
-      readers.push(listsReader);
-      expect((message((await listsReader.take(1))[0]!) as { method: string }).method).toBe('notifications/subscriptions/acknowledged');
+      expect(await answerOf(refused)).toEqual(LIMIT_REACHED);
+      const lists = await listenLists('198.51.100.3');
+      expect(lists.status).toBe(200);
+      expect(await answerOf(lists)).toEqual(LIMIT_REACHED);
 
       // One leaves: its slot is given back once its cancel reaches the Worker.
       await readers.shift()!.cancel();
       let again: Response | undefined;
       for (let attempt = 0; attempt < 100 && again === undefined; attempt++) {
-        const response = await listen([asking]);
+        const response = await listenLists('198.51.100.3');
         if (response.headers.get('Content-Type')?.includes('text/event-stream')) again = response;
         else await scheduler.wait(10);
       }
@@ -86,50 +92,36 @@ describe('listens naming tasks whose clients leave early', () => {
     },
   };
 
+  /** One listen slot, as the Worker gives them (edge/stream-shares.ts). */
+  const oneSlot = () => {
+    const shares = new StreamShares(readConfig({ MAX_LISTEN_STREAMS: '1' }));
+    return { take: () => shares.listen('k', 7), held: () => shares.heldBy('k')[0] };
+  };
+
   it('a client that left while its tasks were being watched gets nothing, and its slot and sockets are given back', async () => {
-    const slots = new TaskListenSlots(1);
+    const slots = oneSlot();
     const { directory, sockets, open } = slowDirectory();
     const leaving = new AbortController();
-    const served = serveTaskListen(message, directory, slots, { signal: leaving.signal, heartbeatMs: 0 });
-    expect(slots.open).toBe(1);
+    const served = serveTaskListen(message, directory, slots.take, { signal: leaving.signal, heartbeatMs: 0 });
+    expect(slots.held()).toBe(1);
     leaving.abort(); // before the watch is open: the signal will not fire again
     open();
     const response = await served;
     expect(response.body).toBeNull();
-    expect(slots.open).toBe(0);
+    expect(slots.held()).toBe(0);
     expect(sockets).toEqual([{ accepted: true, closed: true, accept: expect.any(Function), close: expect.any(Function) }]);
   });
 
   it('a client that stays is served, holding its slot until it leaves', async () => {
-    const slots = new TaskListenSlots(1);
+    const slots = oneSlot();
     const { directory, sockets, open } = slowDirectory();
     const leaving = new AbortController();
     open();
-    const response = await serveTaskListen(message, directory, slots, { signal: leaving.signal, heartbeatMs: 0 });
+    const response = await serveTaskListen(message, directory, slots.take, { signal: leaving.signal, heartbeatMs: 0 });
     expect(response.headers.get('Content-Type')).toContain('text/event-stream');
-    expect(slots.open).toBe(1);
+    expect(slots.held()).toBe(1);
     leaving.abort();
-    expect(slots.open).toBe(0);
+    expect(slots.held()).toBe(0);
     expect(sockets[0]!.closed).toBe(true);
-  });
-});
-
-describe('TaskListenSlots', () => {
-  it('gives out at most its bound, and each release frees one slot once, however often it is called', () => {
-    const slots = new TaskListenSlots(2);
-    const first = slots.take();
-    const second = slots.take();
-    expect(first).toBeTypeOf('function');
-    expect(second).toBeTypeOf('function');
-    expect(slots.take()).toBeUndefined();
-    first!();
-    first!();
-    expect(slots.open).toBe(1);
-    const third = slots.take();
-    expect(third).toBeTypeOf('function');
-    expect(slots.take()).toBeUndefined();
-    second!();
-    third!();
-    expect(slots.open).toBe(0);
   });
 });

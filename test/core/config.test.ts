@@ -24,6 +24,8 @@ describe('readConfig defaults', () => {
       taskMaxEventBytes: 65_536,
       busShards: 1,
       maxListenStreams: 1024,
+      maxListensPerPrincipal: 32,
+      maxStreamsPerPrincipal: 100,
       maxSessionsPerPrincipal: 100,
       maxTasksPerPrincipal: 1_000,
       auth: { mode: 'none' },
@@ -50,6 +52,10 @@ describe('readConfig defaults', () => {
     { key: 'MAX_SESSIONS_PER_PRINCIPAL', value: '0', field: 'maxSessionsPerPrincipal', expected: 0 },
     { key: 'MAX_TASKS_PER_PRINCIPAL', value: '7', field: 'maxTasksPerPrincipal', expected: 7 },
     { key: 'MAX_TASKS_PER_PRINCIPAL', value: '0', field: 'maxTasksPerPrincipal', expected: 0 },
+    { key: 'MAX_LISTENS_PER_PRINCIPAL', value: '4', field: 'maxListensPerPrincipal', expected: 4 },
+    { key: 'MAX_LISTENS_PER_PRINCIPAL', value: '0', field: 'maxListensPerPrincipal', expected: 0 },
+    { key: 'MAX_STREAMS_PER_PRINCIPAL', value: '250', field: 'maxStreamsPerPrincipal', expected: 250 },
+    { key: 'MAX_STREAMS_PER_PRINCIPAL', value: '0', field: 'maxStreamsPerPrincipal', expected: 0 },
   ] as const)('reads $key=$value', ({ key, value, field, expected }) => {
     expect(readConfig({ [key]: value })[field]).toBe(expected);
   });
@@ -69,6 +75,28 @@ describe('readConfig defaults', () => {
     'MAX_LISTEN_STREAMS',
   ] as const)('refuses %s = 0', (key) => {
     expect(() => readConfig({ [key]: '0' })).toThrow(`configuration: ${key} must be positive`);
+  });
+
+  it.each([
+    { isolate: '4096', share: 32 },
+    { isolate: '1024', share: 32 },
+    { isolate: '100', share: 25 },
+    { isolate: '8', share: 2 },
+    { isolate: '3', share: 1 },
+    { isolate: '1', share: 1 },
+  ])(
+    'shares MAX_LISTEN_STREAMS=$isolate by default as $share per principal: 32, or a quarter if less, at least 1',
+    ({ isolate, share }) => {
+      expect(readConfig({ MAX_LISTEN_STREAMS: isolate }).maxListensPerPrincipal).toBe(share);
+    },
+  );
+
+  it("refuses MAX_LISTENS_PER_PRINCIPAL beyond MAX_LISTEN_STREAMS: it is a principal's share of them", () => {
+    expect(readConfig({ MAX_LISTEN_STREAMS: '8', MAX_LISTENS_PER_PRINCIPAL: '8' }).maxListensPerPrincipal).toBe(8);
+    expect(() => readConfig({ MAX_LISTEN_STREAMS: '8', MAX_LISTENS_PER_PRINCIPAL: '9' })).toThrow(
+      'configuration: MAX_LISTENS_PER_PRINCIPAL must be at most MAX_LISTEN_STREAMS (8), got 9',
+    );
+    expect(() => readConfig({ MAX_LISTENS_PER_PRINCIPAL: '1025' })).toThrow('must be at most MAX_LISTEN_STREAMS (1024)');
   });
 
   it('refuses MAX_SESSION_REQUESTS beyond the stream numbers a session has (8,388,607)', () => {

@@ -143,6 +143,28 @@ describe('httpErrors', () => {
       },
     },
     {
+      name: 'tooManyListens is a 429 / -32000 naming its reason and limit, answering the listen',
+      error: httpErrors.tooManyListens(32, 7),
+      expected: {
+        status: 429,
+        code: -32000,
+        message: 'you hold the 32 listen streams you may hold at once on this server; close one you no longer read, then listen again',
+        data: { reason: 'too_many_listens', limit: 32 },
+        id: 7,
+      },
+    },
+    {
+      name: 'tooManyStreams is a 429 / -32000 naming its reason and limit (id null: a GET)',
+      error: httpErrors.tooManyStreams(100),
+      expected: {
+        status: 429,
+        code: -32000,
+        message:
+          'you hold the 100 open streams you may hold at once on this server; close one you no longer read (or let a call finish), then retry',
+        data: { reason: 'too_many_streams', limit: 100 },
+      },
+    },
+    {
       name: 'internal is a 500 / -32603 with a fixed message',
       error: httpErrors.internal(),
       expected: { status: 500, code: -32603, message: 'Internal error' },

@@ -166,9 +166,13 @@ describe(`${ATTEMPTS} concurrent attach and resume attempts on one session's str
       });
       const started = Date.now();
       const answers = await Promise.all(
-        storm.map(async (attempt): Promise<Answer> => {
+        storm.map(async (attempt, i): Promise<Answer> => {
           if (attempt.delayMs) await sleep(attempt.delayMs);
-          const response = await session.get(attempt.stream === undefined ? undefined : session.eventId(attempt.stream, attempt.seq!));
+          // Many clients of the one (anonymous) principal, each from its own address: one alone
+          // would meet its share of the isolate's streams (MAX_STREAMS_PER_PRINCIPAL, 100).
+          const client = { 'CF-Connecting-IP': `198.51.100.${i % 200}` };
+          const cursor = attempt.stream === undefined ? undefined : session.eventId(attempt.stream, attempt.seq!);
+          const response = await session.get(cursor, client);
           if (response.status !== 200) return { attempt, refused: await errorOf(response) };
           const conn = track(attempt, response);
           conns.push(conn);

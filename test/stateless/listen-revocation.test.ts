@@ -22,7 +22,7 @@ import { revokedListenFrame, serveEndableListen, unreachableListenFrame } from '
 import { ANONYMOUS } from '../../src/auth/principal.ts';
 import { readConfig } from '../../src/config.ts';
 import { serveModern } from '../../src/edge/modern-route.ts';
-import { TaskListenSlots } from '../../src/tasks/task-listen.ts';
+import { StreamShares } from '../../src/edge/stream-shares.ts';
 import { ENDED, SseReader } from '../support/sse-reader.ts';
 import { MODERN } from '../support/modern-http.ts';
 
@@ -465,7 +465,8 @@ describe('a listen whose bus stays unreachable', () => {
         authInfo: undefined,
         holdings: undefined,
         bus,
-        taskListens: new TaskListenSlots(1),
+        shares: new StreamShares(readConfig({})),
+        holder: 'address:unknown',
         revocable: false,
       });
       reader = new SseReader(response);

@@ -178,6 +178,80 @@ describe('the relayed SSE response', () => {
   });
 });
 
+describe("the connection's slot (edge/stream-shares.ts)", () => {
+  /** A relayed connection counting its releases. */
+  const counted = (head: string, options: Partial<RelayOptions> & { noSocket?: boolean } = {}) => {
+    const count = { released: 0 };
+    return { count, ...relayPair(head, { ...options, release: () => count.released++ }) };
+  };
+
+  it('is held while the connection is open, and given back once when the object ends it', async () => {
+    const { object, body, count } = counted(frame(0, ''));
+    const reader = new SseReader(new Response(body));
+    await reader.take(1);
+    await sleep(20);
+    expect(count.released, 'open').toBe(0);
+    object.close(1000, 'stream-finished');
+    await reader.all();
+    await sleep(20);
+    expect(count.released).toBe(1);
+  });
+
+  it.each([
+    {
+      name: 'by the request signal',
+      end: async (_relay: ReturnType<typeof counted>, reader: SseReader, client: AbortController) => {
+        client.abort();
+        await reader.cancel();
+      },
+    },
+    {
+      name: 'without a signal, at the next write',
+      end: async (relay: ReturnType<typeof counted>, reader: SseReader) => {
+        await reader.cancel();
+        relay.object.send(encoder.encode(frame(1)));
+      },
+    },
+  ])('is given back once when its client leaves, $name', async ({ end }) => {
+    const client = new AbortController();
+    const relay = counted(frame(0, ''), { clientSignal: client.signal });
+    const reader = new SseReader(new Response(relay.body));
+    await reader.take(1);
+    await sleep(20);
+    expect(relay.count.released).toBe(0);
+    await end(relay, reader, client);
+    await sleep(20);
+    client.abort(); // a later signal changes nothing
+    relay.object.close(1000, 'late');
+    await sleep(20);
+    expect(relay.count.released).toBe(1);
+  });
+
+  it.each([
+    { name: 'the stream ends on the first answer', options: { bridgeMs: 1_000 }, endBridge: true },
+    { name: 'the object has no connection for the socket', options: { noSocket: true }, endBridge: false },
+    { name: 'the connection reaches its age', options: { maxAgeMs: 30 }, endBridge: false },
+  ])('is given back once when $name', async ({ options, endBridge }) => {
+    const { body, bridge, count } = counted(frame(0, ''), options);
+    if (endBridge) bridge.close();
+    await new SseReader(new Response(body)).all(2_000);
+    await sleep(20);
+    expect(count.released).toBe(1);
+  });
+
+  it('is given back at once for an answer that is not relayed', async () => {
+    let released = 0;
+    const first = new Response('{"jsonrpc":"2.0"}', { status: 404 });
+    const response = await relayResponse(first, async () => new Response(null), {
+      heartbeatMs: 0,
+      maxAgeMs: 0,
+      bufferBytes: 1024,
+      release: () => released++,
+    });
+    expect([response === first, released]).toEqual([true, 1]);
+  });
+});
+
 describe('relayResponse', () => {
   const options = { heartbeatMs: 0, maxAgeMs: 0, bufferBytes: 1024, bridgeMs: 0 };
 
