@@ -1,8 +1,9 @@
 /**
- * The edge Worker: stateless checks and authentication, then routing by era — a session's
- * request to its Durable Object (session-route.ts), a 2026-07-28 one to the SDK's handler
- * (modern-route.ts). It holds no session state and makes no protocol decision of its own;
- * every check is a core function, every rejection goes through errorResponse().
+ * The edge Worker: the Host/Origin walls (on every route it serves), stateless checks and
+ * authentication, then routing by era — a session's request to its Durable Object
+ * (session-route.ts), a 2026-07-28 one to the SDK's handler (modern-route.ts). It holds no
+ * session state and makes no protocol decision of its own; every check is a core function,
+ * every rejection goes through errorResponse().
  */
 import { isLegacyRequest, type AuthInfo, type McpHttpHandler } from '@modelcontextprotocol/server';
 import { Hono, type Context } from 'hono';
@@ -65,7 +66,10 @@ export interface McpWorkerOptions<E> {
    * tool call is answered inline.
    */
   readonly tasks?: (env: E) => TaskNamespace;
-  /** AUTH=oauth: the sign-in and consent page; the demo's, which authenticates nobody, when absent. */
+  /**
+   * AUTH=oauth: the sign-in and consent page; when absent the demo's, which authenticates nobody
+   * and so serves on loopback only, unless `DEMO_SIGN_IN = "anyone-is-anyone"`.
+   */
   readonly oauth?: OAuthOptions<E>;
   /**
    * A Workers Rate Limiting binding (period 60 s): each principal's requests count against it
@@ -133,18 +137,22 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
     return cached;
   };
 
+  // DNS-rebinding defence first, on every route the Worker serves — the endpoint, the resource
+  // metadata, the operator's routes, a path it does not serve — registered before all of them:
+  // a forbidden Host or Origin learns nothing else ("Servers MUST validate the Origin header on
+  // all incoming connections"), not even a `resource` named after itself or whether a token is right.
+  app.use('*', async (c, next) => {
+    const { allowedHosts, allowedOrigins } = edgeOf(c.env).config;
+    checkHostAndOrigin(c.req.raw.headers, allowedHosts, allowedOrigins, () => new URL(c.req.url).host);
+    await next();
+  });
+
   app.use(path, async (c, next) => {
     const edge = edgeOf(c.env);
     c.set('config', edge.config);
     c.set('edge', edge);
     await next();
-  });
-
-  // DNS-rebinding defence first: a forbidden Host or Origin learns nothing else.
-  app.use(path, async (c, next) => {
-    const { allowedHosts, allowedOrigins } = c.get('config');
-    checkHostAndOrigin(c.req.raw.headers, allowedHosts, allowedOrigins, () => new URL(c.req.url).host);
-    await next();
+    // The endpoint's answers, readable by the page that asked: its Origin passed the walls.
     const origin = c.req.header('Origin');
     if (origin !== undefined) {
       const response = withCors(c.res, origin);
@@ -348,7 +356,11 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
       // past every check that reads the path as sent (the request log, the metrics, AUTH=oauth's
       // front). Only the one spelling is the endpoint.
       if (pathname !== path && decodedPath(pathname) === path) {
-        return errorResponse(new McpHttpError(404, JsonRpcCode.ServerError, `Not found: the MCP endpoint is ${path}`));
+        // Answered here, outside the app: behind the same walls as every route it serves.
+        return (
+          refusedByWalls(request, config) ??
+          errorResponse(new McpHttpError(404, JsonRpcCode.ServerError, `Not found: the MCP endpoint is ${path}`))
+        );
       }
       const response = await serve(request, env, ctx, config, pathname);
       // Every request to the endpoint, whoever answered it (the app, or the authorization server's challenge).
@@ -360,6 +372,16 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
       return response;
     },
   };
+}
+
+/** The walls' refusal (403) of a request answered outside the app, or undefined if it passes them. */
+function refusedByWalls(request: Request, config: TransportConfig): Response | undefined {
+  try {
+    checkHostAndOrigin(request.headers, config.allowedHosts, config.allowedOrigins, () => new URL(request.url).host);
+    return undefined;
+  } catch (error) {
+    return errorResponse(asHttpError(error));
+  }
 }
 
 /** `pathname` percent-decoded, or undefined where it does not decode. */
