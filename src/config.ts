@@ -120,8 +120,9 @@ export interface ConfigVars extends AuthVars {
   readonly METRICS_KEY?: string;
 }
 
-export const DEFAULT_ALLOWED_HOSTS = 'localhost,127.0.0.1,[::1]';
-export const DEFAULT_ALLOWED_ORIGINS = 'http://localhost,http://127.0.0.1,http://[::1]';
+/** Loopback on every port (`:*`): the dev server's, the conformance runs', MCP Inspector's page (core/allowlist.ts). */
+export const DEFAULT_ALLOWED_HOSTS = 'localhost:*,127.0.0.1:*,[::1]:*';
+export const DEFAULT_ALLOWED_ORIGINS = 'http://localhost:*,http://127.0.0.1:*,http://[::1]:*';
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
 /**

@@ -6,7 +6,7 @@
 import { httpErrors } from './errors.ts';
 import { parseEventId, type EventId } from './event-id.ts';
 import { acceptListsType, isJsonContentType, parseAccept } from './media-type.ts';
-import { isHostAllowed, isOriginAllowed, type Allowlist } from './allowlist.ts';
+import { hostEntriesAdmitting, isHostAllowed, isOriginAllowed, originEntriesAdmitting, type Allowlist } from './allowlist.ts';
 import { ASSUMED_PROTOCOL_VERSION, isSupportedProtocolVersion, type ProtocolVersion } from './protocol-version.ts';
 import { isSessionIdSyntax, isWellFormedSessionId } from './session-id.ts';
 import { HEADERS } from './wire.ts';
@@ -23,10 +23,25 @@ export function checkHostAndOrigin(
   urlHost: () => string | null = () => null,
 ): void {
   const host = headers.get('Host') ?? urlHost();
-  if (!isHostAllowed(hosts, host)) throw httpErrors.forbidden(`host ${JSON.stringify(host)} is not allowed (add it to ALLOWED_HOSTS)`);
+  if (!isHostAllowed(hosts, host))
+    throw httpErrors.forbidden(
+      `host ${JSON.stringify(host)} is not allowed (add it to ALLOWED_HOSTS${portFix(hostEntriesAdmitting(hosts, host))})`,
+    );
   const origin = headers.get('Origin');
   if (!isOriginAllowed(origins, origin))
-    throw httpErrors.forbidden(`origin ${JSON.stringify(origin)} is not allowed (add it to ALLOWED_ORIGINS)`);
+    throw httpErrors.forbidden(
+      `origin ${JSON.stringify(origin)} is not allowed (add it to ALLOWED_ORIGINS${portFix(originEntriesAdmitting(origins, origin))})`,
+    );
+}
+
+/**
+ * A name listed without this port (allowlist.ts: an entry without a port is the default ports
+ * only): the refusal names the entries that would admit it, so a list written before that rule
+ * (`localhost` for `npm run dev` on 8787) says how to fix itself.
+ */
+function portFix(entries: readonly [string, string] | undefined): string {
+  if (entries === undefined) return '';
+  return `: its name is listed for other ports, and an entry without a port is the default ports only; ${JSON.stringify(entries[0])} admits this port, ${JSON.stringify(entries[1])} every port`;
 }
 
 /**

@@ -162,11 +162,13 @@ tag = "v1"
 new_sqlite_classes = [${classes.map((c) => `"${c}"`).join(', ')}]
 
 [vars]
-# Hosts this Worker answers (others get 403, against DNS rebinding); entries without a port match
-# any port. Add your deployed hostname (my-server.<you>.workers.dev) before deploying.
-ALLOWED_HOSTS = "localhost,127.0.0.1,[::1]"
-# Origins of browser-based clients allowed to call it (CORS); others get 403.
-ALLOWED_ORIGINS = "http://localhost,http://127.0.0.1,http://[::1]"
+# Hosts this Worker answers (others get 403, against DNS rebinding). An entry without a port is
+# its default ports only (a Host without one, :80, :443); "name:8787" is that port; "name:*" any
+# port (here: loopback, for npm run dev and local clients). Add your deployed hostname
+# (my-server.<you>.workers.dev, no port) before deploying.
+ALLOWED_HOSTS = "localhost:*,127.0.0.1:*,[::1]:*"
+# Origins of browser-based clients allowed to call it (CORS); others get 403. Same port rule.
+ALLOWED_ORIGINS = "http://localhost:*,http://127.0.0.1:*,http://[::1]:*"
 ${authVars(auth)}`;
 }
 

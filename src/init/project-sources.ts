@@ -215,7 +215,8 @@ Try it: \`npx @modelcontextprotocol/inspector --cli http://localhost:8787/mcp --
 
 - **Tools** are in \`src/tools.ts\`, written once for both eras with the MCP SDK's \`McpServer\`.
 - **wrangler.toml** has the bindings; the comments say which are optional. Add your deployed
-  hostname to \`ALLOWED_HOSTS\` before deploying (other hosts are refused with 403).
+  hostname to \`ALLOWED_HOSTS\` before deploying (other hosts are refused with 403; an entry
+  without a port is its default ports only, \`name:*\` any port).
 - ${authLine.replaceAll('\n', '\n  ')}
 `;
 }

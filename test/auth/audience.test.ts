@@ -112,3 +112,49 @@ describe('a configured audience', () => {
     ),
   );
 });
+
+/**
+ * Issue 42: an entry without a port admits the default ports only, so a Host on another port
+ * names no resource of this server — a token the same issuer minted for that port's resource
+ * (`http://127.0.0.1:9999/mcp`) is refused with the Host (403), before any audience is derived.
+ * `name:*` says that every port of the name is this server, and accepts each port's own tokens.
+ */
+describe('the port of an allowed host', () => {
+  it.each([
+    [
+      'a bare name is its default ports: a token for another port, at that port, is refused',
+      { ALLOWED_HOSTS: 'mcp.example.com' },
+      [
+        ['mcp.example.com:9999', at('mcp.example.com:9999'), 403],
+        ['mcp.example.com', at('mcp.example.com'), 200],
+        ['mcp.example.com:443', at('mcp.example.com:9999'), 401],
+      ],
+    ],
+    [
+      'a bare loopback address is its default ports too',
+      { ALLOWED_HOSTS: '127.0.0.1' },
+      [
+        ['127.0.0.1:9999', at('127.0.0.1:9999'), 403],
+        ['127.0.0.1', at('127.0.0.1'), 200],
+      ],
+    ],
+    [
+      'a listed port is that port alone',
+      { ALLOWED_HOSTS: '127.0.0.1:8787' },
+      [
+        ['127.0.0.1:9999', at('127.0.0.1:9999'), 403],
+        ['127.0.0.1:8787', at('127.0.0.1:9999'), 401],
+        ['127.0.0.1:8787', at('127.0.0.1:8787'), 200],
+      ],
+    ],
+    [
+      'name:* is every port, each its own audience',
+      { ALLOWED_HOSTS: '127.0.0.1:*' },
+      [
+        ['127.0.0.1:9999', at('127.0.0.1:8787'), 401],
+        ['127.0.0.1:9999', at('127.0.0.1:9999'), 200],
+        ['127.0.0.1:8787', at('127.0.0.1:8787'), 200],
+      ],
+    ],
+  ] as [string, Record<string, string>, Step[]][])('%s', async (_name, vars, steps) => run(steps, vars));
+});

@@ -6,7 +6,7 @@ describe('parseHostAllowlist', () => {
   it.each([
     { name: 'no text as an empty list', text: undefined, list: { any: false, entries: [] } },
     { name: 'an empty string as an empty list', text: '', list: { any: false, entries: [] } },
-    { name: 'a bare name as any port of that name', text: 'localhost', list: { any: false, entries: [{ name: 'localhost' }] } },
+    { name: 'a bare name as its default ports', text: 'localhost', list: { any: false, entries: [{ name: 'localhost' }] } },
     {
       name: 'a name with a port, lower-cased',
       text: 'LocalHost:8787',
@@ -27,7 +27,14 @@ describe('parseHostAllowlist', () => {
     {
       name: 'the default list',
       text: DEFAULT_ALLOWED_HOSTS,
-      list: { any: false, entries: [{ name: 'localhost' }, { name: '127.0.0.1' }, { name: '[::1]' }] },
+      list: {
+        any: false,
+        entries: [
+          { name: 'localhost', port: '*' },
+          { name: '127.0.0.1', port: '*' },
+          { name: '[::1]', port: '*' },
+        ],
+      },
     },
   ])('parses $name', ({ text, list }) => {
     expect(parseHostAllowlist(text)).toEqual(list);
@@ -78,7 +85,14 @@ describe('parseOriginAllowlist', () => {
     {
       name: 'the default list',
       text: DEFAULT_ALLOWED_ORIGINS,
-      list: { any: false, entries: [{ name: 'http://localhost' }, { name: 'http://127.0.0.1' }, { name: 'http://[::1]' }] },
+      list: {
+        any: false,
+        entries: [
+          { name: 'http://localhost', port: '*' },
+          { name: 'http://127.0.0.1', port: '*' },
+          { name: 'http://[::1]', port: '*' },
+        ],
+      },
     },
   ])('parses $name', ({ text, list }) => {
     expect(parseOriginAllowlist(text)).toEqual(list);
@@ -93,7 +107,7 @@ describe('isHostAllowed', () => {
 
   it.each([
     { name: 'localhost', list: defaults, host: 'localhost', allowed: true },
-    { name: 'localhost on any port', list: defaults, host: 'localhost:8787', allowed: true },
+    { name: 'localhost on any port (localhost:*)', list: defaults, host: 'localhost:8787', allowed: true },
     { name: 'localhost in upper case', list: defaults, host: 'LOCALHOST:8787', allowed: true },
     { name: 'a surrounding-whitespace localhost', list: defaults, host: ' localhost ', allowed: true },
     { name: '127.0.0.1 on a port', list: defaults, host: '127.0.0.1:1', allowed: true },
@@ -135,7 +149,7 @@ describe('isOriginAllowed', () => {
     { name: 'an absent origin (a non-browser client)', list: defaults, origin: null, allowed: true },
     { name: 'an absent origin under an empty list', list: none, origin: null, allowed: true },
     { name: 'http://localhost', list: defaults, origin: 'http://localhost', allowed: true },
-    { name: 'http://localhost on any port', list: defaults, origin: 'http://localhost:6274', allowed: true },
+    { name: 'http://localhost on any port (http://localhost:*)', list: defaults, origin: 'http://localhost:6274', allowed: true },
     { name: 'an upper-case origin', list: defaults, origin: 'HTTP://LOCALHOST:6274', allowed: true },
     { name: 'http://127.0.0.1 on a port', list: defaults, origin: 'http://127.0.0.1:3000', allowed: true },
     { name: 'http://[::1] on a port', list: defaults, origin: 'http://[::1]:8080', allowed: true },
@@ -155,5 +169,80 @@ describe('isOriginAllowed', () => {
     { name: 'http://localhost under an empty list', list: none, origin: 'http://localhost', allowed: false },
   ])('$name: $allowed', ({ list, origin, allowed }) => {
     expect(isOriginAllowed(list, origin)).toBe(allowed);
+  });
+});
+
+/**
+ * The port an entry names (issue 42): an entry is the origins it admits, and an origin includes
+ * its port. Without a port, an entry admits the default ports only (a Host without a port, or
+ * :80 / :443; an Origin at its scheme's default port); `name:N` admits port N; `name:*` admits
+ * any port, and says so. Were a bare name any port, a request at `mcp.example.com:9999` would
+ * pass for a server meant for 443, and with AUTH=jwt and no MCP_RESOURCE its Host would make
+ * `http://mcp.example.com:9999/mcp` an audience this server accepts.
+ */
+describe('the port an entry names', () => {
+  it.each([
+    { entry: 'mcp.example.com', host: 'mcp.example.com', allowed: true },
+    { entry: 'mcp.example.com', host: 'mcp.example.com:443', allowed: true },
+    { entry: 'mcp.example.com', host: 'mcp.example.com:80', allowed: true },
+    { entry: 'mcp.example.com', host: 'mcp.example.com:9999', allowed: false },
+    { entry: 'mcp.example.com', host: 'mcp.example.com:8443', allowed: false },
+    { entry: '127.0.0.1', host: '127.0.0.1:9999', allowed: false },
+    { entry: 'localhost', host: 'localhost:8787', allowed: false },
+    { entry: '[::1]', host: '[::1]:8787', allowed: false },
+    { entry: '[::1]', host: '[::1]', allowed: true },
+    { entry: 'mcp.example.com:8443', host: 'mcp.example.com:8443', allowed: true },
+    { entry: 'mcp.example.com:8443', host: 'mcp.example.com:443', allowed: false },
+    { entry: 'mcp.example.com:8443', host: 'mcp.example.com', allowed: false },
+    { entry: 'localhost:*', host: 'localhost', allowed: true },
+    { entry: 'localhost:*', host: 'localhost:8787', allowed: true },
+    { entry: 'localhost:*', host: 'LOCALHOST:1', allowed: true },
+    { entry: 'localhost:*', host: 'evil.example:8787', allowed: false },
+    { entry: 'localhost:*', host: 'localhost.evil.example', allowed: false },
+    { entry: 'localhost:*', host: 'localhost:*', allowed: false },
+    { entry: '[::1]:*', host: '[::1]:8798', allowed: true },
+    { entry: '[::1]:*', host: '[::2]:8798', allowed: false },
+    // The documented dev path: `npm run dev` (8787), the conformance runs (8797, 8798).
+    { entry: DEFAULT_ALLOWED_HOSTS, host: 'localhost:8787', allowed: true },
+    { entry: DEFAULT_ALLOWED_HOSTS, host: '127.0.0.1:8797', allowed: true },
+    { entry: DEFAULT_ALLOWED_HOSTS, host: '[::1]:8798', allowed: true },
+    { entry: DEFAULT_ALLOWED_HOSTS, host: 'localhost', allowed: true },
+  ])('Host entry $entry admits $host: $allowed', ({ entry, host, allowed }) => {
+    expect(isHostAllowed(parseHostAllowlist(entry), host)).toBe(allowed);
+  });
+
+  it.each([
+    { entry: 'https://app.example', origin: 'https://app.example', allowed: true },
+    { entry: 'https://app.example', origin: 'https://app.example:443', allowed: true },
+    { entry: 'https://app.example', origin: 'https://app.example:8443', allowed: false },
+    { entry: 'http://app.example', origin: 'http://app.example:443', allowed: false },
+    { entry: 'http://localhost', origin: 'http://localhost:6274', allowed: false },
+    { entry: 'http://localhost', origin: 'http://localhost', allowed: true },
+    { entry: 'http://localhost:*', origin: 'http://localhost:6274', allowed: true },
+    { entry: 'http://localhost:*', origin: 'http://localhost', allowed: true },
+    { entry: 'http://localhost:*', origin: 'https://localhost:6274', allowed: false },
+    { entry: 'http://[::1]:*', origin: 'http://[::1]:8080', allowed: true },
+    { entry: 'http://localhost:*', origin: 'http://localhost:*', allowed: false },
+    // MCP Inspector's origin under the defaults.
+    { entry: DEFAULT_ALLOWED_ORIGINS, origin: 'http://localhost:6274', allowed: true },
+    { entry: DEFAULT_ALLOWED_ORIGINS, origin: 'http://127.0.0.1:8787', allowed: true },
+    { entry: DEFAULT_ALLOWED_ORIGINS, origin: 'https://localhost:6274', allowed: false },
+  ])('Origin entry $entry admits $origin: $allowed', ({ entry, origin, allowed }) => {
+    expect(isOriginAllowed(parseOriginAllowlist(entry), origin)).toBe(allowed);
+  });
+
+  it.each([
+    { text: 'localhost:*', list: { any: false, entries: [{ name: 'localhost', port: '*' }] } },
+    { text: '[::1]:*', list: { any: false, entries: [{ name: '[::1]', port: '*' }] } },
+  ])('parses the any-port host entry $text', ({ text, list }) => {
+    expect(parseHostAllowlist(text)).toEqual(list);
+  });
+
+  it('parses the any-port origin entry http://localhost:*', () => {
+    expect(parseOriginAllowlist('http://localhost:*')).toEqual({ any: false, entries: [{ name: 'http://localhost', port: '*' }] });
+  });
+
+  it.each(['localhost:**', ':*', '*:80', 'local*host', 'localhost:*8', '*.example.com'])('refuses the host entry %j', (entry) => {
+    expect(() => parseHostAllowlist(entry)).toThrow(/configuration: allowlist entry/);
   });
 });

@@ -4,8 +4,22 @@ import { DEFAULT_ALLOWED_HOSTS, DEFAULT_ALLOWED_ORIGINS, MAX_BODY_BYTES, readCon
 describe('readConfig defaults', () => {
   it('reads an empty environment as the loopback-only configuration', () => {
     expect(readConfig({})).toEqual({
-      allowedHosts: { any: false, entries: [{ name: 'localhost' }, { name: '127.0.0.1' }, { name: '[::1]' }] },
-      allowedOrigins: { any: false, entries: [{ name: 'http://localhost' }, { name: 'http://127.0.0.1' }, { name: 'http://[::1]' }] },
+      allowedHosts: {
+        any: false,
+        entries: [
+          { name: 'localhost', port: '*' },
+          { name: '127.0.0.1', port: '*' },
+          { name: '[::1]', port: '*' },
+        ],
+      },
+      allowedOrigins: {
+        any: false,
+        entries: [
+          { name: 'http://localhost', port: '*' },
+          { name: 'http://127.0.0.1', port: '*' },
+          { name: 'http://[::1]', port: '*' },
+        ],
+      },
       responseMode: 'sse',
       heartbeatMs: 15_000,
       retryMs: 1_000,
@@ -119,8 +133,8 @@ describe('readConfig defaults', () => {
   });
 
   it.each([
-    { name: 'DEFAULT_ALLOWED_HOSTS', value: DEFAULT_ALLOWED_HOSTS, expected: 'localhost,127.0.0.1,[::1]' },
-    { name: 'DEFAULT_ALLOWED_ORIGINS', value: DEFAULT_ALLOWED_ORIGINS, expected: 'http://localhost,http://127.0.0.1,http://[::1]' },
+    { name: 'DEFAULT_ALLOWED_HOSTS', value: DEFAULT_ALLOWED_HOSTS, expected: 'localhost:*,127.0.0.1:*,[::1]:*' },
+    { name: 'DEFAULT_ALLOWED_ORIGINS', value: DEFAULT_ALLOWED_ORIGINS, expected: 'http://localhost:*,http://127.0.0.1:*,http://[::1]:*' },
     { name: 'MAX_BODY_BYTES', value: MAX_BODY_BYTES, expected: 4 * 1024 * 1024 },
   ])('$name is $expected', ({ value, expected }) => {
     expect(value).toBe(expected);

@@ -134,6 +134,45 @@ describe('checkHostAndOrigin', () => {
     expect(asked).toBe(host === undefined ? 1 : 0);
   });
 
+  it.each([
+    {
+      name: 'a Host at a port its bare entry does not admit',
+      hosts: 'localhost',
+      origins: 'http://localhost',
+      headers: { Host: 'localhost:8787' },
+      message:
+        'Forbidden: host "localhost:8787" is not allowed (add it to ALLOWED_HOSTS: its name is listed for other ports, and an entry without a port is the default ports only; "localhost:8787" admits this port, "localhost:*" every port)',
+    },
+    {
+      name: 'a Host at another port than its entry’s',
+      hosts: 'mcp.example.com:8443',
+      origins: '',
+      headers: { Host: 'MCP.example.com:9999' },
+      message:
+        'Forbidden: host "MCP.example.com:9999" is not allowed (add it to ALLOWED_HOSTS: its name is listed for other ports, and an entry without a port is the default ports only; "mcp.example.com:9999" admits this port, "mcp.example.com:*" every port)',
+    },
+    {
+      name: 'an Origin at a port its bare entry does not admit (MCP Inspector’s)',
+      hosts: 'localhost',
+      origins: 'http://localhost',
+      headers: { Host: 'localhost', Origin: 'http://localhost:6274' },
+      message:
+        'Forbidden: origin "http://localhost:6274" is not allowed (add it to ALLOWED_ORIGINS: its name is listed for other ports, and an entry without a port is the default ports only; "http://localhost:6274" admits this port, "http://localhost:*" every port)',
+    },
+    {
+      name: 'a Host whose name is not listed at all (no port advice)',
+      hosts: 'localhost',
+      origins: '',
+      headers: { Host: 'evil.example:8787' },
+      message: 'Forbidden: host "evil.example:8787" is not allowed (add it to ALLOWED_HOSTS)',
+    },
+  ])('refuses $name, naming the entries that would admit it', ({ hosts: hostList, origins: originList, headers, message }) => {
+    expectHttpError(
+      thrownBy(() => checkHostAndOrigin(headersWith(headers), parseHostAllowlist(hostList), parseOriginAllowlist(originList))),
+      { status: 403, code: -32000, message },
+    );
+  });
+
   it('lets any Host and Origin through when both lists are *', () => {
     expect(() =>
       checkHostAndOrigin(headersWith({ Host: 'evil.example', Origin: 'http://evil.example' }), anyHost, anyOrigin),

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { InitOptions } from '../../src/init/init-options.ts';
 import { projectFiles, type LibraryManifest } from '../../src/init/project-files.ts';
+import { isHostAllowed, isOriginAllowed, parseHostAllowlist, parseOriginAllowlist } from '../../src/core/allowlist.ts';
 import manifest from '../../package.json';
 
 const options = (overrides: Partial<InitOptions> = {}): InitOptions => ({
@@ -83,6 +84,23 @@ describe('projectFiles', () => {
     for (const text of absent) expect(project['wrangler.toml']).not.toContain(text);
     expect(project['test/server.test.ts']!.includes('asks for a token')).toBe(auth !== 'none');
   });
+
+  it.each(['none', 'jwt', 'oauth'] as const)(
+    'auth %s: its allowlists admit npm run dev (localhost:8787) and MCP Inspector (http://localhost:6274), and no other host',
+    (auth) => {
+      const toml = files({ auth })['wrangler.toml']!;
+      const value = (name: string) => new RegExp(`^${name} = "([^"]*)"$`, 'm').exec(toml)![1]!;
+      const hosts = parseHostAllowlist(value('ALLOWED_HOSTS'));
+      const origins = parseOriginAllowlist(value('ALLOWED_ORIGINS'));
+      expect([
+        isHostAllowed(hosts, 'localhost:8787'),
+        isHostAllowed(hosts, '127.0.0.1:8787'),
+        isHostAllowed(hosts, 'evil.example'),
+      ]).toEqual([true, true, false]);
+      expect(isOriginAllowed(origins, 'http://localhost:6274')).toBe(true);
+      expect(toml).toContain('An entry without a port is\n# its default ports only');
+    },
+  );
 
   it('names the Worker everywhere it is named', () => {
     const project = files({ name: 'weather-tools' });
