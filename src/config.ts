@@ -78,6 +78,11 @@ export interface TransportConfig {
   readonly auth: AuthConfig;
   /** The prefix an IPv6 client's requests count against in the rate limit (core/client-address.ts). */
   readonly rateLimitIpv6Prefix: number;
+  /**
+   * AUTH=oauth without `oauth.authorize`: whether the demo's sign-in page, which believes any
+   * name, is served beyond loopback (auth/consent-page.ts). Only `DEMO_SIGN_IN = "anyone-is-anyone"`.
+   */
+  readonly demoSignIn: boolean;
 }
 
 export interface ConfigVars extends AuthVars {
@@ -118,6 +123,8 @@ export interface ConfigVars extends AuthVars {
   readonly RATE_LIMIT_IPV6_PREFIX?: string;
   /** Secret: the key of the metrics' principal index; needed when MCP_METRICS is bound (core/metrics.ts). */
   readonly METRICS_KEY?: string;
+  /** `anyone-is-anyone`: the demo sign-in page served beyond loopback (anyone may sign in as anyone). */
+  readonly DEMO_SIGN_IN?: string;
 }
 
 /** Loopback on every port (`:*`): the dev server's, the conformance runs', MCP Inspector's page (core/allowlist.ts). */
@@ -179,6 +186,23 @@ function oneOf<const T extends string>(name: string, text: string | undefined, a
     throw new Error(`configuration: ${name} must be ${allowed.map((a) => JSON.stringify(a)).join(' or ')}, got ${JSON.stringify(value)}`);
   }
   return value as T;
+}
+
+/** The one value of DEMO_SIGN_IN: what it does, said where it is set. */
+export const DEMO_SIGN_IN_OPT_IN = 'anyone-is-anyone';
+
+/**
+ * DEMO_SIGN_IN: unset (or empty) is off; its one value, spelled exactly, is on. Anything else
+ * (`true`, `1`, `yes`) is a configuration error, never read as either: an opt-in to a page where
+ * anyone is anyone is made knowingly, in words that say so.
+ */
+function demoSignIn(text: string | undefined): boolean {
+  const value = (text ?? '').trim();
+  if (value === '') return false;
+  if (value === DEMO_SIGN_IN_OPT_IN) return true;
+  throw new Error(
+    `configuration: DEMO_SIGN_IN must be ${JSON.stringify(DEMO_SIGN_IN_OPT_IN)} (the demo sign-in page, which believes any name, served beyond loopback) or unset, got ${JSON.stringify(text)}`,
+  );
 }
 
 /**
@@ -243,5 +267,6 @@ export function readConfig(env: object): TransportConfig {
     maxTasksPerPrincipal: nonNegativeInteger('MAX_TASKS_PER_PRINCIPAL', vars.MAX_TASKS_PER_PRINCIPAL, 1_000),
     auth: readAuthConfig(vars),
     rateLimitIpv6Prefix: readIpv6Prefix(vars.RATE_LIMIT_IPV6_PREFIX),
+    demoSignIn: demoSignIn(vars.DEMO_SIGN_IN),
   };
 }

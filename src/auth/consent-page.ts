@@ -12,9 +12,20 @@
  *   grants; everything the client chose (its name, the scopes) is escaped;
  * - every failure is an answer: a redirect to the client once its redirect URI is validated,
  *   else an OAuth error (400), never an exception.
+ *
+ * Because anyone is anyone here, the page serves only on loopback (issue 42): where the
+ * request's host and MCP_RESOURCE's are both this machine (localhost, 127.0.0.0/8, [::1]), so
+ * that the one who can sign in is the one at the keyboard. Both: the request's host says where
+ * it was sent, MCP_RESOURCE where the tokens are good (a deployment names its public URL there,
+ * whatever Host a request claims). Elsewhere it refuses — `403`, before anything is parsed or
+ * stored, as a page to a browser and an OAuth error to anything else, saying what to configure
+ * (`oauth.authorize`, or the opt-in) — unless the operator set `DEMO_SIGN_IN =
+ * "anyone-is-anyone"` (config.ts), a name that says what it does.
  */
 import { AuthorizationError, CimdFetchError, type ConsentDescription, type OAuthHelpers } from '@cloudflare/workers-oauth-provider';
-import { parseMediaType } from '../core/media-type.ts';
+import { isLoopbackHostname } from '../core/allowlist.ts';
+import { log } from '../core/log.ts';
+import { acceptListsType, parseAccept, parseMediaType } from '../core/media-type.ts';
 import type { GrantProps } from './authenticate.ts';
 import { grantScopes } from './grant-scopes.ts';
 import { OAuthHttpError, oauthErrorResponse } from './oauth-errors.ts';
@@ -26,10 +37,32 @@ const USER = /^[A-Za-z0-9._@-]{1,64}$/;
 
 const badRequest = (description: string) => new OAuthHttpError(400, 'invalid_request', description);
 
+/** Where the demo page may serve. */
+export interface DemoSignIn {
+  /** MCP_RESOURCE: the page serves only where its host, and the request's, are loopback. */
+  readonly resource: string;
+  /** `DEMO_SIGN_IN = "anyone-is-anyone"`: served wherever the walls let a request through. */
+  readonly optIn: boolean;
+}
+
+/** What the refusal says to configure, in the words an operator types. */
+const FIX =
+  'pass your identity provider\'s sign-in page to createMcpWorker as `oauth: { authorize }`, or, knowing that anyone who reaches this page can sign in as anyone, set DEMO_SIGN_IN = "anyone-is-anyone" in [vars]';
+
 /** The page, for a server that supports `supported` (its `scopes_supported`). */
-export function consentPage(supported: readonly string[]) {
+export function consentPage(supported: readonly string[], demo: DemoSignIn) {
+  const resourceHost = new URL(demo.resource).hostname;
+  let logged = false;
   return {
     async fetch(request: Request, env: { OAUTH_PROVIDER: OAuthHelpers }): Promise<Response> {
+      const host = new URL(request.url).hostname;
+      if (!demo.optIn && !(isLoopbackHostname(host) && isLoopbackHostname(resourceHost))) {
+        if (!logged) {
+          logged = true; // once per isolate: the configuration, not each visitor, is the news
+          log({ msg: 'mcp.oauth.demo_sign_in_refused', host, resource_host: resourceHost });
+        }
+        return refusal(request, host);
+      }
       try {
         if (request.method === 'GET') return await showConsent(request, env.OAUTH_PROVIDER, supported);
         if (request.method === 'POST') return await decide(request, env.OAUTH_PROVIDER, supported);
@@ -46,6 +79,26 @@ export function consentPage(supported: readonly string[]) {
       }
     },
   };
+}
+
+/**
+ * The demo page refused beyond loopback: `403`, a page to a browser (it navigated here from
+ * the client), an OAuth error (`access_denied`) to anything else. No redirect to the client:
+ * that would need the client's redirect URI looked up, and the one to tell is the operator.
+ */
+function refusal(request: Request, host: string): Response {
+  const description = `this server's sign-in page is the demo's, which believes any name, and it serves on loopback only (this request's host and MCP_RESOURCE's): ${FIX}`;
+  if (!acceptListsType(parseAccept(request.headers.get('Accept')), 'text/html')) {
+    return oauthErrorResponse(new OAuthHttpError(403, 'access_denied', description));
+  }
+  const page = `<!doctype html><meta charset="utf-8"><title>Sign-in not configured</title>
+<h1>This server's sign-in is not configured</h1>
+<p>Its sign-in page is the demo's, which checks no password: anyone could sign in here as anyone. It serves only on loopback (localhost, 127.0.0.0/8, [::1]), and <b>${escapeHtml(host)}</b> is not.</p>
+<p>To its operator: ${escapeHtml(FIX).replace(/`([^`]+)`/g, '<code>$1</code>')}.</p>`;
+  return new Response(page, {
+    status: 403,
+    headers: { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' },
+  });
 }
 
 async function showConsent(request: Request, oauth: OAuthHelpers, supported: readonly string[]): Promise<Response> {

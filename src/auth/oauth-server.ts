@@ -39,8 +39,9 @@ export interface FetchHandler<E> {
 
 export interface OAuthOptions<E> {
   /**
-   * The sign-in and consent page at `/authorize`; the demo's (consent-page.ts) when absent. It
-   * grants only scopes the server supports (`scopes_supported`: `AUTH_SCOPES`, or `mcp`).
+   * The sign-in and consent page at `/authorize`; the demo's (consent-page.ts) when absent, which
+   * believes any name and so serves on loopback only (unless `DEMO_SIGN_IN = "anyone-is-anyone"`).
+   * It grants only scopes the server supports (`scopes_supported`: `AUTH_SCOPES`, or `mcp`).
    */
   readonly authorize?: FetchHandler<E & { OAUTH_PROVIDER: OAuthHelpers }>;
 }
@@ -50,6 +51,8 @@ export interface FrontConfig {
   readonly allowedHosts: Allowlist;
   readonly allowedOrigins: Allowlist;
   readonly rateLimitIpv6Prefix: number;
+  /** DEMO_SIGN_IN: the demo's sign-in page served beyond loopback (consent-page.ts). */
+  readonly demoSignIn: boolean;
 }
 
 export type OAuthConfig = Extract<AuthConfig, { mode: 'oauth' }>;
@@ -75,7 +78,7 @@ export function oauthFront<E>(app: FetchHandler<E>, path: string, options: OAuth
   const frontOf = (env: E, config: FrontConfig, auth: OAuthConfig) => {
     let front = fronts.get(env as object);
     if (front === undefined) {
-      const settings = providerOptions(app, path, auth, options);
+      const settings = providerOptions(app, path, auth, options, config.demoSignIn);
       front = { provider: new OAuthProvider(settings), settings, origins: withOwnOrigin(config.allowedOrigins, auth.resource) };
       fronts.set(env as object, front);
     }
@@ -132,9 +135,14 @@ function providerOptions<E>(
   path: string,
   auth: OAuthConfig,
   options: OAuthOptions<E> | undefined,
+  demoSignIn: boolean,
 ): OAuthProviderOptions {
   const supported = supportedScopes(auth);
-  const authorize = options?.authorize ?? (consentPage(supported) as unknown as FetchHandler<E & { OAUTH_PROVIDER: OAuthHelpers }>);
+  const authorize =
+    options?.authorize ??
+    (consentPage(supported, { resource: auth.resource, optIn: demoSignIn }) as unknown as FetchHandler<
+      E & { OAUTH_PROVIDER: OAuthHelpers }
+    >);
   // The provider's issuer, and every endpoint its metadata names, are the token endpoint's
   // origin: given as paths, that is the origin of each request, which its Host decides. The
   // issuer is the one the resource metadata names (`authorization_servers`: MCP_RESOURCE's

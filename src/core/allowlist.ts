@@ -139,3 +139,15 @@ export const hostEntriesAdmitting = (list: Allowlist, host: string | null) =>
 
 export const originEntriesAdmitting = (list: Allowlist, origin: string | null) =>
   origin === null ? undefined : entriesAdmitting(list, originOfRequest(origin));
+
+/**
+ * Whether a URL's hostname (`new URL(…).hostname`: lower-cased, an IPv4 address in dotted
+ * decimal, IPv6 bracketed and compressed) is this machine's: `localhost`, 127.0.0.0/8 or
+ * `[::1]`. Nothing else counts, not even a name that resolves there (`*.localhost`, a DNS
+ * name): the question is whether the URL can only be reached from the machine itself.
+ */
+export function isLoopbackHostname(hostname: string): boolean {
+  if (hostname === 'localhost' || hostname === '[::1]') return true;
+  const octets = /^127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(hostname);
+  return octets?.slice(1).every((octet) => Number(octet) <= 255) === true;
+}

@@ -40,7 +40,12 @@ export type LogEvent =
   /** The metrics dataset refused a data point (src/metrics/metrics.ts); what it counted went on. */
   | { readonly msg: 'mcp.metrics.error'; readonly error: string }
   /** An idle session was deleted on its alarm. */
-  | { readonly msg: 'mcp.session.expired'; readonly idle_ms: number };
+  | { readonly msg: 'mcp.session.expired'; readonly idle_ms: number }
+  /**
+   * AUTH=oauth: the demo's sign-in page refused a request beyond loopback (auth/consent-page.ts),
+   * logged once per isolate: the hostnames of the request and of MCP_RESOURCE.
+   */
+  | { readonly msg: 'mcp.oauth.demo_sign_in_refused'; readonly host: string; readonly resource_host: string };
 
 /** Kinds that report a failure, written to the error stream. */
 const FAILURES = new Set<LogEvent['msg']>([
@@ -55,6 +60,7 @@ const FAILURES = new Set<LogEvent['msg']>([
   'mcp.task.interrupted',
   'mcp.task.error',
   'mcp.metrics.error',
+  'mcp.oauth.demo_sign_in_refused',
 ]);
 
 export function log(event: LogEvent): void {

@@ -33,7 +33,10 @@ Writes a new MCP server Worker into <dir> (which must not exist, or be empty):
 package.json, wrangler.toml, src/index.ts, src/tools.ts, a test in workerd, README.md.
 
 Options:
-  --auth none|jwt|oauth   who may call it (default none); see the package's docs/auth.md
+  --auth none|jwt|oauth   who may call it (default none); see the package's docs/auth.md.
+                          oauth's sign-in page is a demo that checks no password: it serves
+                          on loopback only until you pass your own (oauth.authorize), or set
+                          DEMO_SIGN_IN = "anyone-is-anyone" (then anyone is anyone)
   --no-tasks              no Tasks extension for 2026-07-28 clients (no task object)
   --name <name>           the Worker's name (default: the folder's name)
   --from <spec>           where package.json gets mcp-edge-sessions from

@@ -187,7 +187,11 @@ AUTH_SCOPES = "mcp"
 `;
     case 'oauth':
       return `# AUTH=oauth: the authorization server embedded in this Worker (docs/auth.md). Its sign-in page
-# authenticates nobody until you replace it (createMcpWorker's \`oauth.authorize\`).
+# is a demo that checks no password: whoever reaches it can sign in as anyone. So it serves only
+# on loopback (the request's host and MCP_RESOURCE's both localhost, 127.0.0.0/8 or [::1]), and
+# refuses elsewhere (403, saying why) until you pass your identity provider's page as
+# createMcpWorker's \`oauth: { authorize }\`. DEMO_SIGN_IN = "anyone-is-anyone" serves the demo page
+# anywhere: only for a server that holds nothing of anyone's, since anyone is anyone there.
 AUTH = "oauth"
 # The endpoint's URL: https://<your host>/mcp once deployed.
 MCP_RESOURCE = "http://localhost:8787/mcp"

@@ -123,7 +123,18 @@ describe('the server (AUTH=${auth})', () => {
     expect(metadata.status).toBe(200);
     expect(await metadata.json()).toMatchObject({ resource: expect.stringContaining('/mcp') });
   });
-});
+${
+  auth === 'oauth'
+    ? `
+  it('answers at its demo sign-in page on loopback (elsewhere it refuses, 403, until oauth.authorize is yours)', async () => {
+    // No client_id: the provider's own 400, which only a page that serves gives.
+    const page = await exports.default.fetch(new Request(\`\${ORIGIN}/authorize\`, { headers: { Accept: 'text/html' } }));
+    expect(page.status).toBe(400);
+    expect(await page.json()).toMatchObject({ error: 'invalid_request' });
+  });
+`
+    : ''
+}});
 `;
   }
   return `${head}
@@ -196,7 +207,7 @@ export function readme({ name, auth, tasks }: InitOptions): string {
     none: "Anyone may call it (`AUTH` unset): fine for public tools and local work; see `AUTH` in the\nlibrary's docs/auth.md before exposing anything private.",
     jwt: 'It accepts JWT access tokens of your authorization server (`AUTH = "jwt"`): set `AUTH_ISSUER`,\n`AUTH_JWKS_URL` and `MCP_RESOURCE` in wrangler.toml to yours (the library\'s docs/auth.md).',
     oauth:
-      'It embeds an OAuth authorization server (`AUTH = "oauth"`). Its sign-in page authenticates\nnobody: replace it (`createMcpWorker({ oauth: { authorize } })`), create the KV namespace\n(`npx wrangler kv namespace create OAUTH_KV`, its id into wrangler.toml) and set `MCP_RESOURCE`\nbefore deploying (the library\'s docs/auth.md).',
+      "It embeds an OAuth authorization server (`AUTH = \"oauth\"`). **Its sign-in page is a demo that\nchecks no password: whoever reaches it can sign in as anyone.** It serves only on loopback\n(`npm run dev`: the request's host and `MCP_RESOURCE`'s both localhost, 127.0.0.0/8 or [::1]) and\nrefuses elsewhere with a 403 saying why. Before deploying, replace it with your identity\nprovider's (`createMcpWorker({ oauth: { authorize } })`), create the KV namespace (`npx wrangler\nkv namespace create OAUTH_KV`, its id into wrangler.toml) and set `MCP_RESOURCE` (the library's\ndocs/auth.md). `DEMO_SIGN_IN = \"anyone-is-anyone\"` in `[vars]` serves the demo page anywhere:\nanyone is anyone there, so only for a server that holds nothing of anyone's.",
   }[auth];
   return `# ${name}
 

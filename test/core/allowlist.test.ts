@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isHostAllowed, isOriginAllowed, parseHostAllowlist, parseOriginAllowlist } from '../../src/core/allowlist.ts';
+import { isHostAllowed, isLoopbackHostname, isOriginAllowed, parseHostAllowlist, parseOriginAllowlist } from '../../src/core/allowlist.ts';
 import { DEFAULT_ALLOWED_HOSTS, DEFAULT_ALLOWED_ORIGINS } from '../../src/config.ts';
 
 describe('parseHostAllowlist', () => {
@@ -244,5 +244,34 @@ describe('the port an entry names', () => {
 
   it.each(['localhost:**', ':*', '*:80', 'local*host', 'localhost:*8', '*.example.com'])('refuses the host entry %j', (entry) => {
     expect(() => parseHostAllowlist(entry)).toThrow(/configuration: allowlist entry/);
+  });
+});
+
+/** Where the demo's sign-in page may serve (auth/consent-page.ts): a URL's hostname, as `new URL` writes it. */
+describe('isLoopbackHostname', () => {
+  it.each([
+    { url: 'http://localhost:8787/mcp', loopback: true },
+    { url: 'http://LOCALHOST/mcp', loopback: true },
+    { url: 'http://127.0.0.1/mcp', loopback: true },
+    { url: 'http://127.255.255.254:1/', loopback: true },
+    { url: 'http://127.1/', loopback: true },
+    { url: 'http://0x7f000001/', loopback: true },
+    { url: 'http://[::1]:8787/', loopback: true },
+    { url: 'http://[0:0:0:0:0:0:0:1]/', loopback: true },
+    { url: 'http://128.0.0.1/', loopback: false },
+    { url: 'http://10.0.0.1/', loopback: false },
+    { url: 'http://0.0.0.0/', loopback: false },
+    { url: 'http://[::ffff:127.0.0.1]/', loopback: false },
+    { url: 'http://[::2]/', loopback: false },
+    { url: 'http://127.0.0.1.evil.example/', loopback: false },
+    { url: 'http://localhost.evil.example/', loopback: false },
+    { url: 'http://app.localhost/', loopback: false },
+    { url: 'https://mcp.example.com/mcp', loopback: false },
+  ])('$url: $loopback', ({ url, loopback }) => {
+    expect(isLoopbackHostname(new URL(url).hostname)).toBe(loopback);
+  });
+
+  it.each(['127.0.0.256', '127.0.0', '127.0.0.1 ', 'localhost.'])('refuses the unnormalised %j', (hostname) => {
+    expect(isLoopbackHostname(hostname)).toBe(false);
   });
 });

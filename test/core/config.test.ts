@@ -44,6 +44,7 @@ describe('readConfig defaults', () => {
       maxTasksPerPrincipal: 1_000,
       auth: { mode: 'none' },
       rateLimitIpv6Prefix: 64,
+      demoSignIn: false,
     });
   });
 
@@ -245,5 +246,24 @@ describe('readConfig allowlists', () => {
 
   it('keeps the default origin list when only the host list is set', () => {
     expect(readConfig({ ALLOWED_HOSTS: '*' }).allowedOrigins).toEqual(readConfig({}).allowedOrigins);
+  });
+});
+
+describe('readConfig DEMO_SIGN_IN', () => {
+  it.each([
+    { name: 'unset', vars: {}, demoSignIn: false },
+    { name: 'empty', vars: { DEMO_SIGN_IN: '' }, demoSignIn: false },
+    { name: 'the one accepted value', vars: { DEMO_SIGN_IN: 'anyone-is-anyone' }, demoSignIn: true },
+    { name: 'the accepted value with spaces', vars: { DEMO_SIGN_IN: ' anyone-is-anyone ' }, demoSignIn: true },
+  ])('reads $name as $demoSignIn', ({ vars, demoSignIn }) => {
+    expect(readConfig(vars).demoSignIn).toBe(demoSignIn);
+  });
+
+  it.each(['true', 'on', '1', 'yes', 'Anyone-Is-Anyone', 'anyone'])('refuses %j, naming the accepted value and its risk', (value) => {
+    expect(() => readConfig({ DEMO_SIGN_IN: value })).toThrow(
+      new Error(
+        `configuration: DEMO_SIGN_IN must be "anyone-is-anyone" (the demo sign-in page, which believes any name, served beyond loopback) or unset, got ${JSON.stringify(value)}`,
+      ),
+    );
   });
 });

@@ -102,6 +102,20 @@ describe('projectFiles', () => {
     },
   );
 
+  it('auth oauth: wrangler.toml and the README name the demo sign-in page’s risk and its opt-in, which is not set', () => {
+    const project = files({ auth: 'oauth' });
+    const toml = project['wrangler.toml']!;
+    expect(toml).toContain('whoever reaches it can sign in as anyone');
+    expect(toml).toContain('DEMO_SIGN_IN = "anyone-is-anyone"');
+    expect(toml).toMatch(/^# .*DEMO_SIGN_IN = "anyone-is-anyone"/m);
+    expect(toml).not.toMatch(/^DEMO_SIGN_IN/m);
+    expect(toml).toContain('`oauth: { authorize }`');
+    expect(project['README.md']).toContain('whoever reaches it can sign in as anyone');
+    expect(project['README.md']).toContain('`DEMO_SIGN_IN = "anyone-is-anyone"`');
+    expect(project['test/server.test.ts']).toContain('its demo sign-in page on loopback');
+    for (const auth of ['none', 'jwt'] as const) expect(files({ auth })['wrangler.toml']).not.toContain('DEMO_SIGN_IN');
+  });
+
   it('names the Worker everywhere it is named', () => {
     const project = files({ name: 'weather-tools' });
     expect(JSON.parse(project['package.json']!).name).toBe('weather-tools');
