@@ -5,7 +5,7 @@
  * request to the endpoint before the Worker sees it: the token, and that it was issued for this
  * resource (RFC 8707). What it found the token to stand for reaches the Worker as
  * `ctx.props` (authenticate.ts). `/authorize` is the deployment's page: by default the demo's
- * (consent-page.ts), which authenticates nobody. Nothing reaches the provider before the walls
+ * (consent-page.ts), which authenticates nobody and so serves on loopback only. Nothing reaches the provider before the walls
  * (oauth-walls.ts), and every failure on its paths is an OAuth error response (oauth-errors.ts).
  */
 import { getOAuthApi, OAuthProvider, type OAuthHelpers, type OAuthProviderOptions } from '@cloudflare/workers-oauth-provider';
