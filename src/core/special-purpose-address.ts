@@ -19,6 +19,7 @@
  * resolves to a private address (a rebinding DNS name) cannot be told from here: that is the
  * runtime flag's to stop.
  */
+import { parseIpv4, parseIpv6 } from './ip-address.ts';
 
 /** IANA IPv4 Special-Purpose Address Registry, and multicast (RFC 5771), as [first address, prefix length, name]. */
 const IPV4_BLOCKS: readonly (readonly [string, number, string])[] = [
@@ -88,7 +89,7 @@ export function hostRefusal(hostname: string): string | undefined {
     const groups = parseIpv6(host.slice(1, -1));
     return groups === undefined ? 'an IPv6 literal that does not parse' : ipv6Refusal(groups);
   }
-  const v4 = parseIpv4(host);
+  const v4 = ipv4Number(host);
   if (v4 !== undefined) return ipv4Refusal(v4);
   // A fully qualified name's trailing dot names the same host.
   const name = host.replace(/\.+$/, '');
@@ -128,42 +129,14 @@ function ipv6Refusal(groups: readonly number[]): string | undefined {
   return undefined;
 }
 
-const toIpv4 = (text: string) => parseIpv4(text)!;
+const toIpv4 = (text: string) => ipv4Number(text)!;
 const formatIpv4 = (address: number) => [address >>> 24, (address >>> 16) & 0xff, (address >>> 8) & 0xff, address & 0xff].join('.');
 const inBlock = (address: number, first: number, length: number) => length === 0 || address >>> (32 - length) === first >>> (32 - length);
 
 /** Dotted decimal, as the URL parser writes an IPv4 host; a 32-bit number. */
-function parseIpv4(text: string): number | undefined {
-  const parts = text.split('.');
-  if (parts.length !== 4 || !parts.every((part) => /^(0|[1-9][0-9]{0,2})$/.test(part))) return undefined;
-  const bytes = parts.map(Number);
-  if (bytes.some((byte) => byte > 255)) return undefined;
-  return ((bytes[0]! << 24) | (bytes[1]! << 16) | (bytes[2]! << 8) | bytes[3]!) >>> 0;
-}
-
-/** RFC 4291 §2.2 text forms (the URL parser writes them compressed, in hex); eight 16-bit groups. */
-function parseIpv6(text: string): number[] | undefined {
-  const halves = text.split('::');
-  if (halves.length > 2) return undefined;
-  const side = (part: string, last: boolean): number[] | undefined => {
-    if (part === '') return [];
-    const groups: number[] = [];
-    for (const [index, group] of part.split(':').entries()) {
-      if (/^[0-9a-fA-F]{1,4}$/.test(group)) groups.push(Number.parseInt(group, 16));
-      else {
-        const v4 = last && index === part.split(':').length - 1 ? parseIpv4(group) : undefined;
-        if (v4 === undefined) return undefined;
-        groups.push(v4 >>> 16, v4 & 0xffff);
-      }
-    }
-    return groups;
-  };
-  const head = side(halves[0]!, halves.length === 1);
-  const tail = halves.length === 2 ? side(halves[1]!, true) : [];
-  if (head === undefined || tail === undefined) return undefined;
-  if (halves.length === 1) return head.length === 8 ? head : undefined;
-  if (head.length + tail.length > 7) return undefined;
-  return [...head, ...Array<number>(8 - head.length - tail.length).fill(0), ...tail];
+function ipv4Number(text: string): number | undefined {
+  const bytes = parseIpv4(text);
+  return bytes === undefined ? undefined : ((bytes[0]! << 24) | (bytes[1]! << 16) | (bytes[2]! << 8) | bytes[3]!) >>> 0;
 }
 
 function prefixMatches(groups: readonly number[], prefix: readonly number[], length: number): boolean {
