@@ -15,10 +15,12 @@
  * - `iss` is the team domain exactly, `aud` contains this application's AUD tag (a team signs
  *   every application's assertions with the same keys: the tag is what says this one was made
  *   for us), `exp` and `nbf`, with 30 seconds of tolerance for clocks; `exp` and `iat` present;
- * - `sub` non-empty and `email` present: a person. A service token's assertion (Cloudflare shows
- *   it with an empty `sub` and the token's Client ID in `common_name`) is refused: the grant
- *   made next is a person's consent to a client, and a machine holding a service token has no
- *   one to consent. A machine that needs the MCP server uses a client of its own.
+ * - `sub` non-empty and `email` present: a person. Cloudflare's "Application token" page says
+ *   the payload differs for a service token; its assertion names the token (its Client ID in
+ *   `common_name`, an empty `sub`) and no e-mail. It is refused (`not_a_person` when it looks so,
+ *   `malformed` otherwise: either way no `sub` and e-mail, no sign-in): the grant made next is a
+ *   person's consent to a client, and a machine holding a service token has no one to consent.
+ *   A machine that needs the MCP server uses an OAuth client of its own.
  *
  * Only the header is read, never the `CF_Authorization` cookie: the header is what Access
  * injects on every request it forwards, while the cookie is the browser's (Cloudflare: "We
