@@ -1,11 +1,8 @@
 /**
  * GitHub as an identity source (src/auth/sign-in/github.ts), against a stand-in of GitHub's
- * endpoints answering as GitHub documents them ("Authorizing OAuth apps", "Troubleshooting
- * OAuth app access token request errors", REST `GET /user`): the authorize page (a user
- * approving: a code bound to the client, the callback URL and the PKCE challenge), the token
- * endpoint (form POST, JSON answers, refusals as `200` with `error`, codes used once) and the
- * API's `/user` (Bearer tokens it issued, a User-Agent required). Every request is recorded, so
- * the tests can say where the client secret and the token went.
+ * endpoints answering as GitHub documents them (test/support/github-stand-in.ts, injected as
+ * `fetch`; scripts/github-stand-in.mjs serves the same one on 127.0.0.1 to the real `fetch`):
+ * every request recorded, so the tests say where the client secret and the token went.
  */
 import { describe, expect, it } from 'vitest';
 import {
@@ -19,98 +16,16 @@ import {
   readGitHubConfig,
 } from '../../src/auth/sign-in/github.ts';
 import { userIdOf } from '../../src/auth/sign-in/identity.ts';
+import {
+  GitHubStandIn as FakeGitHub,
+  json,
+  OCTOCAT,
+  s256,
+  STAND_IN_CLIENT_ID as CLIENT_ID,
+  STAND_IN_CLIENT_SECRET as CLIENT_SECRET,
+} from '../support/github-stand-in.ts';
 
-const CLIENT_ID = 'Ov23liTestClientId01';
-const CLIENT_SECRET = 'secret-0123456789abcdef0123456789abcdef';
 const CALLBACK = 'https://mcp.example/authorize/callback';
-const OCTOCAT = { login: 'octocat', id: 583231, node_id: 'MDQ6VXNlcjU4MzIzMQ==', type: 'User', name: 'The Octocat' };
-
-interface Recorded {
-  readonly method: string;
-  readonly url: string;
-  readonly headers: Headers;
-  readonly body: string;
-  readonly redirect: string;
-}
-
-const base64url = (bytes: ArrayBuffer) =>
-  btoa(String.fromCharCode(...new Uint8Array(bytes)))
-    .replace(/\+/g, '-')
-    .replace(/\//g, '_')
-    .replace(/=+$/, '');
-const s256 = async (verifier: string) => base64url(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier)));
-const json = (body: unknown, status = 200) =>
-  new Response(JSON.stringify(body), { status, headers: { 'Content-Type': 'application/json' } });
-
-/** GitHub's two endpoints (and its authorize page's outcome), as documented. */
-class FakeGitHub {
-  readonly requests: Recorded[] = [];
-  /** Overrides a test sets: the token endpoint's or /user's whole answer. */
-  tokenAnswer: (() => Response | Promise<Response>) | undefined;
-  userAnswer: ((user: unknown) => Response | Promise<Response>) | undefined;
-  private readonly codes = new Map<string, { redirectUri: string; challenge: string | null; user: unknown }>();
-  private readonly tokens = new Map<string, unknown>();
-  private serial = 0;
-
-  constructor(
-    readonly web = 'https://github.com',
-    readonly api = 'https://api.github.com',
-  ) {}
-
-  /** The user approves on the authorize page: the callback URL GitHub sends the browser to. */
-  approve(authorizationUrl: string, user: unknown = OCTOCAT): URL {
-    const url = new URL(authorizationUrl);
-    expect(`${url.origin}${url.pathname}`).toBe(`${this.web}/login/oauth/authorize`);
-    expect(url.searchParams.get('client_id')).toBe(CLIENT_ID);
-    const code = `code-${++this.serial}`;
-    const redirectUri = url.searchParams.get('redirect_uri')!;
-    this.codes.set(code, { redirectUri, challenge: url.searchParams.get('code_challenge'), user });
-    const back = new URL(redirectUri);
-    back.searchParams.set('code', code);
-    back.searchParams.set('state', url.searchParams.get('state')!);
-    return back;
-  }
-
-  readonly fetch = async (request: Request): Promise<Response> => {
-    const body = await request.text();
-    this.requests.push({
-      method: request.method,
-      url: request.url,
-      headers: new Headers(request.headers),
-      body,
-      redirect: request.redirect,
-    });
-    if (request.url === `${this.web}/login/oauth/access_token` && request.method === 'POST') {
-      return this.tokenAnswer ? this.tokenAnswer() : this.exchange(new URLSearchParams(body));
-    }
-    if (request.url === `${this.api}/user` && request.method === 'GET') {
-      if (!request.headers.get('User-Agent')) return json({ message: 'Request forbidden by administrative rules.' }, 403);
-      const user = this.tokens.get(request.headers.get('Authorization')?.replace(/^Bearer /, '') ?? '');
-      if (this.userAnswer) return this.userAnswer(user);
-      return user === undefined ? json({ message: 'Bad credentials', status: '401' }, 401) : json(user);
-    }
-    return json({ message: 'Not Found' }, 404);
-  };
-
-  private async exchange(form: URLSearchParams): Promise<Response> {
-    const error = (code: string) => json({ error: code, error_description: code, error_uri: `https://docs.github.com/#${code}` });
-    if (form.get('client_id') !== CLIENT_ID || form.get('client_secret') !== CLIENT_SECRET) return error('incorrect_client_credentials');
-    const grant = this.codes.get(form.get('code') ?? '');
-    this.codes.delete(form.get('code') ?? ''); // once
-    if (grant === undefined) return error('bad_verification_code');
-    if (form.get('redirect_uri') !== grant.redirectUri) return error('redirect_uri_mismatch');
-    // PKCE: GitHub checks the verifier against the challenge; how it words a mismatch is not documented.
-    if (grant.challenge !== null && (await s256(form.get('code_verifier') ?? '')) !== grant.challenge)
-      return error('bad_verification_code');
-    const token = `gho_${crypto.randomUUID().replace(/-/g, '')}`;
-    this.tokens.set(token, grant.user);
-    return json({ access_token: token, scope: '', token_type: 'bearer' });
-  }
-
-  issuedTokens(): string[] {
-    return [...this.tokens.keys()];
-  }
-}
 
 const config = () => readGitHubConfig({ GITHUB_CLIENT_ID: CLIENT_ID, GITHUB_CLIENT_SECRET: CLIENT_SECRET });
 
