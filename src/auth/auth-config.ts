@@ -5,14 +5,16 @@
  * - `jwt`: access tokens issued by an external authorization server, verified here as JWTs
  *   against its JWKS: issuer, audience (this resource), expiry, scopes;
  * - `oauth`: an authorization server embedded in the Worker (`@cloudflare/workers-oauth-provider`,
- *   KV binding `OAUTH_KV`), which issues and checks opaque tokens itself.
+ *   KV binding `OAUTH_KV`), which issues and checks opaque tokens itself; its users sign in
+ *   as SIGN_IN says (sign-in/sign-in-config.ts).
  * A malformed value is a configuration error, never a fallback to `none`.
  */
 import { parseHostAllowlist } from '../core/allowlist.ts';
+import { readSignInConfig, type SignInConfig, type SignInVars } from './sign-in/sign-in-config.ts';
 
 export type AuthMode = 'none' | 'jwt' | 'oauth';
 
-export interface AuthVars {
+export interface AuthVars extends SignInVars {
   readonly AUTH?: string;
   /** jwt: the authorization server's issuer (`iss`), also named in the resource metadata. */
   readonly AUTH_ISSUER?: string;
@@ -39,7 +41,13 @@ export type AuthConfig =
       readonly requiredScopes: readonly string[];
       readonly resource: string | undefined;
     }
-  | { readonly mode: 'oauth'; readonly requiredScopes: readonly string[]; readonly resource: string };
+  | {
+      readonly mode: 'oauth';
+      readonly requiredScopes: readonly string[];
+      readonly resource: string;
+      /** Who signs users in at `/authorize` (SIGN_IN: the demo page, or an OpenID issuer). */
+      readonly signIn: SignInConfig;
+    };
 
 const scopes = (text: string | undefined) => (text ?? '').split(/[\s,]+/).filter((scope) => scope !== '');
 
@@ -52,7 +60,7 @@ export function readAuthConfig(vars: AuthVars): AuthConfig {
     case 'oauth':
       // The embedded server binds every token to this resource (RFC 8707): it must be known.
       if (resource === undefined) throw new Error("configuration: AUTH=oauth needs MCP_RESOURCE, this endpoint's URL");
-      return { mode, requiredScopes: scopes(vars.AUTH_SCOPES), resource };
+      return { mode, requiredScopes: scopes(vars.AUTH_SCOPES), resource, signIn: readSignInConfig(vars) };
     case 'jwt': {
       if (vars.AUTH_ISSUER === undefined) throw new Error('configuration: AUTH=jwt needs AUTH_ISSUER');
       if ((vars.AUTH_JWKS === undefined) === (vars.AUTH_JWKS_URL === undefined)) {

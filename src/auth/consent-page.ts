@@ -22,15 +22,14 @@
  * (`oauth.authorize`, or the opt-in) — unless the operator set `DEMO_SIGN_IN =
  * "anyone-is-anyone"` (config.ts), a name that says what it does.
  */
-import { AuthorizationError, CimdFetchError, type ConsentDescription, type OAuthHelpers } from '@cloudflare/workers-oauth-provider';
+import type { OAuthHelpers } from '@cloudflare/workers-oauth-provider';
 import { isLoopbackHostname } from '../core/allowlist.ts';
 import { log } from '../core/log.ts';
 import { acceptListsType, parseAccept, parseMediaType } from '../core/media-type.ts';
 import type { GrantProps } from './authenticate.ts';
 import { grantScopes } from './grant-scopes.ts';
 import { OAuthHttpError, oauthErrorResponse } from './oauth-errors.ts';
-
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
+import { authorizeFailure, consentHtml, escapeHtml } from './sign-in/pages.ts';
 
 /** A user id the provider accepts (no `:`), from what was typed. */
 const USER = /^[A-Za-z0-9._@-]{1,64}$/;
@@ -68,14 +67,7 @@ export function consentPage(supported: readonly string[], demo: DemoSignIn) {
         if (request.method === 'POST') return await decide(request, env.OAUTH_PROVIDER, supported);
         throw new OAuthHttpError(405, 'invalid_request', 'Method not allowed', { Allow: 'GET, POST' });
       } catch (error) {
-        // Redirect only where the provider validated the client's redirect URI (it says so).
-        if (error instanceof AuthorizationError && error.redirectTo !== undefined) return Response.redirect(error.redirectTo, 302);
-        if (error instanceof AuthorizationError) return oauthErrorResponse(new OAuthHttpError(400, error.code, error.description));
-        // The detail is for the logs (the provider warns it), not for whoever sent the client id.
-        if (error instanceof CimdFetchError)
-          return oauthErrorResponse(new OAuthHttpError(400, 'invalid_client', "the client's metadata document could not be fetched"));
-        if (error instanceof OAuthHttpError) return oauthErrorResponse(error);
-        throw error; // a bug or an outage (KV): the front answers 500 server_error and logs it
+        return authorizeFailure(error);
       }
     },
   };
@@ -107,34 +99,7 @@ async function showConsent(request: Request, oauth: OAuthHelpers, supported: rea
   const described = await oauth.describeConsent(authRequest); // before beginConsent: a failed lookup stores nothing
   const consent = await oauth.beginConsent({ ...authRequest, scope: [...scopes.granted] });
   consent.headers.set('Content-Type', 'text/html; charset=utf-8');
-  return new Response(page(described, scopes, consent.handle), { headers: consent.headers });
-}
-
-function page(described: ConsentDescription, scopes: ReturnType<typeof grantScopes>, handle: string): string {
-  const name = escapeHtml(described.clientName);
-  const code = (scope: string) => `<code>${escapeHtml(scope)}</code>`;
-  const publisher =
-    described.clientDomain !== undefined
-      ? `Published by <b>${escapeHtml(described.clientDomain)}</b>.`
-      : 'This app registered itself: its name is not verified.';
-  const granted =
-    scopes.granted.length > 0
-      ? `<p>Grants:</p><ul>${scopes.granted.map((scope) => `<li>${code(scope)}</li>`).join('')}</ul>`
-      : '<p>Grants no scope of this server: the app will be refused until it asks for one.</p>';
-  const refused =
-    scopes.refused.length > 0
-      ? `<p>Asked for, not granted (this server does not offer them): ${scopes.refused.map(code).join(', ')}</p>`
-      : '';
-  const loopback = described.redirectIsLoopback
-    ? '<p><b>This sends access to an app on your computer.</b> Continue only if you just started signing in from it.</p>'
-    : '';
-  return `<!doctype html><meta charset="utf-8"><title>Sign in</title>
-<h1>Allow ${name} to use this MCP server?</h1>
-<p>${publisher} It will act for you at <b>${escapeHtml(described.redirectHost)}</b>. (Demo: this page checks no password.)</p>
-${loopback}${granted}${refused}
-<form method="post"><input type="hidden" name="handle" value="${escapeHtml(handle)}">
-<label>Sign in as <input name="user" value="demo" pattern="[A-Za-z0-9._@\\-]{1,64}" required></label>
-<button name="decision" value="approve">Allow</button> <button name="decision" value="deny">Deny</button></form>`;
+  return new Response(consentHtml(described, scopes, consent.handle, { demo: true }), { headers: consent.headers });
 }
 
 async function decide(request: Request, oauth: OAuthHelpers, supported: readonly string[]): Promise<Response> {

@@ -5,7 +5,9 @@
  * request to the endpoint before the Worker sees it: the token, and that it was issued for this
  * resource (RFC 8707). What it found the token to stand for reaches the Worker as
  * `ctx.props` (authenticate.ts). `/authorize` is the deployment's page: by default the demo's
- * (consent-page.ts), which authenticates nobody and so serves on loopback only. Nothing reaches the provider before the walls
+ * (consent-page.ts), which authenticates nobody and so serves on loopback only; with SIGN_IN=oidc
+ * a sign-in through an OpenID Connect issuer (sign-in/flow.ts, sign-in/oidc.ts), its callback
+ * at `/authorize/callback`. Nothing reaches the provider before the walls
  * (oauth-walls.ts), and every failure on its paths is an OAuth error response (oauth-errors.ts).
  */
 import { getOAuthApi, OAuthProvider, type OAuthHelpers, type OAuthProviderOptions } from '@cloudflare/workers-oauth-provider';
@@ -24,6 +26,8 @@ import {
   type RegistrationStore,
 } from './client-registration.ts';
 import { consentPage } from './consent-page.ts';
+import { signInFlow } from './sign-in/flow.ts';
+import { oidcSource } from './sign-in/oidc.ts';
 import { asOAuthError, OAuthHttpError, oauthErrorResponse } from './oauth-errors.ts';
 import { AUTHORIZE_PATH, passWalls, REGISTER_PATH, TOKEN_PATH } from './oauth-walls.ts';
 import { readClientIds, refuseLocalClientIds } from './request-client-ids.ts';
@@ -139,10 +143,9 @@ function providerOptions<E>(
 ): OAuthProviderOptions {
   const supported = supportedScopes(auth);
   const authorize =
-    options?.authorize ??
-    (consentPage(supported, { resource: auth.resource, optIn: demoSignIn }) as unknown as FetchHandler<
-      E & { OAUTH_PROVIDER: OAuthHelpers }
-    >);
+    options?.authorize ?? (signInPage(auth, supported, demoSignIn) as unknown as FetchHandler<E & { OAUTH_PROVIDER: OAuthHelpers }>);
+  // Below /authorize (an upstream's callback) is the sign-in's too, but not the demo's, which has one page.
+  const ownsSubpaths = options?.authorize !== undefined || auth.signIn.kind !== 'demo';
   // The provider's issuer, and every endpoint its metadata names, are the token endpoint's
   // origin: given as paths, that is the origin of each request, which its Host decides. The
   // issuer is the one the resource metadata names (`authorization_servers`: MCP_RESOURCE's
@@ -155,7 +158,8 @@ function providerOptions<E>(
     defaultHandler: {
       fetch: (request: Request, env: never, ctx: ExecutionContext) => {
         const { pathname } = new URL(request.url);
-        if (pathname === AUTHORIZE_PATH) return authorize.fetch(request, env, ctx);
+        if (pathname === AUTHORIZE_PATH || (ownsSubpaths && pathname.startsWith(`${AUTHORIZE_PATH}/`)))
+          return authorize.fetch(request, env, ctx);
         if (pathname.startsWith(`${REGISTER_PATH}/`)) {
           const helpers = (env as { OAUTH_PROVIDER: OAuthHelpers }).OAUTH_PROVIDER;
           return readRegistration(request, registeredClientIdOf(pathname), storeOf(env), (id) => helpers.lookupClient(id), issuer);
@@ -222,6 +226,17 @@ async function endIfRevoked<E>(
 ): Promise<void> {
   if (await holdsGrant(helpers, grant)) return;
   await end(env, grant.userId, grant.grantId);
+}
+
+/** The page at `/authorize` SIGN_IN names: the demo's (loopback only), or a sign-in flow through an identity source. */
+function signInPage(auth: OAuthConfig, supported: readonly string[], demoSignIn: boolean) {
+  const { signIn } = auth;
+  switch (signIn.kind) {
+    case 'demo':
+      return consentPage(supported, { resource: auth.resource, optIn: demoSignIn });
+    case 'oidc':
+      return signInFlow(oidcSource(signIn), supported, issuerOf(auth));
+  }
 }
 
 /** The issuer: the origin of the resource, which the resource metadata names (`authorization_servers`). */

@@ -25,8 +25,13 @@ export const REGISTER_PATH = '/oauth/register';
 
 const WRITING_PATHS: ReadonlySet<string> = new Set([AUTHORIZE_PATH, TOKEN_PATH, REGISTER_PATH]);
 
-/** The paths behind the rate limit: those that write, and a registration's URI, which reads. */
-const limited = (pathname: string) => WRITING_PATHS.has(pathname) || pathname.startsWith(`${REGISTER_PATH}/`);
+/**
+ * The paths behind the rate limit: those that write, a registration's URI, which reads, and
+ * below /authorize (a sign-in's callback: it reads and deletes the upstream transaction, calls
+ * the identity provider, and writes a consent).
+ */
+const limited = (pathname: string) =>
+  WRITING_PATHS.has(pathname) || pathname.startsWith(`${REGISTER_PATH}/`) || pathname.startsWith(`${AUTHORIZE_PATH}/`);
 
 /**
  * A consent form or a token request is a few hundred bytes, a registration within its field

@@ -45,7 +45,14 @@ export type LogEvent =
    * AUTH=oauth: the demo's sign-in page refused a request beyond loopback (auth/consent-page.ts),
    * logged once per isolate: the hostnames of the request and of MCP_RESOURCE.
    */
-  | { readonly msg: 'mcp.oauth.demo_sign_in_refused'; readonly host: string; readonly resource_host: string };
+  | { readonly msg: 'mcp.oauth.demo_sign_in_refused'; readonly host: string; readonly resource_host: string }
+  /**
+   * AUTH=oauth with an identity source (auth/sign-in/flow.ts): a sign-in that failed (the
+   * upstream refused, or its answer did not verify: the OAuth `code` the client is sent), or a
+   * user the admission rules refused (`reason`, as the page says it).
+   */
+  | { readonly msg: 'mcp.oauth.sign_in_failed'; readonly code: string; readonly reason: string; readonly detail?: string }
+  | { readonly msg: 'mcp.oauth.sign_in_not_admitted'; readonly reason: string };
 
 /** Kinds that report a failure, written to the error stream. */
 const FAILURES = new Set<LogEvent['msg']>([

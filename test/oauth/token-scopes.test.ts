@@ -13,7 +13,10 @@ const request = () => new Request(RESOURCE, { method: 'POST', headers: { Authori
 const grant = { userId: 'bob', scopes: ['mcp', 'files:write'] };
 
 async function authenticate(requiredScopes: string[], verified: VerifiedToken) {
-  const outcome = await authenticator({ mode: 'oauth', requiredScopes, resource: RESOURCE }, '/mcp')(request(), () => verified);
+  const outcome = await authenticator({ mode: 'oauth', requiredScopes, resource: RESOURCE, signIn: { kind: 'demo' } }, '/mcp')(
+    request(),
+    () => verified,
+  );
   return outcome;
 }
 

@@ -1,0 +1,316 @@
+/**
+ * SIGN_IN=oidc (issue 43): users sign in through an OpenID Connect issuer (fake-issuer.ts,
+ * answered inside the test). The whole flow — a client registered by DCR, sent to the issuer
+ * with PKCE S256, `state` and `nonce`, back at /authorize/callback, the consent page saying who
+ * (escaped), approved, the client's code redeemed, a session whose principal is the issuer's
+ * `sub` under its issuer — and each refusal: every one ends in the OAuth error the client's
+ * redirect URI gets, or an error page where no client is known; nothing granted, no session.
+ */
+import { createExecutionContext } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { userIdOf } from '../../src/auth/sign-in/identity.ts';
+import { createMcpWorker } from '../../src/lib.ts';
+import { CLIENT_ID, FakeIssuer, ISSUER, OIDC_VARS, type IdTokenSpoil } from './fake-issuer.ts';
+import { authorizationQuery, CLIENT, freshAddress, kvCount, REDIRECT, whoami } from './oauth-flow.ts';
+
+const ORIGIN = 'http://localhost';
+const CALLBACK = `${ORIGIN}/authorize/callback`;
+
+let issuer: FakeIssuer;
+beforeAll(async () => {
+  issuer = await FakeIssuer.start();
+});
+afterAll(() => {
+  vi.restoreAllMocks();
+});
+
+/** A Worker of its own with SIGN_IN=oidc (and `vars`) over the project's environment. */
+function deployment(vars: Record<string, string> = {}) {
+  const worker = createMcpWorker<Env>({ sessions: (e) => e.MCP_SESSION });
+  const environment = { ...env, ...OIDC_VARS, ...vars } as Env;
+  const address = freshAddress();
+  const fetch = (url: string, init: RequestInit = {}) => {
+    const headers = new Headers(init.headers);
+    headers.set('CF-Connecting-IP', address);
+    return worker.fetch(new Request(url, { redirect: 'manual', ...init, headers }), environment, createExecutionContext());
+  };
+  return { fetch };
+}
+
+/** The cookies a response sets, as a browser would send them back (cleared ones dropped). */
+function cookiesOf(response: Response, jar = new Map<string, string>()): Map<string, string> {
+  for (const line of response.headers.getSetCookie()) {
+    const [pair] = line.split(';');
+    const [name, value] = pair!.split('=');
+    if (/Max-Age=0/.test(line)) jar.delete(name!);
+    else jar.set(name!, value!);
+  }
+  return jar;
+}
+const cookieHeader = (jar: Map<string, string>) => [...jar].map(([name, value]) => `${name}=${value}`).join('; ');
+
+/** A registered client's authorization request, sent: our 302 to the issuer, and the browser's cookies. */
+async function start(d = deployment()) {
+  const registered = await d.fetch(`${ORIGIN}/oauth/register`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(CLIENT),
+  });
+  expect(registered.status).toBe(201);
+  const clientId = ((await registered.json()) as { client_id: string }).client_id;
+  const { query, verifier } = await authorizationQuery(clientId, 'mcp');
+  const sent = await d.fetch(`${ORIGIN}/authorize?${query}`);
+  expect(sent.status).toBe(302);
+  const location = sent.headers.get('Location')!;
+  return { d, clientId, verifier, location, jar: cookiesOf(sent) };
+}
+
+/** Back from the issuer, at `url`, with the browser's cookies. */
+const back = (d: ReturnType<typeof deployment>, url: string, jar: Map<string, string>) =>
+  d.fetch(url, { headers: { Cookie: cookieHeader(jar), Accept: 'text/html' } });
+
+const subject = () => `user-${crypto.randomUUID()}`;
+const grantsOf = (sub: string) => kvCount(env.OAUTH_KV, `grant:${userIdOf({ issuer: ISSUER, subject: sub })}:`);
+
+/** The whole sign-in as `sub`: the client's tokens. */
+async function signIn(sub: string, email: string) {
+  const { d, clientId, verifier, location, jar } = await start();
+  const consent = await back(d, await issuer.signIn(location, sub, { email, email_verified: true }), jar);
+  expect(consent.status).toBe(200);
+  cookiesOf(consent, jar);
+  const page = await consent.text();
+  const handle = /name="handle" value="([^"]+)"/.exec(page)![1]!;
+  const approved = await d.fetch(`${ORIGIN}/authorize`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded', Cookie: cookieHeader(jar) },
+    body: new URLSearchParams({ handle, decision: 'approve' }),
+  });
+  expect(approved.status).toBe(302);
+  const redirect = new URL(approved.headers.get('Location')!);
+  expect(`${redirect.origin}${redirect.pathname}`).toBe(REDIRECT);
+  const code = redirect.searchParams.get('code')!;
+  const token = await d.fetch(`${ORIGIN}/oauth/token`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: REDIRECT,
+      client_id: clientId,
+      code_verifier: verifier,
+      resource: `${ORIGIN}/mcp`,
+    }),
+  });
+  expect(token.status).toBe(200);
+  return { page, consent, tokens: (await token.json()) as { access_token: string } };
+}
+
+describe('signing in through an OpenID Connect issuer', () => {
+  it('sends the browser to the issuer with PKCE S256, state and nonce, and back to /authorize/callback', async () => {
+    const { location, jar } = await start();
+    const url = new URL(location);
+    expect(`${url.origin}${url.pathname}`).toBe(`${ISSUER}/authorize`);
+    const params = url.searchParams;
+    expect(params.get('response_type')).toBe('code');
+    expect(params.get('client_id')).toBe(CLIENT_ID);
+    expect(params.get('redirect_uri')).toBe(CALLBACK);
+    expect(params.get('scope')).toBe('openid email profile');
+    expect(params.get('code_challenge_method')).toBe('S256');
+    expect(params.get('code_challenge')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(params.get('state')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(params.get('nonce')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(jar.size).toBe(1); // the state's binding cookie
+  });
+
+  it("shows who is signing in on the consent page, escaped, and the session is the issuer's sub under its issuer", async () => {
+    const sub = subject();
+    const { page, consent, tokens } = await signIn(sub, "<b>o'brien</b>@example.com");
+    expect(page).toContain('&#60;b&#62;o&#39;brien&#60;/b&#62;@example.com');
+    expect(page).not.toContain("<b>o'brien");
+    expect(page).toContain(ISSUER);
+    expect(page).toContain('<code>mcp</code>');
+    expect(page).not.toContain('name="user"'); // no name to type: the issuer said who
+    expect(consent.headers.get('X-Frame-Options')).toBe('DENY');
+    expect(consent.headers.get('Content-Security-Policy')).toContain("frame-ancestors 'none'");
+    expect(consent.headers.get('Cache-Control')).toBe('no-store');
+    const who = await whoami(tokens.access_token);
+    expect(who.id).toBe(`oauth#${userIdOf({ issuer: ISSUER, subject: sub })}`);
+    // The code exchange carried the PKCE verifier the challenge was made of (the issuer checked it).
+    expect(issuer.tokenRequests.at(-1)!.get('redirect_uri')).toBe(CALLBACK);
+  });
+
+  it('a second user is a different principal', async () => {
+    const [one, two] = [subject(), subject()];
+    const first = await whoami((await signIn(one, 'a@example.com')).tokens.access_token);
+    const second = await whoami((await signIn(two, 'a@example.com')).tokens.access_token);
+    expect(first.id).not.toBe(second.id);
+    expect(second.id).toBe(`oauth#${userIdOf({ issuer: ISSUER, subject: two })}`);
+  });
+});
+
+/** The callback's answer after the user signed in as a fresh subject, with the ID token spoiled so. */
+async function refusedAtCallback(spoil: IdTokenSpoil) {
+  const sub = subject();
+  const { d, location, jar } = await start();
+  const response = await back(d, await issuer.signIn(location, sub, { email: 'a@example.com', email_verified: true }, spoil), jar);
+  return { response, sub };
+}
+
+/** The client's redirect URI hears `error`, with its state; nothing was granted to `sub`. */
+async function expectClientError(response: Response, sub: string, error = 'access_denied') {
+  expect(response.status).toBe(302);
+  const url = new URL(response.headers.get('Location')!);
+  expect(`${url.origin}${url.pathname}`).toBe(REDIRECT);
+  expect(url.searchParams.get('error')).toBe(error);
+  expect(url.searchParams.get('state')).toBe('xyz');
+  expect(url.searchParams.get('code')).toBeNull();
+  expect(await grantsOf(sub)).toBe(0);
+}
+
+describe('refusals: each ends in the OAuth error the client gets, nothing granted', () => {
+  it.each<[string, IdTokenSpoil, RegExp]>([
+    ['an ID token of another issuer', { claims: { iss: 'https://other-idp.example' } }, /"iss"/],
+    ['an ID token for another audience', { claims: { aud: 'another-client' } }, /"aud"/],
+    ['an expired ID token', { claims: { exp: Math.floor(Date.now() / 1000) - 3600, iat: Math.floor(Date.now() / 1000) - 7200 } }, /"exp"/],
+    ['a wrong nonce', { claims: { nonce: 'not-the-nonce-we-sent' } }, /"nonce"/],
+    ['a missing nonce', { omit: ['nonce'] }, /"nonce"/],
+    ['an ID token signed by a key the issuer does not publish', { unknownKey: true }, /verification key/],
+  ])('%s', async (_name, spoil, check) => {
+    const lines = vi.spyOn(console, 'log').mockImplementation(() => {});
+    const { response, sub } = await refusedAtCallback(spoil);
+    await expectClientError(response, sub);
+    // Refused for this reason, not another: the logs say which check failed.
+    const failed = lines.mock.calls.map(([line]) => String(line)).filter((line) => line.includes('mcp.oauth.sign_in_failed'));
+    lines.mockRestore();
+    expect(failed).toHaveLength(1);
+    expect(JSON.parse(failed[0]!).detail).toMatch(check);
+  });
+
+  it('the issuer answering access_denied', async () => {
+    const { d, location, jar } = await start();
+    const url = new URL(location);
+    const denied = new URL(CALLBACK);
+    denied.search = new URLSearchParams({ error: 'access_denied', state: url.searchParams.get('state')! }).toString();
+    await expectClientError(await back(d, denied.href, jar), subject());
+  });
+
+  it('a code the issuer refuses (replayed at the issuer)', async () => {
+    const sub = subject();
+    const { d, location, jar } = await start();
+    const callback = await issuer.signIn(location, sub, { email: 'a@example.com', email_verified: true });
+    issuer.codes.clear(); // the code was redeemed already
+    await expectClientError(await back(d, callback, jar), sub);
+  });
+});
+
+describe('refusals with no client to tell: an error page, nothing stored', () => {
+  it('a wrong state', async () => {
+    const sub = subject();
+    const { d, location, jar } = await start();
+    const callback = new URL(await issuer.signIn(location, sub, { email: 'a@example.com', email_verified: true }));
+    callback.searchParams.set('state', 'A'.repeat(43));
+    const response = await back(d, callback.href, jar);
+    expect(response.status).toBe(400);
+    expect(response.headers.get('Content-Type')).toBe('text/html; charset=utf-8');
+    expect(await response.text()).toContain('sign in again');
+    expect(await grantsOf(sub)).toBe(0);
+  });
+
+  it('a replayed state (and code): the second callback is refused', async () => {
+    const sub = subject();
+    const { d, location, jar } = await start();
+    const callback = await issuer.signIn(location, sub, { email: 'a@example.com', email_verified: true });
+    const first = await back(d, callback, jar);
+    expect(first.status).toBe(200);
+    const again = await back(d, callback, jar);
+    expect(again.status).toBe(400);
+    expect(await again.text()).toContain('expired or was already used');
+  });
+
+  it('a state from another browser (no binding cookie)', async () => {
+    const sub = subject();
+    const { d, location } = await start();
+    const response = await back(d, await issuer.signIn(location, sub, { email: 'a@example.com', email_verified: true }), new Map());
+    expect(response.status).toBe(400);
+    expect(await grantsOf(sub)).toBe(0);
+  });
+});
+
+describe('the consent', () => {
+  it('denied: the client hears access_denied, nothing granted', async () => {
+    const sub = subject();
+    const { d, location, jar } = await start();
+    const consent = await back(d, await issuer.signIn(location, sub, { email: 'a@example.com', email_verified: true }), jar);
+    cookiesOf(consent, jar);
+    const handle = /name="handle" value="([^"]+)"/.exec(await consent.text())![1]!;
+    const denied = await d.fetch(`${ORIGIN}/authorize`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', Cookie: cookieHeader(jar) },
+      body: new URLSearchParams({ handle, decision: 'deny' }),
+    });
+    await expectClientError(denied, sub);
+  });
+
+  it("the identity is the server's, not the form's: a posted `user` changes nothing", async () => {
+    const sub = subject();
+    const { d, clientId, verifier, location, jar } = await start();
+    const consent = await back(d, await issuer.signIn(location, sub, { email: 'a@example.com', email_verified: true }), jar);
+    cookiesOf(consent, jar);
+    const handle = /name="handle" value="([^"]+)"/.exec(await consent.text())![1]!;
+    const approved = await d.fetch(`${ORIGIN}/authorize`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', Cookie: cookieHeader(jar) },
+      body: new URLSearchParams({ handle, decision: 'approve', user: 'admin', userId: 'admin' }),
+    });
+    const code = new URL(approved.headers.get('Location')!).searchParams.get('code')!;
+    const token = await d.fetch(`${ORIGIN}/oauth/token`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: REDIRECT,
+        client_id: clientId,
+        code_verifier: verifier,
+        resource: `${ORIGIN}/mcp`,
+      }),
+    });
+    const who = await whoami(((await token.json()) as { access_token: string }).access_token);
+    expect(who.id).toBe(`oauth#${userIdOf({ issuer: ISSUER, subject: sub })}`);
+  });
+});
+
+describe('admission (OIDC_ALLOWED_EMAIL_DOMAINS, OIDC_REQUIRED_GROUP)', () => {
+  it.each([
+    {
+      name: 'an address in another domain',
+      claims: { email: 'a@other.example', email_verified: true },
+      says: 'a@other.example is not in a domain',
+    },
+    { name: 'an unverified address', claims: { email: 'a@example.com', email_verified: false }, says: 'has not verified' },
+    {
+      name: 'not in the group',
+      claims: { email: 'a@example.com', email_verified: true, groups: ['staff'] },
+      says: 'members of the group mcp-users',
+    },
+  ])('$name: refused with a page that says why, nothing granted', async ({ claims, says }) => {
+    const sub = subject();
+    const { d, location, jar } = await start(deployment({ OIDC_ALLOWED_EMAIL_DOMAINS: 'example.com', OIDC_REQUIRED_GROUP: 'mcp-users' }));
+    const response = await back(d, await issuer.signIn(location, sub, claims), jar);
+    expect(response.status).toBe(403);
+    expect(response.headers.get('X-Frame-Options')).toBe('DENY');
+    const text = await response.text();
+    expect(text).toContain(says);
+    expect(text).not.toContain('name="handle"');
+    expect(await grantsOf(sub)).toBe(0);
+  });
+
+  it('an admitted user gets the consent page', async () => {
+    const { d, location, jar } = await start(deployment({ OIDC_ALLOWED_EMAIL_DOMAINS: 'example.com', OIDC_REQUIRED_GROUP: 'mcp-users' }));
+    const claims = { email: 'a@EXAMPLE.com', email_verified: true, groups: ['staff', 'mcp-users'] };
+    const response = await back(d, await issuer.signIn(location, subject(), claims), jar);
+    expect(response.status).toBe(200);
+    expect(await response.text()).toContain('name="handle"');
+  });
+});
