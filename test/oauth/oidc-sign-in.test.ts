@@ -27,7 +27,7 @@ afterAll(() => {
 
 /** A Worker of its own with SIGN_IN=oidc (and `vars`) over the project's environment. */
 function deployment(vars: Record<string, string> = {}) {
-  const worker = createMcpWorker<Env>({ sessions: (e) => e.MCP_SESSION });
+  const worker = createMcpWorker<Env>({ sessions: (e) => e.MCP_SESSION, rateLimit: (e) => e.MCP_RATE_LIMIT });
   const environment = { ...env, ...OIDC_VARS, ...vars } as Env;
   const address = freshAddress();
   const fetch = (url: string, init: RequestInit = {}) => {
@@ -312,5 +312,48 @@ describe('admission (OIDC_ALLOWED_EMAIL_DOMAINS, OIDC_REQUIRED_GROUP)', () => {
     const response = await back(d, await issuer.signIn(location, subject(), claims), jar);
     expect(response.status).toBe(200);
     expect(await response.text()).toContain('name="handle"');
+  });
+});
+
+describe('the callback and the issuer', () => {
+  it('an issuer whose discovery fails: the client hears temporarily_unavailable, nothing is started', async () => {
+    const d = deployment({ OIDC_ISSUER: `${ISSUER}/no-such-tenant` });
+    const registered = await d.fetch(`${ORIGIN}/oauth/register`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(CLIENT),
+    });
+    const { query } = await authorizationQuery(((await registered.json()) as { client_id: string }).client_id, 'mcp');
+    const response = await d.fetch(`${ORIGIN}/authorize?${query}`);
+    expect(response.status).toBe(302);
+    const url = new URL(response.headers.get('Location')!);
+    expect(`${url.origin}${url.pathname}`).toBe(REDIRECT);
+    expect(url.searchParams.get('error')).toBe('temporarily_unavailable');
+    expect(response.headers.getSetCookie()).toEqual([]); // no upstream transaction begun
+  });
+
+  it('is behind the walls: a foreign Host is refused before anything is read', async () => {
+    const response = await deployment().fetch(`http://evil.example/authorize/callback?state=x&code=y`);
+    expect(response.status).toBe(403);
+  });
+
+  it('is behind the rate limit of the authorization server paths', async () => {
+    const d = deployment();
+    // 60 a minute, in fixed windows: a window may turn during the flood, so within two allowances.
+    const statuses: number[] = [];
+    while (statuses.at(-1) !== 429 && statuses.length <= 121) statuses.push((await d.fetch(`${CALLBACK}?state=x&code=y`)).status);
+    expect(statuses.at(-1)).toBe(429);
+    expect(statuses.slice(0, -1).every((status) => status === 400)).toBe(true);
+  });
+
+  it('takes only GET', async () => {
+    const response = await deployment().fetch(CALLBACK, { method: 'POST' });
+    expect(response.status).toBe(405);
+    expect(response.headers.get('Allow')).toBe('GET');
+  });
+
+  it('is not served with the demo sign-in (SIGN_IN unset): its one page is /authorize', async () => {
+    const response = await deployment({ SIGN_IN: '' }).fetch(`${CALLBACK}?state=x&code=y`);
+    expect(response.status).toBe(404);
   });
 });
