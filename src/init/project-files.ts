@@ -26,8 +26,8 @@ export interface ProjectFile {
 /** The compatibility date this library is tested at (the repository's wrangler.toml; scripts/check-package.mjs compares them). */
 export const COMPATIBILITY_DATE = '2026-11-17';
 
-/** The server's runtime dependencies: the SDK and the library's peers (hono, jose, the OAuth provider), at the versions tested. */
-const RUNTIME = ['@cloudflare/workers-oauth-provider', '@modelcontextprotocol/server', 'hono', 'jose', 'zod'] as const;
+/** The server's runtime dependencies: the SDK and the library's peers (hono, jose, the OAuth provider and OpenID client), at the versions tested. */
+const RUNTIME = ['@cloudflare/workers-oauth-provider', '@modelcontextprotocol/server', 'hono', 'jose', 'oauth4webapi', 'zod'] as const;
 /** Its toolchain, pinned. */
 const TOOLCHAIN = [
   '@cloudflare/vitest-plugin',

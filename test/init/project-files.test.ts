@@ -41,7 +41,7 @@ describe('projectFiles', () => {
     for (const name of ['wrangler', 'workerd', 'node', 'vitest', 'typescript', '@cloudflare/vitest-plugin', '@cloudflare/workers-types']) {
       expect(project.devDependencies[name], name).toBe(tested[name]);
     }
-    for (const name of ['@modelcontextprotocol/server', 'hono', 'jose', '@cloudflare/workers-oauth-provider', 'zod']) {
+    for (const name of ['@modelcontextprotocol/server', 'hono', 'jose', 'oauth4webapi', '@cloudflare/workers-oauth-provider', 'zod']) {
       expect(project.dependencies[name], name).toBe(tested[name]);
     }
     expect(project.dependencies['mcp-edge-sessions']).toBe(`^${manifest.version}`);
