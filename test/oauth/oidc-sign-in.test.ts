@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { userIdOf } from '../../src/auth/sign-in/identity.ts';
 import { createMcpWorker } from '../../src/lib.ts';
 import { CLIENT_ID, FakeIssuer, ISSUER, OIDC_VARS, type IdTokenSpoil } from './fake-issuer.ts';
-import { authorizationQuery, CLIENT, freshAddress, kvCount, REDIRECT, whoami } from './oauth-flow.ts';
+import { authorizationQuery, CLIENT, freshAddress, kvCount, REDIRECT, redeem, whoami } from './oauth-flow.ts';
 
 const ORIGIN = 'http://localhost';
 const CALLBACK = `${ORIGIN}/authorize/callback`;
@@ -73,37 +73,30 @@ const back = (d: ReturnType<typeof deployment>, url: string, jar: Map<string, st
 const subject = () => `user-${crypto.randomUUID()}`;
 const grantsOf = (sub: string) => kvCount(env.OAUTH_KV, `grant:${userIdOf({ issuer: ISSUER, subject: sub })}:`);
 
-/** The whole sign-in as `sub`: the client's tokens. */
-async function signIn(sub: string, email: string) {
+/** The consent page's form answered: `decision`, and whatever else a form could carry. */
+async function answer(d: ReturnType<typeof deployment>, jar: Map<string, string>, page: string, fields: Record<string, string>) {
+  const handle = /name="handle" value="([^"]+)"/.exec(page)![1]!;
+  return d.fetch(`${ORIGIN}/authorize`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded', Cookie: cookieHeader(jar) },
+    body: new URLSearchParams({ handle, ...fields }),
+  });
+}
+
+/** Signed in at the issuer as `sub`, and allowed on the consent page (with `fields` posted too): the client's tokens. */
+async function signIn(sub: string, email: string, fields: Record<string, string> = {}) {
   const { d, clientId, verifier, location, jar } = await start();
   const consent = await back(d, await issuer.signIn(location, sub, { email, email_verified: true }), jar);
   expect(consent.status).toBe(200);
   cookiesOf(consent, jar);
   const page = await consent.text();
-  const handle = /name="handle" value="([^"]+)"/.exec(page)![1]!;
-  const approved = await d.fetch(`${ORIGIN}/authorize`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/x-www-form-urlencoded', Cookie: cookieHeader(jar) },
-    body: new URLSearchParams({ handle, decision: 'approve' }),
-  });
+  const approved = await answer(d, jar, page, { ...fields, decision: 'approve' });
   expect(approved.status).toBe(302);
   const redirect = new URL(approved.headers.get('Location')!);
   expect(`${redirect.origin}${redirect.pathname}`).toBe(REDIRECT);
-  const code = redirect.searchParams.get('code')!;
-  const token = await d.fetch(`${ORIGIN}/oauth/token`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      grant_type: 'authorization_code',
-      code,
-      redirect_uri: REDIRECT,
-      client_id: clientId,
-      code_verifier: verifier,
-      resource: `${ORIGIN}/mcp`,
-    }),
-  });
-  expect(token.status).toBe(200);
-  return { page, consent, tokens: (await token.json()) as { access_token: string } };
+  // Redeemed as any client would (the project's Worker: the same OAUTH_KV and resource).
+  const tokens = await redeem(clientId, redirect.searchParams.get('code')!, verifier, freshAddress());
+  return { page, consent, tokens: tokens as { access_token: string } };
 }
 
 describe('signing in through an OpenID Connect issuer', () => {
@@ -243,41 +236,14 @@ describe('the consent', () => {
     const { d, location, jar } = await start();
     const consent = await back(d, await issuer.signIn(location, sub, { email: 'a@example.com', email_verified: true }), jar);
     cookiesOf(consent, jar);
-    const handle = /name="handle" value="([^"]+)"/.exec(await consent.text())![1]!;
-    const denied = await d.fetch(`${ORIGIN}/authorize`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded', Cookie: cookieHeader(jar) },
-      body: new URLSearchParams({ handle, decision: 'deny' }),
-    });
+    const denied = await answer(d, jar, await consent.text(), { decision: 'deny' });
     await expectClientError(denied, sub);
   });
 
   it("the identity is the server's, not the form's: a posted `user` changes nothing", async () => {
     const sub = subject();
-    const { d, clientId, verifier, location, jar } = await start();
-    const consent = await back(d, await issuer.signIn(location, sub, { email: 'a@example.com', email_verified: true }), jar);
-    cookiesOf(consent, jar);
-    const handle = /name="handle" value="([^"]+)"/.exec(await consent.text())![1]!;
-    const approved = await d.fetch(`${ORIGIN}/authorize`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded', Cookie: cookieHeader(jar) },
-      body: new URLSearchParams({ handle, decision: 'approve', user: 'admin', userId: 'admin' }),
-    });
-    const code = new URL(approved.headers.get('Location')!).searchParams.get('code')!;
-    const token = await d.fetch(`${ORIGIN}/oauth/token`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        grant_type: 'authorization_code',
-        code,
-        redirect_uri: REDIRECT,
-        client_id: clientId,
-        code_verifier: verifier,
-        resource: `${ORIGIN}/mcp`,
-      }),
-    });
-    const who = await whoami(((await token.json()) as { access_token: string }).access_token);
-    expect(who.id).toBe(`oauth#${userIdOf({ issuer: ISSUER, subject: sub })}`);
+    const { tokens } = await signIn(sub, 'a@example.com', { user: 'admin', userId: 'admin' });
+    expect((await whoami(tokens.access_token)).id).toBe(`oauth#${userIdOf({ issuer: ISSUER, subject: sub })}`);
   });
 });
 
