@@ -166,6 +166,12 @@ describe('refusals: each ends in the OAuth error the client gets, nothing grante
     ['an ID token of another issuer', { claims: { iss: 'https://other-idp.example' } }, /"iss"/],
     ['an ID token for another audience', { claims: { aud: 'another-client' } }, /"aud"/],
     ['an expired ID token', { claims: { exp: Math.floor(Date.now() / 1000) - 3600, iat: Math.floor(Date.now() / 1000) - 7200 } }, /"exp"/],
+    [
+      'an ID token for us and another party, authorized for the other (azp)',
+      { claims: { aud: [CLIENT_ID, 'other-client'], azp: 'other-client' } },
+      /"azp"/,
+    ],
+    ['an ID token without iat', { omit: ['iat'] }, /"iat"/],
     ['a wrong nonce', { claims: { nonce: 'not-the-nonce-we-sent' } }, /"nonce"/],
     ['a missing nonce', { omit: ['nonce'] }, /"nonce"/],
     ['an ID token signed by a key the issuer does not publish', { unknownKey: true }, /verification key/],
