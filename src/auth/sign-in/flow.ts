@@ -19,6 +19,7 @@
  * "confused deputy" mitigation protects.
  */
 import {
+  AuthorizationError,
   authorizationErrorRedirect,
   type AuthRequest,
   type AuthorizationErrorCode,
@@ -119,9 +120,9 @@ export function signInFlow(source: IdentitySourceHandler, supported: readonly st
     try {
       resumed = await oauth.finishUpstream(request);
     } catch (error) {
-      // No request recovered, so no client to tell: the browser is told, and starts again.
-      const text = error instanceof Error ? error.message : 'This sign-in could not be resumed.';
-      return errorPage(400, 'Sign-in not completed', `${text} Go back to the app and sign in again.`);
+      if (!(error instanceof AuthorizationError)) throw error; // KV failing: the front's 500
+      // No request recovered, so no client to tell: the browser is told (the provider's wire-safe words), and starts again.
+      return errorPage(400, 'Sign-in not completed', `${error.description}. Go back to the app and sign in again.`);
     }
     const outcome = await refused(resumed.request, () => source.finish!({ request, resumed, callbackUrl }), resumed.headers);
     if (outcome instanceof Response) return outcome;
