@@ -328,4 +328,14 @@ describe('the callback and the issuer', () => {
     const response = await deployment({ SIGN_IN: '' }).fetch(`${CALLBACK}?state=x&code=y`);
     expect(response.status).toBe(404);
   });
+
+  it('a deployment without its client secret is a configuration error, never the demo page', async () => {
+    const errors = vi.spyOn(console, 'error').mockImplementation(() => {});
+    const response = await deployment({ OIDC_CLIENT_SECRET: '' }).fetch(`${ORIGIN}/authorize?client_id=x`);
+    const logged = errors.mock.calls.map(([line]) => String(line)).join('\n');
+    errors.mockRestore();
+    expect(response.status).toBe(500);
+    expect(await response.text()).not.toContain('name="handle"');
+    expect(logged).toContain('wrangler secret put OIDC_CLIENT_SECRET');
+  });
 });
