@@ -7,7 +7,8 @@
  * `ctx.props` (authenticate.ts). `/authorize` is the deployment's page: by default the demo's
  * (consent-page.ts), which authenticates nobody and so serves on loopback only; with SIGN_IN=oidc
  * a sign-in through an OpenID Connect issuer (sign-in/flow.ts, sign-in/oidc.ts), its callback
- * at `/authorize/callback`. Nothing reaches the provider before the walls
+ * at `/authorize/callback`; with SIGN_IN=github through a GitHub OAuth app (sign-in/github-source.ts),
+ * the same callback; with SIGN_IN=access from Cloudflare Access's assertion (sign-in/access.ts). Nothing reaches the provider before the walls
  * (oauth-walls.ts), and every failure on its paths is an OAuth error response (oauth-errors.ts).
  */
 import { getOAuthApi, OAuthProvider, type OAuthHelpers, type OAuthProviderOptions } from '@cloudflare/workers-oauth-provider';
@@ -28,6 +29,8 @@ import {
 import { consentPage } from './consent-page.ts';
 import { signInFlow } from './sign-in/flow.ts';
 import { oidcSource } from './sign-in/oidc.ts';
+import { accessSource } from './sign-in/access.ts';
+import { githubSource } from './sign-in/github-source.ts';
 import { asOAuthError, OAuthHttpError, oauthErrorResponse } from './oauth-errors.ts';
 import { AUTHORIZE_PATH, passWalls, REGISTER_PATH, TOKEN_PATH } from './oauth-walls.ts';
 import { readClientIds, refuseLocalClientIds } from './request-client-ids.ts';
@@ -238,6 +241,10 @@ function signInPage(auth: OAuthConfig, supported: readonly string[], demoSignIn:
       return consentPage(supported, { resource: auth.resource, optIn: demoSignIn });
     case 'oidc':
       return signInFlow(oidcSource(signIn), supported, issuerOf(auth));
+    case 'access':
+      return signInFlow(accessSource(signIn.settings), supported, issuerOf(auth));
+    case 'github':
+      return signInFlow(githubSource(signIn.config), supported, issuerOf(auth));
   }
 }
 

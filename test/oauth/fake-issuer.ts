@@ -8,7 +8,7 @@
  * audience, expired, another nonce, another key).
  */
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWTPayload } from 'jose';
-import { vi } from 'vitest';
+import { interceptFetch } from './sign-in-flow.ts';
 
 export const ISSUER = 'https://idp.example';
 export const CLIENT_ID = 'mcp-server';
@@ -53,11 +53,7 @@ export class FakeIssuer {
     const issuer = new FakeIssuer(pair.privateKey, other.privateKey, {
       keys: [{ ...(await exportJWK(pair.publicKey)), kid: 'issuer-key', alg: 'RS256', use: 'sig' }],
     });
-    const real = globalThis.fetch;
-    vi.spyOn(globalThis, 'fetch').mockImplementation((input, init) => {
-      const request = new Request(input, init);
-      return new URL(request.url).origin === ISSUER ? issuer.answer(request) : real(request);
-    });
+    interceptFetch({ [ISSUER]: (request) => issuer.answer(request) });
     return issuer;
   }
 

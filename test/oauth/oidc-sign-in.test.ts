@@ -6,16 +6,22 @@
  * `sub` under its issuer — and each refusal: every one ends in the OAuth error the client's
  * redirect URI gets, or an error page where no client is known; nothing granted, no session.
  */
-import { createExecutionContext } from 'cloudflare:test';
-import { env } from 'cloudflare:workers';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { userIdOf } from '../../src/auth/sign-in/identity.ts';
-import { createMcpWorker } from '../../src/lib.ts';
 import { CLIENT_ID, FakeIssuer, ISSUER, OIDC_VARS, type IdTokenSpoil } from './fake-issuer.ts';
-import { authorizationQuery, CLIENT, freshAddress, kvCount, REDIRECT, redeem, whoami } from './oauth-flow.ts';
-
-const ORIGIN = 'http://localhost';
-const CALLBACK = `${ORIGIN}/authorize/callback`;
+import { authorizationQuery, CLIENT, REDIRECT, whoami } from './oauth-flow.ts';
+import {
+  answer,
+  approveAndRedeem,
+  back,
+  CALLBACK,
+  cookiesOf,
+  deployment as withVars,
+  expectClientError as clientError,
+  grantsOf as grantsUnder,
+  ORIGIN,
+  start as startAt,
+} from './sign-in-flow.ts';
 
 let issuer: FakeIssuer;
 beforeAll(async () => {
@@ -26,77 +32,17 @@ afterAll(() => {
 });
 
 /** A Worker of its own with SIGN_IN=oidc (and `vars`) over the project's environment. */
-function deployment(vars: Record<string, string> = {}) {
-  const worker = createMcpWorker<Env>({ sessions: (e) => e.MCP_SESSION, rateLimit: (e) => e.MCP_RATE_LIMIT });
-  const environment = { ...env, ...OIDC_VARS, ...vars } as Env;
-  const address = freshAddress();
-  const fetch = (url: string, init: RequestInit = {}) => {
-    const headers = new Headers(init.headers);
-    headers.set('CF-Connecting-IP', address);
-    return worker.fetch(new Request(url, { redirect: 'manual', ...init, headers }), environment, createExecutionContext());
-  };
-  return { fetch };
-}
-
-/** The cookies a response sets, as a browser would send them back (cleared ones dropped). */
-function cookiesOf(response: Response, jar = new Map<string, string>()): Map<string, string> {
-  for (const line of response.headers.getSetCookie()) {
-    const [pair] = line.split(';');
-    const [name, value] = pair!.split('=');
-    if (/Max-Age=0/.test(line)) jar.delete(name!);
-    else jar.set(name!, value!);
-  }
-  return jar;
-}
-const cookieHeader = (jar: Map<string, string>) => [...jar].map(([name, value]) => `${name}=${value}`).join('; ');
-
-/** A registered client's authorization request, sent: our 302 to the issuer, and the browser's cookies. */
-async function start(d = deployment()) {
-  const registered = await d.fetch(`${ORIGIN}/oauth/register`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify(CLIENT),
-  });
-  expect(registered.status).toBe(201);
-  const clientId = ((await registered.json()) as { client_id: string }).client_id;
-  const { query, verifier } = await authorizationQuery(clientId, 'mcp');
-  const sent = await d.fetch(`${ORIGIN}/authorize?${query}`);
-  expect(sent.status).toBe(302);
-  const location = sent.headers.get('Location')!;
-  return { d, clientId, verifier, location, jar: cookiesOf(sent) };
-}
-
-/** Back from the issuer, at `url`, with the browser's cookies. */
-const back = (d: ReturnType<typeof deployment>, url: string, jar: Map<string, string>) =>
-  d.fetch(url, { headers: { Cookie: cookieHeader(jar), Accept: 'text/html' } });
+const deployment = (vars: Record<string, string> = {}) => withVars({ ...OIDC_VARS, ...vars });
+const start = (d = deployment()) => startAt(d);
 
 const subject = () => `user-${crypto.randomUUID()}`;
-const grantsOf = (sub: string) => kvCount(env.OAUTH_KV, `grant:${userIdOf({ issuer: ISSUER, subject: sub })}:`);
-
-/** The consent page's form answered: `decision`, and whatever else a form could carry. */
-async function answer(d: ReturnType<typeof deployment>, jar: Map<string, string>, page: string, fields: Record<string, string>) {
-  const handle = /name="handle" value="([^"]+)"/.exec(page)![1]!;
-  return d.fetch(`${ORIGIN}/authorize`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/x-www-form-urlencoded', Cookie: cookieHeader(jar) },
-    body: new URLSearchParams({ handle, ...fields }),
-  });
-}
+const grantsOf = (sub: string) => grantsUnder(ISSUER, sub);
 
 /** Signed in at the issuer as `sub`, and allowed on the consent page (with `fields` posted too): the client's tokens. */
 async function signIn(sub: string, email: string, fields: Record<string, string> = {}) {
-  const { d, clientId, verifier, location, jar } = await start();
-  const consent = await back(d, await issuer.signIn(location, sub, { email, email_verified: true }), jar);
-  expect(consent.status).toBe(200);
-  cookiesOf(consent, jar);
-  const page = await consent.text();
-  const approved = await answer(d, jar, page, { ...fields, decision: 'approve' });
-  expect(approved.status).toBe(302);
-  const redirect = new URL(approved.headers.get('Location')!);
-  expect(`${redirect.origin}${redirect.pathname}`).toBe(REDIRECT);
-  // Redeemed as any client would (the project's Worker: the same OAUTH_KV and resource).
-  const tokens = await redeem(clientId, redirect.searchParams.get('code')!, verifier, freshAddress());
-  return { page, consent, tokens: tokens as { access_token: string } };
+  const flow = await start();
+  const consent = await back(flow.d, await issuer.signIn(flow.location, sub, { email, email_verified: true }), flow.jar);
+  return approveAndRedeem(flow, consent, fields);
 }
 
 describe('signing in through an OpenID Connect issuer', () => {
@@ -151,15 +97,7 @@ async function refusedAtCallback(spoil: IdTokenSpoil) {
 }
 
 /** The client's redirect URI hears `error`, with its state; nothing was granted to `sub`. */
-async function expectClientError(response: Response, sub: string, error = 'access_denied') {
-  expect(response.status).toBe(302);
-  const url = new URL(response.headers.get('Location')!);
-  expect(`${url.origin}${url.pathname}`).toBe(REDIRECT);
-  expect(url.searchParams.get('error')).toBe(error);
-  expect(url.searchParams.get('state')).toBe('xyz');
-  expect(url.searchParams.get('code')).toBeNull();
-  expect(await grantsOf(sub)).toBe(0);
-}
+const expectClientError = (response: Response, sub: string, error = 'access_denied') => clientError(response, ISSUER, sub, error);
 
 describe('refusals: each ends in the OAuth error the client gets, nothing granted', () => {
   it.each<[string, IdTokenSpoil, RegExp]>([

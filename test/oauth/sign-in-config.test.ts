@@ -44,7 +44,7 @@ describe('readSignInConfig', () => {
   });
 
   it.each<[string, SignInVars, RegExp]>([
-    ['an unknown SIGN_IN', { SIGN_IN: 'saml' }, /SIGN_IN must be "oidc" or "demo"/],
+    ['an unknown SIGN_IN', { SIGN_IN: 'saml' }, /SIGN_IN must be "oidc", "access", "github" or "demo"/],
     ['no issuer', { ...OIDC, OIDC_ISSUER: undefined }, /needs OIDC_ISSUER/],
     ['an issuer that is no URL', { ...OIDC, OIDC_ISSUER: 'idp.example' }, /OIDC_ISSUER must be the issuer's absolute URL/],
     ['an http issuer', { ...OIDC, OIDC_ISSUER: 'http://idp.example' }, /OIDC_ISSUER must be an https URL/],
@@ -53,6 +53,40 @@ describe('readSignInConfig', () => {
     ['scopes without openid', { ...OIDC, OIDC_SCOPES: 'email profile' }, /OIDC_SCOPES must include "openid"/],
     ['a domain that is none', { ...OIDC, OIDC_ALLOWED_EMAIL_DOMAINS: 'example' }, /OIDC_ALLOWED_EMAIL_DOMAINS lists domains/],
   ])('%s is a configuration error', (_name, vars, message) => {
+    expect(() => readSignInConfig(vars)).toThrow(message);
+  });
+
+  it('access: the team domain and the AUD tag', () => {
+    expect(readSignInConfig({ SIGN_IN: 'access', ACCESS_TEAM_DOMAIN: 'myteam.cloudflareaccess.com', ACCESS_AUD: 'AB'.repeat(32) })).toEqual(
+      {
+        kind: 'access',
+        settings: { teamDomain: 'https://myteam.cloudflareaccess.com', audience: 'ab'.repeat(32) },
+      },
+    );
+  });
+
+  it('github: the OAuth app, at github.com', () => {
+    expect(readSignInConfig({ SIGN_IN: 'github', GITHUB_CLIENT_ID: 'Ov23li', GITHUB_CLIENT_SECRET: 's3cret' })).toMatchObject({
+      kind: 'github',
+      config: { clientId: 'Ov23li', clientSecret: 's3cret', issuer: 'https://github.com', userUrl: 'https://api.github.com/user' },
+    });
+  });
+
+  it.each<[string, SignInVars, RegExp]>([
+    ['access without a team domain', { SIGN_IN: 'access', ACCESS_AUD: 'ab'.repeat(32) }, /ACCESS_TEAM_DOMAIN is required/],
+    [
+      'access without its AUD tag',
+      { SIGN_IN: 'access', ACCESS_TEAM_DOMAIN: 'myteam.cloudflareaccess.com' },
+      /ACCESS_AUD is required.*AUD\) Tag/,
+    ],
+    [
+      'access with a look-alike team host',
+      { SIGN_IN: 'access', ACCESS_TEAM_DOMAIN: 'myteam.cloudflareaccess.com.evil.example', ACCESS_AUD: 'ab'.repeat(32) },
+      /must be <team>.cloudflareaccess.com/,
+    ],
+    ['github without its client id', { SIGN_IN: 'github', GITHUB_CLIENT_SECRET: 's3cret' }, /needs GITHUB_CLIENT_ID/],
+    ['github without its secret', { SIGN_IN: 'github', GITHUB_CLIENT_ID: 'Ov23li' }, /`wrangler secret put GITHUB_CLIENT_SECRET`/],
+  ])('%s is a configuration error that names the fix', (_name, vars, message) => {
     expect(() => readSignInConfig(vars)).toThrow(message);
   });
 

@@ -35,7 +35,8 @@
  */
 import { createRemoteJWKSet, customFetch, jwtVerify, type FetchImplementation, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import type { AccessSettings } from './access-settings.ts';
-import type { SignedInIdentity } from './identity.ts';
+import { type IdentitySourceHandler, NotAdmitted, SignInFailed } from './flow.ts';
+import { type SignedInIdentity, userIdOf } from './identity.ts';
 
 export { readAccessSettings, type AccessSettings, type AccessVars } from './access-settings.ts';
 
@@ -204,4 +205,34 @@ export function refusalKindOf(error: unknown): AccessRefusalKind {
 
 function refuse(kind: AccessRefusalKind): AccessSignIn {
   return { ok: false, refusal: accessRefusal(kind) };
+}
+
+/**
+ * Access as the sign-in flow's source (SIGN_IN=access): no upstream round trip, the request's
+ * assertion names the user at once. It is checked again on the consent form's POST (also under
+ * `/authorize`, so Access judged it too): it must still verify, and name the same user the page
+ * showed, else nothing is granted — the page's handle alone does not stand for the person.
+ * `keys` only for tests; by default the team's key set, cached per isolate.
+ */
+export function accessSource(settings: AccessSettings, keys?: JWTVerifyGetKey): IdentitySourceHandler {
+  const verified = async (request: Request) => {
+    const outcome = await signInWithAccess(request.headers, settings, keys ?? accessKeySet(settings.teamDomain));
+    if (outcome.ok) return outcome.identity;
+    // Cloudflare's key server out of reach is no fault of the user's: the client is told to try again.
+    if (outcome.refusal.kind === 'keys_unavailable')
+      throw new SignInFailed('temporarily_unavailable', 'the Cloudflare Access keys could not be fetched', outcome.refusal.reason);
+    throw new NotAdmitted(outcome.refusal.reason, false); // its reasons say what to do
+  };
+  return {
+    begin: ({ request }) => verified(request),
+    async confirm(request, identity) {
+      const now = await verified(request);
+      if (userIdOf(now) !== userIdOf(identity))
+        throw new SignInFailed(
+          'access_denied',
+          'the Cloudflare Access user changed between the consent page and its answer',
+          'another assertion subject at the consent POST',
+        );
+    },
+  };
 }

@@ -13,7 +13,9 @@
  *    `beginConsent`'s handle; the identity is kept server-side under that handle (KV, sealed
  *    with a key only the handle derives, ten minutes), never in the form;
  * 4. POST /authorize: `approveConsent` (the handle is bound to this browser and works once),
- *    the identity read and deleted, the grant made for `userIdOf(identity)`.
+ *    the identity read and deleted; a source whose proof rides on every request (Access's
+ *    assertion) `confirm`s the POST still carries it, for the same user; the grant made for
+ *    `userIdOf(identity)`.
  * The consent comes after the sign-in so that it can say who is signing in; nothing is granted
  * before it (no code reaches the client until the user allows it), which is what the MCP
  * "confused deputy" mitigation protects.
@@ -54,7 +56,11 @@ export class SignInFailed extends Error {
 /** The upstream vouched for the user, and this server does not admit them: a page says why. */
 export class NotAdmitted extends Error {
   override readonly name = 'NotAdmitted';
-  constructor(readonly reason: string) {
+  constructor(
+    readonly reason: string,
+    /** The page adds "ask the operator for access"; a reason that says what to do itself (a sentence) does not. */
+    readonly askOperator = true,
+  ) {
     super(reason);
   }
 }
@@ -86,6 +92,12 @@ export interface IdentitySourceHandler {
   begin(context: BeginContext): Promise<Response | SignedInIdentity>;
   /** GET /authorize/callback: the identity the upstream's answer proves. Throw as `begin` does. */
   finish?(context: FinishContext): Promise<SignedInIdentity>;
+  /**
+   * POST /authorize, the user allowed: `request` must still prove `identity` (the one the consent
+   * page showed), for a source whose proof is on every request. Throw as `begin` does; nothing
+   * is granted then.
+   */
+  confirm?(request: Request, identity: SignedInIdentity): Promise<void>;
 }
 
 /** The `/authorize` handler for `source`, granting only `supported` scopes. */
@@ -136,7 +148,8 @@ export function signInFlow(source: IdentitySourceHandler, supported: readonly st
     } catch (error) {
       if (error instanceof NotAdmitted) {
         log({ msg: 'mcp.oauth.sign_in_not_admitted', reason: error.reason });
-        const page = errorPage(403, 'Not allowed to sign in', `${error.reason}. Ask this server's operator for access.`);
+        const text = error.askOperator ? `${error.reason}. Ask this server's operator for access.` : error.reason;
+        const page = errorPage(403, 'Not allowed to sign in', text);
         for (const cookie of headers.getSetCookie()) page.headers.append('Set-Cookie', cookie);
         return page;
       }
@@ -183,6 +196,10 @@ export function signInFlow(source: IdentitySourceHandler, supported: readonly st
       // Kept as long as the handle: gone only if KV lost it. The client hears it; nothing is granted.
       approved.headers.set('Location', authorizationErrorRedirect(approved.request, 'access_denied', 'the sign-in expired; sign in again'));
       return new Response(null, { status: 302, headers: approved.headers });
+    }
+    if (source.confirm !== undefined) {
+      const refusal = await refused(approved.request, () => source.confirm!(request, identity), approved.headers);
+      if (refusal instanceof Response) return refusal;
     }
     // The consent stored only supported scopes; checked again where the grant is made.
     const scope = [...grantScopes(approved.request.scope, supported).granted];

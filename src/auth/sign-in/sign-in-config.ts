@@ -2,12 +2,16 @@
  * Who signs users in to the embedded authorization server (`AUTH=oauth`): `SIGN_IN` and its
  * companions in wrangler `[vars]` (and one secret). `demo`, the default, is the page that believes
  * any name (consent-page.ts, loopback only): nothing changes for a deployment that sets nothing.
- * `oidc` is an OpenID Connect issuer (oidc.ts). A missing or malformed value is a configuration
- * error that names the fix, never a fallback to the demo.
+ * `oidc` is an OpenID Connect issuer (oidc.ts); `access`, Cloudflare Access in front of
+ * `/authorize` (access.ts, its settings read by access-settings.ts); `github`, a GitHub OAuth app
+ * (github.ts, github-source.ts). A missing or malformed value is a configuration error that
+ * names the fix, never a fallback to the demo.
  */
+import { readAccessSettings, type AccessSettings, type AccessVars } from './access-settings.ts';
+import { readGitHubConfig, type GitHubConfig, type GitHubVars } from './github.ts';
 
-export interface SignInVars {
-  /** `demo` (default) or `oidc`. */
+export interface SignInVars extends AccessVars, GitHubVars {
+  /** `demo` (default), `oidc`, `access` or `github`. */
   readonly SIGN_IN?: string;
   /** oidc: the issuer's URL, whose `/.well-known/openid-configuration` is its discovery document. */
   readonly OIDC_ISSUER?: string;
@@ -39,7 +43,13 @@ export interface OidcSignIn {
   readonly admission: Admission;
 }
 
-export type SignInConfig = { readonly kind: 'demo' } | OidcSignIn;
+export type SignInConfig =
+  | { readonly kind: 'demo' }
+  | OidcSignIn
+  | { readonly kind: 'access'; readonly settings: AccessSettings }
+  | { readonly kind: 'github'; readonly config: GitHubConfig };
+
+const KINDS = ['oidc', 'access', 'github'] as const;
 
 export const DEFAULT_OIDC_SCOPES = ['openid', 'email', 'profile'] as const;
 
@@ -48,7 +58,12 @@ const list = (text: string | undefined) => (text ?? '').split(/[\s,]+/).filter((
 export function readSignInConfig(vars: SignInVars): SignInConfig {
   const kind = (vars.SIGN_IN ?? '').trim() || 'demo';
   if (kind === 'demo') return { kind };
-  if (kind !== 'oidc') throw new Error(`configuration: SIGN_IN must be "oidc" or "demo" (the default), got ${JSON.stringify(kind)}`);
+  if (kind === 'access') return { kind, settings: readAccessSettings(vars) };
+  if (kind === 'github') return { kind, config: readGitHubConfig(vars) };
+  if (kind !== 'oidc')
+    throw new Error(
+      `configuration: SIGN_IN must be ${KINDS.map((name) => JSON.stringify(name)).join(', ')} or "demo" (the default), got ${JSON.stringify(kind)}`,
+    );
   const issuer = required(vars.OIDC_ISSUER, 'OIDC_ISSUER', "in [vars], your identity provider's issuer URL");
   let url: URL;
   try {
