@@ -47,7 +47,8 @@ export interface FetchHandler<E> {
 export interface OAuthOptions<E> {
   /**
    * The sign-in and consent page at `/authorize` and below it (an upstream's callback); when
-   * absent, SIGN_IN's: an OpenID Connect issuer (sign-in/oidc.ts), or the demo's page
+   * absent, SIGN_IN's: an OpenID Connect issuer (sign-in/oidc.ts), Cloudflare Access
+   * (sign-in/access.ts), a GitHub OAuth app (sign-in/github-source.ts), or the demo's page
    * (consent-page.ts), which believes any name and so serves on loopback only (unless
    * `DEMO_SIGN_IN = "anyone-is-anyone"`).
    * It grants only scopes the server supports (`scopes_supported`: `AUTH_SCOPES`, or `mcp`).
