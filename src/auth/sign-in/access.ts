@@ -212,11 +212,11 @@ function refuse(kind: AccessRefusalKind): AccessSignIn {
  * assertion names the user at once. It is checked again on the consent form's POST (also under
  * `/authorize`, so Access judged it too): it must still verify, and name the same user the page
  * showed, else nothing is granted — the page's handle alone does not stand for the person.
- * `keys` only for tests; by default the team's key set, cached per isolate.
+ * The team's keys are its remote key set, cached per isolate (accessKeySet).
  */
-export function accessSource(settings: AccessSettings, keys?: JWTVerifyGetKey): IdentitySourceHandler {
+export function accessSource(settings: AccessSettings): IdentitySourceHandler {
   const verified = async (request: Request) => {
-    const outcome = await signInWithAccess(request.headers, settings, keys ?? accessKeySet(settings.teamDomain));
+    const outcome = await signInWithAccess(request.headers, settings);
     if (outcome.ok) return outcome.identity;
     // Cloudflare's key server out of reach is no fault of the user's: the client is told to try again.
     if (outcome.refusal.kind === 'keys_unavailable')
