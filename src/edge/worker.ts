@@ -67,8 +67,9 @@ export interface McpWorkerOptions<E> {
    */
   readonly tasks?: (env: E) => TaskNamespace;
   /**
-   * AUTH=oauth: the sign-in and consent page; when absent the demo's, which authenticates nobody
-   * and so serves on loopback only, unless `DEMO_SIGN_IN = "anyone-is-anyone"`.
+   * AUTH=oauth: your own sign-in and consent page; when absent, the one `SIGN_IN` names (an
+   * OpenID Connect issuer, Cloudflare Access, GitHub, or the demo's, which authenticates nobody
+   * and so serves on loopback only unless `DEMO_SIGN_IN = "anyone-is-anyone"`): auth/oauth-server.ts.
    */
   readonly oauth?: OAuthOptions<E>;
   /**
