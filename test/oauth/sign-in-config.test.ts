@@ -43,11 +43,21 @@ describe('readSignInConfig', () => {
     });
   });
 
+  it.each(['http://127.0.0.1:9000', 'http://127.1.2.3:9000/realms/dev', 'http://localhost:9000', 'http://[::1]:9000'])(
+    'an http issuer on this machine (%s), for a provider in development',
+    (issuer) => {
+      expect(readSignInConfig({ ...OIDC, OIDC_ISSUER: issuer })).toMatchObject({ kind: 'oidc', issuer });
+    },
+  );
+
   it.each<[string, SignInVars, RegExp]>([
     ['an unknown SIGN_IN', { SIGN_IN: 'saml' }, /SIGN_IN must be "oidc", "access", "github" or "demo"/],
     ['no issuer', { ...OIDC, OIDC_ISSUER: undefined }, /needs OIDC_ISSUER/],
     ['an issuer that is no URL', { ...OIDC, OIDC_ISSUER: 'idp.example' }, /OIDC_ISSUER must be the issuer's absolute URL/],
     ['an http issuer', { ...OIDC, OIDC_ISSUER: 'http://idp.example' }, /OIDC_ISSUER must be an https URL/],
+    ['an http issuer on a name that resolves locally', { ...OIDC, OIDC_ISSUER: 'http://idp.localhost:9000' }, /must be an https URL/],
+    ['an http issuer on a private address', { ...OIDC, OIDC_ISSUER: 'http://10.0.0.1:9000' }, /must be an https URL/],
+    ['another scheme on loopback', { ...OIDC, OIDC_ISSUER: 'ftp://127.0.0.1/' }, /must be an https URL/],
     ['no client id', { ...OIDC, OIDC_CLIENT_ID: ' ' }, /needs OIDC_CLIENT_ID/],
     ['no client secret', { ...OIDC, OIDC_CLIENT_SECRET: undefined }, /`wrangler secret put OIDC_CLIENT_SECRET`/],
     ['scopes without openid', { ...OIDC, OIDC_SCOPES: 'email profile' }, /OIDC_SCOPES must include "openid"/],

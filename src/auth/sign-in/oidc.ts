@@ -25,11 +25,19 @@ interface Pending {
 /** Discovery documents, per isolate and issuer: a failure is forgotten, so the next sign-in tries again. */
 const discovered = new Map<string, Promise<oauth.AuthorizationServer>>();
 
+/**
+ * oauth4webapi refuses http unless told: an http issuer passed sign-in-config.ts only on a
+ * loopback host (a provider on this machine, in development), and only then is it told.
+ */
+const overHttp = (issuer: string) => ({ [oauth.allowInsecureRequests]: new URL(issuer).protocol === 'http:' });
+
 function discover(issuer: string): Promise<oauth.AuthorizationServer> {
   let server = discovered.get(issuer);
   if (server === undefined) {
     const url = new URL(issuer);
-    server = oauth.discoveryRequest(url, { algorithm: 'oidc' }).then((response) => oauth.processDiscoveryResponse(url, response));
+    server = oauth
+      .discoveryRequest(url, { algorithm: 'oidc', ...overHttp(issuer) })
+      .then((response) => oauth.processDiscoveryResponse(url, response));
     discovered.set(issuer, server);
     server.catch(() => discovered.delete(issuer));
   }
@@ -74,12 +82,20 @@ export function oidcSource(config: OidcSignIn): IdentitySourceHandler {
       try {
         // `state` was matched already: finishUpstream found it, for this browser, once.
         const params = oauth.validateAuthResponse(server, client, url, url.searchParams.get('state') ?? '');
-        const response = await oauth.authorizationCodeGrantRequest(server, client, clientAuth, params, callbackUrl, pending.verifier);
+        const response = await oauth.authorizationCodeGrantRequest(
+          server,
+          client,
+          clientAuth,
+          params,
+          callbackUrl,
+          pending.verifier,
+          overHttp(config.issuer),
+        );
         const result = await oauth.processAuthorizationCodeResponse(server, client, response, {
           expectedNonce: pending.nonce,
           requireIdToken: true,
         });
-        await oauth.validateApplicationLevelSignature(server, response);
+        await oauth.validateApplicationLevelSignature(server, response, overHttp(config.issuer));
         claims = oauth.getValidatedIdTokenClaims(result)!;
       } catch (error) {
         throw failure(error);
