@@ -30,9 +30,16 @@ for (const { path, text } of projectFiles({ ...options, packageSpec }, manifest)
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, text);
 }
-console.log(`Wrote ${options.name} (auth ${options.auth}, tasks ${options.tasks ? 'on' : 'off'}) in ${options.dir}. Next:
+const signIn = options.idp === undefined ? '' : `, sign-in ${options.idp}`;
+// A provider's variables are written empty: the Worker refuses to serve until they are filled in.
+const fill =
+  options.idp === undefined || options.idp === 'demo'
+    ? ''
+    : `\n\nSIGN_IN=${options.idp}: fill in its variables in wrangler.toml (and its secret), as README.md's "Sign-in"
+says, before npm run dev; until then the Worker refuses every request, its log naming what to set.`;
+console.log(`Wrote ${options.name} (auth ${options.auth}${signIn}, tasks ${options.tasks ? 'on' : 'off'}) in ${options.dir}. Next:
 
   cd ${options.dir}
   npm install
   npm run dev      # http://localhost:8787/mcp
-  npm test`);
+  npm test${fill}`);

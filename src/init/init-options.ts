@@ -6,12 +6,21 @@
 
 export type AuthMode = 'none' | 'jwt' | 'oauth';
 
+/**
+ * Who signs users in to AUTH=oauth's embedded server (its `SIGN_IN`): the demo page (loopback
+ * only), an OpenID Connect provider, Cloudflare Access, or GitHub.
+ */
+export type Idp = 'demo' | 'oidc' | 'access' | 'github';
+export const IDPS: readonly Idp[] = ['demo', 'oidc', 'access', 'github'];
+
 export interface InitOptions {
   /** The folder to create (relative to where the command runs). */
   readonly dir: string;
   /** The Worker's name: the package's and wrangler.toml's; by default the folder's own name. */
   readonly name: string;
   readonly auth: AuthMode;
+  /** With `auth: 'oauth'` only (default `demo`): who signs users in. Undefined for the other modes. */
+  readonly idp: Idp | undefined;
   /** Whether 2026-07-28 clients get the Tasks extension (a task object and its binding). */
   readonly tasks: boolean;
   /**
@@ -34,9 +43,17 @@ package.json, wrangler.toml, src/index.ts, src/tools.ts, a test in workerd, READ
 
 Options:
   --auth none|jwt|oauth   who may call it (default none); see the package's docs/auth.md.
-                          oauth's sign-in page is a demo that checks no password: it serves
-                          on loopback only until you pass your own (oauth.authorize), or set
-                          DEMO_SIGN_IN = "anyone-is-anyone" (then anyone is anyone)
+  --idp demo|oidc|access|github
+                          with --auth oauth: who signs users in (default demo).
+                          demo: a page that checks no password; it serves on loopback only
+                          (unless DEMO_SIGN_IN = "anyone-is-anyone": then anyone is anyone).
+                          oidc: your OpenID Connect provider (Google, Entra, Okta, Auth0,
+                          Keycloak, ...): OIDC_ISSUER, OIDC_CLIENT_ID, secret OIDC_CLIENT_SECRET.
+                          access: Cloudflare Access in front of /authorize: ACCESS_TEAM_DOMAIN,
+                          ACCESS_AUD. github: a GitHub OAuth app: GITHUB_CLIENT_ID, secret
+                          GITHUB_CLIENT_SECRET. The variables are written empty: the Worker
+                          refuses to serve (its log names each) until you fill them in; the
+                          project's README says where each comes from.
   --no-tasks              no Tasks extension for 2026-07-28 clients (no task object)
   --name <name>           the Worker's name (default: the folder's name)
   --from <spec>           where package.json gets mcp-edge-sessions from
@@ -53,6 +70,7 @@ export function parseInitCommand(argv: readonly string[]): InitCommand {
   let dir: string | undefined;
   let name: string | undefined;
   let auth: AuthMode = 'none';
+  let idp: Idp | undefined;
   let tasks = true;
   let packageSpec: string | undefined;
   for (let i = 0; i < rest.length; i++) {
@@ -72,6 +90,12 @@ export function parseInitCommand(argv: readonly string[]): InitCommand {
         auth = mode;
         break;
       }
+      case '--idp': {
+        const source = value();
+        if (!IDPS.includes(source as Idp)) return invalid(`--idp takes ${IDPS.join(', ')}, not ${JSON.stringify(source ?? '')}`);
+        idp = source as Idp;
+        break;
+      }
       case '--name':
         name = value();
         if (name === undefined || !WORKER_NAME.test(name))
@@ -87,12 +111,18 @@ export function parseInitCommand(argv: readonly string[]): InitCommand {
         dir = arg;
     }
   }
+  // Only the embedded authorization server signs users in: a jwt server's issuer does, and none has no users.
+  if (idp !== undefined && auth !== 'oauth')
+    return invalid(
+      `--idp ${idp} needs --auth oauth: only the embedded authorization server signs users in (with --auth ${auth} ${auth === 'jwt' ? 'your own authorization server does' : 'nobody signs in'})`,
+    );
+  if (auth === 'oauth') idp ??= 'demo';
   if (dir === undefined) return invalid('init needs the folder to create: npx mcp-edge-sessions init <dir>');
   if (name === undefined) {
     name = workerName(dir);
     if (name === undefined) return invalid(`the folder's name ${JSON.stringify(baseName(dir))} is not a Worker name: give one with --name`);
   }
-  return { kind: 'init', options: { dir, name, auth, tasks, packageSpec } };
+  return { kind: 'init', options: { dir, name, auth, idp, tasks, packageSpec } };
 }
 
 /** The folder's last segment, made a Worker name where that takes only lower-casing. */

@@ -6,8 +6,9 @@
  * nothing is written here twice; the sources are project-sources.ts. bin/mcp-edge-sessions.mjs
  * writes them.
  */
-import type { AuthMode, InitOptions } from './init-options.ts';
+import type { Idp, InitOptions } from './init-options.ts';
 import { indexTs, readme, serverTest, toolsTs } from './project-sources.ts';
+import { devVarsExample, signInTomlVars } from './sign-in-sources.ts';
 
 /** What of this package's package.json a new project is built from. */
 export interface LibraryManifest {
@@ -43,6 +44,7 @@ const TOOLCHAIN = [
 const QUIET = 'WRANGLER_SEND_METRICS=false CLOUDFLARE_CF_FETCH_ENABLED=false WRANGLER_HIDE_BANNER=true';
 
 export function projectFiles(options: InitOptions, manifest: LibraryManifest): ProjectFile[] {
+  const devVars = devVarsExample(options.idp);
   return [
     { path: 'package.json', text: packageJson(options, manifest) },
     { path: 'wrangler.toml', text: wranglerToml(options) },
@@ -53,6 +55,7 @@ export function projectFiles(options: InitOptions, manifest: LibraryManifest): P
     { path: 'test/server.test.ts', text: serverTest(options) },
     { path: '.gitignore', text: 'node_modules/\n.wrangler/\n.dev.vars\n' },
     { path: 'README.md', text: readme(options) },
+    ...(devVars === undefined ? [] : [{ path: '.dev.vars.example', text: devVars }]),
   ];
 }
 
@@ -87,7 +90,7 @@ function packageJson({ name, packageSpec }: InitOptions, manifest: LibraryManife
   return `${JSON.stringify(project, null, 2)}\n`;
 }
 
-function wranglerToml({ name, auth, tasks }: InitOptions): string {
+function wranglerToml({ name, auth, idp, tasks }: InitOptions): string {
   const classes = ['Sessions', 'McpEventBus', ...(tasks ? ['Tasks'] : []), ...(auth === 'none' ? [] : ['McpPrincipalRegistry'])];
   return `name = "${name}"
 main = "src/index.ts"
@@ -169,10 +172,10 @@ new_sqlite_classes = [${classes.map((c) => `"${c}"`).join(', ')}]
 ALLOWED_HOSTS = "localhost:*,127.0.0.1:*,[::1]:*"
 # Origins of browser-based clients allowed to call it (CORS); others get 403. Same port rule.
 ALLOWED_ORIGINS = "http://localhost:*,http://127.0.0.1:*,http://[::1]:*"
-${authVars(auth)}`;
+${authVars(auth, idp)}`;
 }
 
-function authVars(auth: AuthMode): string {
+function authVars(auth: InitOptions['auth'], idp: Idp | undefined): string {
   switch (auth) {
     case 'none':
       return '';
@@ -186,18 +189,38 @@ AUTH_SCOPES = "mcp"
 # MCP_RESOURCE = "https://my-server.example.workers.dev/mcp"
 `;
     case 'oauth':
-      return `# AUTH=oauth: the authorization server embedded in this Worker (docs/auth.md). Its sign-in page
+      return idp === undefined || idp === 'demo' ? OAUTH_DEMO_VARS : oauthVars(idp);
+  }
+}
+
+const OAUTH_DEMO_VARS = `# AUTH=oauth: the authorization server embedded in this Worker (docs/auth.md). Its sign-in page
 # is a demo that checks no password: whoever reaches it can sign in as anyone. So it serves only
 # on loopback (the request's host and MCP_RESOURCE's both localhost, 127.0.0.0/8 or [::1]), and
-# refuses elsewhere (403, saying why) until you pass your identity provider's page as
-# createMcpWorker's \`oauth: { authorize }\`. DEMO_SIGN_IN = "anyone-is-anyone" serves the demo page
-# anywhere: only for a server that holds nothing of anyone's, since anyone is anyone there.
+# refuses elsewhere (403, saying why) until you sign users in otherwise: SIGN_IN = "oidc", "access"
+# or "github" (init --idp writes their variables), or your own page as createMcpWorker's
+# \`oauth: { authorize }\`. DEMO_SIGN_IN = "anyone-is-anyone" serves the demo page anywhere: only
+# for a server that holds nothing of anyone's, since anyone is anyone there.
 AUTH = "oauth"
 # The endpoint's URL: https://<your host>/mcp once deployed.
 MCP_RESOURCE = "http://localhost:8787/mcp"
 AUTH_SCOPES = "mcp"
+SIGN_IN = "demo"
 `;
+
+/** AUTH=oauth with its users signed in by an identity provider. */
+function oauthVars(idp: Exclude<Idp, 'demo'>): string {
+  return `# AUTH=oauth: the authorization server embedded in this Worker (docs/auth.md), its users signed
+# in by ${{ oidc: 'your OpenID Connect provider', access: 'Cloudflare Access', github: 'GitHub' }[idp]} (the README's steps).
+AUTH = "oauth"
+# The endpoint's URL: https://<your host>/mcp once deployed. ${
+    idp === 'access'
+      ? "Your Access application covers its\n# origin's /authorize (not /mcp)."
+      : 'Its origin, then /authorize/callback,\n# is the callback URL your provider must know (here http://localhost:8787/authorize/callback).'
   }
+MCP_RESOURCE = "http://localhost:8787/mcp"
+AUTH_SCOPES = "mcp"
+SIGN_IN = "${idp}"
+${signInTomlVars(idp)}`;
 }
 
 const TSCONFIG = `${JSON.stringify(

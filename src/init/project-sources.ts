@@ -3,6 +3,7 @@
  * as text of the options. project-files.ts puts them beside the configuration.
  */
 import type { InitOptions } from './init-options.ts';
+import { SIGN_IN_SOURCES } from './sign-in-sources.ts';
 
 export function indexTs({ name, tasks, auth }: InitOptions): string {
   const imports = [
@@ -100,7 +101,8 @@ ${handler}
 `;
 }
 
-export function serverTest({ auth, tasks }: InitOptions): string {
+export function serverTest({ auth, idp, tasks }: InitOptions): string {
+  if (auth === 'oauth' && idp !== undefined && idp !== 'demo') return signedInServerTest(idp);
   const head = `/** The Worker as clients reach it, in workerd with its real bindings and storage. */
 import { exports } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
@@ -202,13 +204,95 @@ ${
 `;
 }
 
-export function readme({ name, auth, tasks }: InitOptions): string {
+/**
+ * AUTH=oauth behind an identity provider: the test gives the Worker stand-in values for the
+ * provider's variables, so that it passes before they are filled in and reaches no provider;
+ * and shows that each one left empty is refused with a log line that names it.
+ */
+function signedInServerTest(idp: Exclude<InitOptions['idp'], 'demo' | undefined>): string {
+  const { testValues, refusals } = SIGN_IN_SOURCES[idp];
+  return `/** The Worker as clients reach it, in workerd with its real bindings and storage. */
+import { createExecutionContext } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import { describe, expect, it, vi } from 'vitest';
+import worker from '../src/index.ts';
+
+/** Where \`npm run dev\` serves it (MCP_RESOURCE's origin). */
+const ORIGIN = 'http://localhost:8787';
+
+/**
+ * Stand-ins for the sign-in's variables (SIGN_IN = "${idp}"), whatever wrangler.toml and
+ * .dev.vars hold: the test needs no identity provider, and reaches none.
+ */
+const SIGN_IN_VARS: Record<string, string> = {
+${Object.entries(testValues)
+  .map(([name, value]) => `  ${name}: '${value}',`)
+  .join('\n')}
+};
+
+/** The Worker with these variables over its own. */
+const fetchWith = (request: Request, vars: Record<string, string> = SIGN_IN_VARS) =>
+  worker.fetch(request, { ...env, ...vars } as Env, createExecutionContext());
+
+describe('the server (AUTH=oauth, SIGN_IN=${idp})', () => {
+  it('asks for a token, and says where to get one', async () => {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    const headers = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
+    const response = await fetchWith(new Request(\`\${ORIGIN}/mcp\`, { method: 'POST', headers, body }));
+    expect(response.status).toBe(401);
+    expect(response.headers.get('WWW-Authenticate')).toContain('resource_metadata=');
+    const metadata = await fetchWith(new Request(\`\${ORIGIN}/.well-known/oauth-protected-resource/mcp\`));
+    expect(metadata.status).toBe(200);
+    expect(await metadata.json()).toMatchObject({ resource: expect.stringContaining('/mcp') });
+  });
+
+  it('checks the client at /authorize before it sends anyone to the provider', async () => {
+    // No client_id: the provider's own 400.
+    const page = await fetchWith(new Request(\`\${ORIGIN}/authorize\`, { headers: { Accept: 'text/html' } }));
+    expect(page.status).toBe(400);
+    expect(await page.json()).toMatchObject({ error: 'invalid_request' });
+  });
+
+  it.each([
+${refusals.map(([variable, named]) => `    ['${variable}', '${named}'],`).join('\n')}
+  ])(
+    'refuses to serve without %s: a 500 whose log says what to set',
+    async (variable, named) => {
+      const errors = vi.spyOn(console, 'error').mockImplementation(() => {});
+      const response = await fetchWith(new Request(\`\${ORIGIN}/authorize\`), { ...SIGN_IN_VARS, [variable]: '' });
+      const logged = errors.mock.calls.map(([line]) => String(line)).join('\\n');
+      errors.mockRestore();
+      expect(response.status).toBe(500);
+      expect(logged).toContain(named);
+    },
+  );
+});
+`;
+}
+
+export function readme({ name, auth, idp, tasks }: InitOptions): string {
   const authLine = {
     none: "Anyone may call it (`AUTH` unset): fine for public tools and local work; see `AUTH` in the\nlibrary's docs/auth.md before exposing anything private.",
     jwt: 'It accepts JWT access tokens of your authorization server (`AUTH = "jwt"`): set `AUTH_ISSUER`,\n`AUTH_JWKS_URL` and `MCP_RESOURCE` in wrangler.toml to yours (the library\'s docs/auth.md).',
     oauth:
-      "It embeds an OAuth authorization server (`AUTH = \"oauth\"`). **Its sign-in page is a demo that\nchecks no password: whoever reaches it can sign in as anyone.** It serves only on loopback\n(`npm run dev`: the request's host and `MCP_RESOURCE`'s both localhost, 127.0.0.0/8 or [::1]) and\nrefuses elsewhere with a 403 saying why. Before deploying, replace it with your identity\nprovider's (`createMcpWorker({ oauth: { authorize } })`), create the KV namespace (`npx wrangler\nkv namespace create OAUTH_KV`, its id into wrangler.toml) and set `MCP_RESOURCE` (the library's\ndocs/auth.md). `DEMO_SIGN_IN = \"anyone-is-anyone\"` in `[vars]` serves the demo page anywhere:\nanyone is anyone there, so only for a server that holds nothing of anyone's.",
+      'It embeds an OAuth authorization server (`AUTH = "oauth"`). **Its sign-in page is a demo that\nchecks no password: whoever reaches it can sign in as anyone.** It serves only on loopback\n(`npm run dev`: the request\'s host and `MCP_RESOURCE`\'s both localhost, 127.0.0.0/8 or [::1]) and\nrefuses elsewhere with a 403 saying why. Before deploying, sign users in otherwise:\n`SIGN_IN = "oidc"`, `"access"` or `"github"` (`npx mcp-edge-sessions init --auth oauth --idp …`\nwrites their variables and steps; the library\'s docs/auth.md), or your own page\n(`createMcpWorker({ oauth: { authorize } })`); create the KV namespace (`npx wrangler\nkv namespace create OAUTH_KV`, its id into wrangler.toml) and set `MCP_RESOURCE` (the library\'s\ndocs/auth.md). `DEMO_SIGN_IN = "anyone-is-anyone"` in `[vars]` serves the demo page anywhere:\nanyone is anyone there, so only for a server that holds nothing of anyone\'s.',
   }[auth];
+  const source = auth === 'oauth' && idp !== undefined && idp !== 'demo' ? SIGN_IN_SOURCES[idp] : undefined;
+  const oauthLine =
+    source === undefined
+      ? authLine
+      : `It embeds an OAuth authorization server (\`AUTH = "oauth"\`) whose users sign in through
+${source.title.replace(/ \(.*/, '')}: the steps are under *Sign-in* below. Before deploying, also create the KV
+namespace (\`npx wrangler kv namespace create OAUTH_KV\`, its id into wrangler.toml) and set
+\`MCP_RESOURCE\` to \`https://<your host>/mcp\` (the library's docs/auth.md).`;
+  const signIn =
+    source === undefined
+      ? ''
+      : `
+## Sign-in: ${source.title}
+
+${source.readme}
+`;
   return `# ${name}
 
 An MCP server on Cloudflare Workers, built with
@@ -228,6 +312,6 @@ Try it: \`npx @modelcontextprotocol/inspector --cli http://localhost:8787/mcp --
 - **wrangler.toml** has the bindings; the comments say which are optional. Add your deployed
   hostname to \`ALLOWED_HOSTS\` before deploying (other hosts are refused with 403; an entry
   without a port is its default ports only, \`name:*\` any port).
-- ${authLine.replaceAll('\n', '\n  ')}
-`;
+- ${oauthLine.replaceAll('\n', '\n  ')}
+${signIn}`;
 }

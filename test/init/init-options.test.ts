@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseInitCommand } from '../../src/init/init-options.ts';
 
-const defaults = { auth: 'none', tasks: true, packageSpec: undefined };
+const defaults = { auth: 'none', idp: undefined, tasks: true, packageSpec: undefined };
 
 describe('parseInitCommand', () => {
   it.each([
@@ -10,7 +10,12 @@ describe('parseInitCommand', () => {
     [['init', './apps/My_Server/'], { dir: './apps/My_Server/', name: 'my-server', ...defaults }],
     [['init', 'x', '--no-tasks'], { dir: 'x', name: 'x', ...defaults, tasks: false }],
     [['init', '--auth', 'jwt', 'x'], { dir: 'x', name: 'x', ...defaults, auth: 'jwt' }],
-    [['init', 'x', '--auth=oauth'], { dir: 'x', name: 'x', ...defaults, auth: 'oauth' }],
+    // AUTH=oauth signs users in with the demo page unless --idp names a provider; the demo stays loopback-only.
+    [['init', 'x', '--auth=oauth'], { dir: 'x', name: 'x', ...defaults, auth: 'oauth', idp: 'demo' }],
+    [['init', 'x', '--auth', 'oauth', '--idp', 'oidc'], { dir: 'x', name: 'x', ...defaults, auth: 'oauth', idp: 'oidc' }],
+    [['init', 'x', '--idp=access', '--auth=oauth'], { dir: 'x', name: 'x', ...defaults, auth: 'oauth', idp: 'access' }],
+    [['init', 'x', '--auth', 'oauth', '--idp', 'github'], { dir: 'x', name: 'x', ...defaults, auth: 'oauth', idp: 'github' }],
+    [['init', 'x', '--auth', 'oauth', '--idp', 'demo'], { dir: 'x', name: 'x', ...defaults, auth: 'oauth', idp: 'demo' }],
     [['init', '9lives', '--name', 'cats'], { dir: '9lives', name: 'cats', ...defaults }],
     [
       ['init', 'x', '--from', '../mcp-edge-sessions-0.1.0.tgz'],
@@ -31,6 +36,11 @@ describe('parseInitCommand', () => {
     [['init', 'x', '--auth', 'basic'], '--auth takes none, jwt or oauth, not "basic"'],
     [['init', 'x', '--auth'], '--auth takes none, jwt or oauth, not ""'],
     [['init', 'x', '--no-tasks=yes'], '--no-tasks takes no value'],
+    [['init', 'x', '--idp', 'oidc'], '--idp oidc needs --auth oauth: only the embedded authorization server signs users in'],
+    [['init', 'x', '--auth', 'jwt', '--idp', 'github'], '--idp github needs --auth oauth'],
+    [['init', 'x', '--auth', 'none', '--idp=demo'], '--idp demo needs --auth oauth'],
+    [['init', 'x', '--auth', 'oauth', '--idp', 'google'], '--idp takes demo, oidc, access, github, not "google"'],
+    [['init', 'x', '--auth', 'oauth', '--idp'], '--idp takes demo, oidc, access, github, not ""'],
     [['init', 'x', '--name', 'Not A Name'], 'is not a Worker name'],
     [['init', '9lives'], 'give one with --name'],
     [['init', 'x', '--from='], '--from takes'],

@@ -7,12 +7,15 @@ import { describe, expect, it } from 'vitest';
 import type { InitOptions } from '../../src/init/init-options.ts';
 import { projectFiles, type LibraryManifest } from '../../src/init/project-files.ts';
 import { isHostAllowed, isOriginAllowed, parseHostAllowlist, parseOriginAllowlist } from '../../src/core/allowlist.ts';
+import { readConfig } from '../../src/config.ts';
+import { SIGN_IN_SOURCES } from '../../src/init/sign-in-sources.ts';
 import manifest from '../../package.json';
 
 const options = (overrides: Partial<InitOptions> = {}): InitOptions => ({
   dir: 'x',
   name: 'my-server',
   auth: 'none',
+  idp: undefined,
   tasks: true,
   packageSpec: undefined,
   ...overrides,
@@ -79,7 +82,7 @@ describe('projectFiles', () => {
     ['jwt', ['AUTH = "jwt"', 'AUTH_ISSUER', 'AUTH_JWKS_URL'], ['OAUTH_KV']],
     ['oauth', ['AUTH = "oauth"', 'MCP_RESOURCE = "http://localhost:8787/mcp"', 'binding = "OAUTH_KV"'], ['AUTH_ISSUER']],
   ] as const)('auth %s: its variables and bindings, and a test of its challenge', (auth, present, absent) => {
-    const project = files({ auth });
+    const project = files({ auth, idp: auth === 'oauth' ? 'demo' : undefined });
     for (const text of present) expect(project['wrangler.toml']).toContain(text);
     for (const text of absent) expect(project['wrangler.toml']).not.toContain(text);
     expect(project['test/server.test.ts']!.includes('asks for a token')).toBe(auth !== 'none');
@@ -103,7 +106,7 @@ describe('projectFiles', () => {
   );
 
   it('auth oauth: wrangler.toml and the README name the demo sign-in page’s risk and its opt-in, which is not set', () => {
-    const project = files({ auth: 'oauth' });
+    const project = files({ auth: 'oauth', idp: 'demo' });
     const toml = project['wrangler.toml']!;
     expect(toml).toContain('whoever reaches it can sign in as anyone');
     expect(toml).toContain('DEMO_SIGN_IN = "anyone-is-anyone"');
@@ -114,6 +117,130 @@ describe('projectFiles', () => {
     expect(project['README.md']).toContain('`DEMO_SIGN_IN = "anyone-is-anyone"`');
     expect(project['test/server.test.ts']).toContain('its demo sign-in page on loopback');
     for (const auth of ['none', 'jwt'] as const) expect(files({ auth })['wrangler.toml']).not.toContain('DEMO_SIGN_IN');
+  });
+
+  /** wrangler.toml's `[vars]`, as the Worker gets them (uncommented `NAME = "value"` lines). */
+  const varsOf = (toml: string) =>
+    Object.fromEntries(
+      [...toml.slice(toml.indexOf('[vars]')).matchAll(/^([A-Z_]+) = "([^"]*)"$/gm)].map(([, name, value]) => [name!, value!]),
+    );
+  const PROVIDER_VARS = /^#? ?(OIDC_|ACCESS_|GITHUB_|DEMO_SIGN_IN =)/m;
+
+  it.each([
+    ['demo', [], undefined, ['whoever reaches it can sign in as anyone', '`SIGN_IN = "oidc"`']],
+    [
+      'oidc',
+      [
+        'OIDC_ISSUER = ""',
+        'OIDC_CLIENT_ID = ""',
+        'OIDC_SCOPES = "openid email profile"',
+        '# OIDC_ALLOWED_EMAIL_DOMAINS = "example.com"',
+        '# OIDC_REQUIRED_GROUP = "mcp-users"',
+      ],
+      'OIDC_CLIENT_SECRET',
+      [
+        'redirect URI: `https://<your host>/authorize/callback`',
+        '`http://localhost:8787/authorize/callback`',
+        'scopes `openid email profile`',
+        '`client_secret_basic`',
+        '`OIDC_ISSUER`',
+        '`OIDC_CLIENT_ID`',
+      ],
+    ],
+    [
+      'access',
+      ['ACCESS_TEAM_DOMAIN = ""', 'ACCESS_AUD = ""'],
+      undefined,
+      [
+        'the path **`/authorize`** only',
+        '**Not the whole host, not `/mcp`**',
+        'Application Audience (AUD) Tag',
+        '`https://<team>.cloudflareaccess.com`',
+        '`workers_dev = false`',
+      ],
+    ],
+    [
+      'github',
+      ['GITHUB_CLIENT_ID = ""'],
+      'GITHUB_CLIENT_SECRET',
+      [
+        '*New OAuth App*',
+        '**authorization callback URL**\n   `https://<your host>/authorize/callback`',
+        "GitHub's numeric user id",
+        'No scope is asked',
+      ],
+    ],
+  ] as const)(
+    'auth oauth --idp %s: SIGN_IN, its variables as placeholders, its secret named, the README’s steps',
+    (idp, lines, secret, steps) => {
+      const project = files({ auth: 'oauth', idp });
+      const toml = project['wrangler.toml']!;
+      expect(varsOf(toml)).toMatchObject({ AUTH: 'oauth', SIGN_IN: idp });
+      for (const line of lines) expect(toml).toMatch(new RegExp(`^${line.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'));
+      // Only its own source's variables.
+      const own = toml
+        .split('\n')
+        .filter((line) => PROVIDER_VARS.test(line))
+        .map((line) => line.replace(/^# /, '').split(' = ')[0]);
+      expect(own).toEqual(lines.map((line) => line.replace(/^# /, '').split(' = ')[0]));
+      for (const step of steps) expect(project['README.md']).toContain(step);
+      if (idp !== 'demo') expect(project['README.md']).toContain(`## Sign-in: ${SIGN_IN_SOURCES[idp].title}`);
+      if (secret === undefined) {
+        expect(project['.dev.vars.example']).toBeUndefined();
+        expect(toml).not.toContain('wrangler secret put OIDC_CLIENT_SECRET');
+        return;
+      }
+      // The secret: named where it is set, never given a value in wrangler.toml.
+      expect(toml).toContain(`# And a secret, never written here: npx wrangler secret put ${secret}`);
+      expect(toml).not.toMatch(new RegExp(`^${secret}`, 'm'));
+      expect(project['README.md']).toContain(`\`npx wrangler secret put ${secret}\``);
+      expect(project['.dev.vars.example']).toMatch(new RegExp(`^${secret}=$`, 'm'));
+      expect(project['.gitignore']).toMatch(/^\.dev\.vars$/m);
+    },
+  );
+
+  it.each(['oidc', 'access', 'github'] as const)(
+    'auth oauth --idp %s: the project’s test signs in with stand-ins, and refuses each placeholder left empty and the secret',
+    (idp) => {
+      const project = files({ auth: 'oauth', idp });
+      const test = project['test/server.test.ts']!;
+      const placeholders = Object.entries(varsOf(project['wrangler.toml']!)).filter(([, value]) => value === '');
+      const { secret, testValues, refusals } = SIGN_IN_SOURCES[idp];
+      // Every variable init leaves empty, and the secret, has a stand-in and a refusal row.
+      const named = [...placeholders.map(([name]) => name), ...(secret === undefined ? [] : [secret])];
+      expect(Object.keys(testValues).sort()).toEqual([...named].sort());
+      expect(refusals.map(([variable]) => variable).sort()).toEqual([...named].sort());
+      for (const [name, value] of Object.entries(testValues)) expect(test).toContain(`  ${name}: '${value}',`);
+      for (const [variable, logged] of refusals) expect(test).toContain(`['${variable}', '${logged}'],`);
+      if (secret !== undefined) expect(refusals).toContainEqual([secret, `wrangler secret put ${secret}`]);
+      // It reaches the Worker with the stand-ins over wrangler.toml's, never with the placeholders alone.
+      expect(test).toContain('worker.fetch(request, { ...env, ...vars } as Env, createExecutionContext())');
+      expect(test).not.toContain('exports.default');
+    },
+  );
+
+  it.each([
+    ['OIDC_ISSUER', 'configuration: SIGN_IN=oidc needs OIDC_ISSUER'],
+    ['OIDC_CLIENT_ID', 'configuration: SIGN_IN=oidc needs OIDC_CLIENT_ID'],
+    ['OIDC_CLIENT_SECRET', 'wrangler secret put OIDC_CLIENT_SECRET'],
+  ])(
+    'auth oauth --idp oidc: the Worker refuses wrangler.toml as written with %s empty, naming it; the test’s stand-ins pass',
+    (variable, message) => {
+      const project = files({ auth: 'oauth', idp: 'oidc' });
+      const { testValues } = SIGN_IN_SOURCES.oidc;
+      const written = varsOf(project['wrangler.toml']!);
+      expect(() => readConfig({ ...written, ...testValues, [variable]: written[variable] ?? '' })).toThrow(message);
+      expect(readConfig({ ...written, ...testValues }).auth).toMatchObject({
+        mode: 'oauth',
+        signIn: { kind: 'oidc', issuer: testValues.OIDC_ISSUER },
+      });
+    },
+  );
+
+  it('auth oauth --idp demo: the Worker reads wrangler.toml as written, and signs in with the loopback-only demo', () => {
+    const config = readConfig(varsOf(files({ auth: 'oauth', idp: 'demo' })['wrangler.toml']!));
+    expect(config.auth).toMatchObject({ mode: 'oauth', signIn: { kind: 'demo' } });
+    expect(config.demoSignIn).toBe(false);
   });
 
   it('names the Worker everywhere it is named', () => {
