@@ -4,7 +4,8 @@
 //    workerd), `npx wrangler deploy --dry-run`, and `npm run dev` answered by the official
 //    client in legacy, auto and pinned-modern modes;
 // 2. the same install, test and dry run for the other options (`--auth jwt`, `--auth oauth
-//    --no-tasks`), whose servers ask for a token;
+//    --no-tasks`, `--auth oauth --idp oidc` with its OpenID variables unfilled), whose servers
+//    ask for a token;
 // 3. a client-only project: the tarball without the server's dependencies in its tree, and
 //    its `mcp-edge-sessions/client` types checked with `skipLibCheck: false`.
 import { execFileSync } from 'node:child_process';
@@ -42,6 +43,8 @@ try {
     ['demo', []],
     ['jwt-demo', ['--auth', 'jwt']],
     ['oauth-demo', ['--auth', 'oauth', '--no-tasks']],
+    // Its OpenID variables left as init writes them (empty): the project's test must not need them.
+    ['oidc-demo', ['--auth', 'oauth', '--idp', 'oidc']],
   ]) {
     console.log(`\n== npx ${tarball} init ${dir} ${options.join(' ')}`);
     run(work, 'npx', ['--yes', tarball, 'init', dir, ...options, '--from', tarball]);
@@ -109,7 +112,7 @@ export async function follow(taskId: string): Promise<unknown> {
   );
 
   console.log(
-    '\npackage check: init from the tarball (three option sets) installed, tested and bundled; the demo answered the official client in three modes; the client entry installs alone',
+    '\npackage check: init from the tarball (four option sets) installed, tested and bundled; the demo answered the official client in three modes; the client entry installs alone',
   );
 } finally {
   rmSync(work, { recursive: true, force: true });
