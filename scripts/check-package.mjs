@@ -45,6 +45,8 @@ try {
     ['oauth-demo', ['--auth', 'oauth', '--no-tasks']],
     // Its OpenID variables left as init writes them (empty): the project's test must not need them.
     ['oidc-demo', ['--auth', 'oauth', '--idp', 'oidc']],
+    ['access-demo', ['--auth', 'oauth', '--idp', 'access', '--no-tasks']],
+    ['github-demo', ['--auth', 'oauth', '--idp', 'github', '--no-tasks']],
   ]) {
     console.log(`\n== npx ${tarball} init ${dir} ${options.join(' ')}`);
     run(work, 'npx', ['--yes', tarball, 'init', dir, ...options, '--from', tarball]);
@@ -112,7 +114,7 @@ export async function follow(taskId: string): Promise<unknown> {
   );
 
   console.log(
-    '\npackage check: init from the tarball (four option sets) installed, tested and bundled; the demo answered the official client in three modes; the client entry installs alone',
+    '\npackage check: init from the tarball (six option sets) installed, tested and bundled; the demo answered the official client in three modes; the client entry installs alone',
   );
 } finally {
   rmSync(work, { recursive: true, force: true });
