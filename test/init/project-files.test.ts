@@ -219,21 +219,18 @@ describe('projectFiles', () => {
     },
   );
 
-  it.each([
-    ['OIDC_ISSUER', 'configuration: SIGN_IN=oidc needs OIDC_ISSUER'],
-    ['OIDC_CLIENT_ID', 'configuration: SIGN_IN=oidc needs OIDC_CLIENT_ID'],
-    ['OIDC_CLIENT_SECRET', 'wrangler secret put OIDC_CLIENT_SECRET'],
-  ])(
-    'auth oauth --idp oidc: the Worker refuses wrangler.toml as written with %s empty, naming it; the test’s stand-ins pass',
-    (variable, message) => {
-      const project = files({ auth: 'oauth', idp: 'oidc' });
-      const { testValues } = SIGN_IN_SOURCES.oidc;
+  it.each(
+    (['oidc', 'access', 'github'] as const).flatMap((idp) =>
+      SIGN_IN_SOURCES[idp].refusals.map(([variable, logged]) => [idp, variable, logged] as const),
+    ),
+  )(
+    'auth oauth --idp %s: the Worker refuses wrangler.toml as written with %s empty, naming it (%s); the test’s stand-ins pass',
+    (idp, variable, logged) => {
+      const project = files({ auth: 'oauth', idp });
+      const { testValues } = SIGN_IN_SOURCES[idp];
       const written = varsOf(project['wrangler.toml']!);
-      expect(() => readConfig({ ...written, ...testValues, [variable]: written[variable] ?? '' })).toThrow(message);
-      expect(readConfig({ ...written, ...testValues }).auth).toMatchObject({
-        mode: 'oauth',
-        signIn: { kind: 'oidc', issuer: testValues.OIDC_ISSUER },
-      });
+      expect(() => readConfig({ ...written, ...testValues, [variable]: written[variable] ?? '' })).toThrow(logged);
+      expect(readConfig({ ...written, ...testValues }).auth).toMatchObject({ mode: 'oauth', signIn: { kind: idp } });
     },
   );
 
