@@ -10,30 +10,14 @@
 // byte, as one into a session that never was. Registration is dynamic (DCR) only: a client ID
 // metadata document (CIMD) must be at a public https URL, and local ones are refused by design
 // (docs/auth.md), so a loopback-only run cannot register by CIMD.
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
-import { killGroup, portInUse, waitUntilReady } from './dev-server.mjs';
-import { startProvider } from './oidc-provider.mjs';
+import { checker, countdown, oauthClient, startOidcStack } from './oidc-stack.mjs';
 
 const TIMEOUT_MS = 240_000;
-const port = Number(process.env.OIDC_E2E_PORT ?? 8801);
-const url = new URL(`http://localhost:${port}/mcp`);
 const REDIRECT = 'http://127.0.0.1:9/callback'; // never listened on: the script reads the redirect's Location
-const CLIENT_ID = 'mcp-edge-sessions-dev'; // as in wrangler.toml's [env.oidc]
-// Made for this run, never written down: the provider and the Worker (through --var) share them.
-const clientSecret = randomBytes(24).toString('base64url');
-const adminToken = randomBytes(24).toString('base64url');
-const state = mkdtempSync(join(tmpdir(), 'oidc-e2e-'));
-
+const { check, failed: anyFailed } = checker();
 let failed = false;
-const check = (ok, line) => {
-  console.log(`${ok ? 'ok ' : 'NOT'} ${line}`);
-  if (!ok) failed = true;
-};
 
 /** A browser, as far as these pages need one: a cookie jar per host, redirects followed by hand. */
 class Browser {
@@ -115,46 +99,9 @@ async function signIn(browser, authorizationUrl, user) {
   return { params: step.redirected.searchParams, seen };
 }
 
-/** One user's OAuth client (DCR, PKCE), as oauth-e2e.mjs's; `authorizationUrl` is where it sends the user. */
-function oauthClient(name) {
-  const store = { name };
-  store.provider = {
-    get redirectUrl() {
-      return REDIRECT;
-    },
-    get clientMetadata() {
-      return { client_name: `oidc-e2e ${name}`, redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' };
-    },
-    clientInformation: () => store.client,
-    saveClientInformation: (client) => {
-      store.client = client;
-    },
-    tokens: () => store.tokens,
-    saveTokens: (tokens) => {
-      store.tokens = tokens;
-    },
-    codeVerifier: () => store.verifier,
-    saveCodeVerifier: (verifier) => {
-      store.verifier = verifier;
-    },
-    discoveryState: () => store.discovery,
-    saveDiscoveryState: (discovery) => {
-      store.discovery = discovery;
-    },
-    invalidateCredentials: (scope) => {
-      if (scope === 'all' || scope === 'tokens') delete store.tokens;
-      if (scope === 'all' || scope === 'client') delete store.client;
-    },
-    redirectToAuthorization: (where) => {
-      store.authorizationUrl = where;
-    },
-  };
-  return store;
-}
-
 /** `user` registers, signs in through the provider and consents; the client holds a token after. */
 async function authorize(user) {
-  const store = oauthClient(user);
+  const store = oauthClient(user, { redirect: REDIRECT, clientName: `oidc-e2e ${user}` });
   const first = new StreamableHTTPClientTransport(url, { authProvider: store.provider });
   const refused = await new Client({ name: `oidc-e2e-${user}`, version: '1' }).connect(first).then(
     () => undefined,
@@ -180,15 +127,6 @@ async function connect(store, mode) {
   const client = new Client({ name: `oidc-e2e-${store.name}`, version: '1' }, { versionNegotiation: { mode } });
   await client.connect(transport);
   return { client, transport };
-}
-
-async function countdown(client) {
-  const progress = [];
-  const result = await client.callTool(
-    { name: 'countdown', arguments: { from: 2, interval_ms: 20 } },
-    { onprogress: ({ progress: step }) => progress.push(step) },
-  );
-  return `progress ${JSON.stringify(progress)}, "${result.content?.[0]?.text}"`;
 }
 
 /** What the admin route says the principal holds. */
@@ -218,42 +156,11 @@ async function intoSession(token, session) {
   return `${response.status} ${response.headers.get('content-type')} ${await response.text()}`;
 }
 
-if (await portInUse(port)) {
-  console.error(`port ${port} is in use: set OIDC_E2E_PORT`);
-  process.exit(1);
-}
-const idp = await startProvider({ clientId: CLIENT_ID, clientSecret, redirectUri: `${url.origin}/authorize/callback` });
-const dev = spawn(
-  'npm',
-  [
-    'run',
-    'dev',
-    '--',
-    '--env',
-    'oidc',
-    '--port',
-    String(port),
-    '--persist-to',
-    state,
-    '--var',
-    `MCP_RESOURCE:${url.href}`,
-    '--var',
-    `OIDC_ISSUER:${idp.issuer}`,
-    '--var',
-    `OIDC_CLIENT_SECRET:${clientSecret}`,
-    '--var',
-    `ADMIN_TOKEN:${adminToken}`,
-  ],
-  { stdio: ['ignore', 'pipe', 'pipe'], detached: true },
-);
-const log = [];
-dev.stdout.on('data', (chunk) => log.push(String(chunk)));
-dev.stderr.on('data', (chunk) => log.push(String(chunk)));
-const cleanUp = async () => {
-  await killGroup(dev, 'SIGTERM').catch(() => killGroup(dev, 'SIGKILL').catch(() => {}));
-  await idp.close();
-  rmSync(state, { recursive: true, force: true });
-};
+const { url, idp, adminToken, log, cleanUp, ready } = await startOidcStack({
+  port: Number(process.env.OIDC_E2E_PORT ?? 8801),
+  name: 'oidc-e2e',
+  portVariable: 'OIDC_E2E_PORT',
+});
 const watchdog = setTimeout(async () => {
   console.error(`NOT finished within ${TIMEOUT_MS} ms`);
   await cleanUp();
@@ -261,7 +168,7 @@ const watchdog = setTimeout(async () => {
 }, TIMEOUT_MS);
 try {
   console.log(`provider: oidc-provider at ${idp.issuer}; Worker: ${url.href}`);
-  await waitUntilReady(url.href, dev);
+  await ready();
   const alice = await authorize('alice');
 
   // A session (2025-11-25), and its principal as the admin route knows it.
@@ -316,5 +223,6 @@ try {
   clearTimeout(watchdog);
   await cleanUp();
 }
+failed ||= anyFailed();
 console.log(failed ? 'oidc-e2e: FAILED' : 'oidc-e2e: passed');
 process.exit(failed ? 1 : 0);

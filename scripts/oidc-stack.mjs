@@ -1,0 +1,114 @@
+// What scripts/oidc-e2e.mjs (forms posted by hand) and scripts/oidc-browser.mjs (headless
+// Chromium) share: a real OpenID provider (oidc-provider, scripts/oidc-provider.mjs) on a free
+// 127.0.0.1 port and `npm run dev -- --env oidc` told its issuer, a client secret and an admin
+// token made for this run (never written down), every process stopped by `cleanUp`; and the
+// official SDK's OAuth client provider (DCR, PKCE) that records where it would send the user.
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { killGroup, portInUse, waitUntilReady } from './dev-server.mjs';
+import { startProvider } from './oidc-provider.mjs';
+
+const CLIENT_ID = 'mcp-edge-sessions-dev'; // as in wrangler.toml's [env.oidc]
+
+/** `ok` lines and `NOT` lines; `failed()` is whether any was NOT. */
+export function checker() {
+  let failed = false;
+  const check = (ok, line) => {
+    console.log(`${ok ? 'ok ' : 'NOT'} ${line}`);
+    if (!ok) failed = true;
+  };
+  return { check, failed: () => failed };
+}
+
+/**
+ * The provider and the Worker on `port` (its MCP endpoint `url`), ready; `log` is the Worker's
+ * output, `cleanUp` stops both and removes the Worker's state. Exits 1 if the port is taken.
+ */
+export async function startOidcStack({ port, name, portVariable }) {
+  const url = new URL(`http://localhost:${port}/mcp`);
+  if (await portInUse(port)) {
+    console.error(`port ${port} is in use: set ${portVariable}`);
+    process.exit(1);
+  }
+  const clientSecret = randomBytes(24).toString('base64url');
+  const adminToken = randomBytes(24).toString('base64url');
+  const state = mkdtempSync(join(tmpdir(), `${name}-`));
+  const idp = await startProvider({ clientId: CLIENT_ID, clientSecret, redirectUri: `${url.origin}/authorize/callback` });
+  const vars = { MCP_RESOURCE: url.href, OIDC_ISSUER: idp.issuer, OIDC_CLIENT_SECRET: clientSecret, ADMIN_TOKEN: adminToken };
+  const dev = spawn(
+    'npm',
+    [
+      'run',
+      'dev',
+      '--',
+      '--env',
+      'oidc',
+      '--port',
+      String(port),
+      '--persist-to',
+      state,
+      ...Object.entries(vars).flatMap(([key, value]) => ['--var', `${key}:${value}`]),
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+  );
+  const log = [];
+  dev.stdout.on('data', (chunk) => log.push(String(chunk)));
+  dev.stderr.on('data', (chunk) => log.push(String(chunk)));
+  const cleanUp = async () => {
+    await killGroup(dev, 'SIGTERM').catch(() => killGroup(dev, 'SIGKILL').catch(() => {}));
+    await idp.close();
+    rmSync(state, { recursive: true, force: true });
+  };
+  const ready = () => waitUntilReady(url.href, dev);
+  return { url, idp, adminToken, log, cleanUp, ready };
+}
+
+/** One user's OAuth client (DCR, PKCE); `store.authorizationUrl` is where it sends the user. */
+export function oauthClient(name, { redirect, clientName = name }) {
+  const store = { name };
+  store.provider = {
+    get redirectUrl() {
+      return redirect;
+    },
+    get clientMetadata() {
+      return { client_name: clientName, redirect_uris: [redirect], token_endpoint_auth_method: 'none' };
+    },
+    clientInformation: () => store.client,
+    saveClientInformation: (client) => {
+      store.client = client;
+    },
+    tokens: () => store.tokens,
+    saveTokens: (tokens) => {
+      store.tokens = tokens;
+    },
+    codeVerifier: () => store.verifier,
+    saveCodeVerifier: (verifier) => {
+      store.verifier = verifier;
+    },
+    discoveryState: () => store.discovery,
+    saveDiscoveryState: (discovery) => {
+      store.discovery = discovery;
+    },
+    invalidateCredentials: (scope) => {
+      if (scope === 'all' || scope === 'tokens') delete store.tokens;
+      if (scope === 'all' || scope === 'client') delete store.client;
+    },
+    redirectToAuthorization: (where) => {
+      store.authorizationUrl = where;
+    },
+  };
+  return store;
+}
+
+/** The countdown tool's progress and result, as one line. */
+export async function countdown(client) {
+  const progress = [];
+  const result = await client.callTool(
+    { name: 'countdown', arguments: { from: 2, interval_ms: 20 } },
+    { onprogress: ({ progress: step }) => progress.push(step) },
+  );
+  return `progress ${JSON.stringify(progress)}, "${result.content?.[0]?.text}"`;
+}
