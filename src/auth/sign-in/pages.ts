@@ -4,10 +4,18 @@
  * chose (the client's name, its scopes, the user's name or e-mail) is escaped here, once.
  * The consent page's response headers (anti-framing, `no-store`, the handle's binding cookie)
  * are the provider's, from `beginConsent`; an error page says `no-store` itself.
+ * Neither page ships a script, a style sheet or an image, so each forbids them all (PAGE_CSP):
+ * markup that slipped past the escaping would still run nothing and fetch nothing. The consent
+ * page says it in a <meta> (its headers are the provider's), before any content; `form-action`
+ * is left out on purpose: Chromium applies it to the redirects after the POST, and those go to
+ * any client's registered redirect URI.
  */
 import { AuthorizationError, CimdFetchError, type ConsentDescription } from '@cloudflare/workers-oauth-provider';
 import type { grantScopes } from '../grant-scopes.ts';
 import { OAuthHttpError, oauthErrorResponse } from '../oauth-errors.ts';
+
+/** No script, style, image, font, frame or connection of any origin; no `<base>` to re-point the form. */
+export const PAGE_CSP = "default-src 'none'; base-uri 'none'";
 
 export const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
 
@@ -36,7 +44,7 @@ export function consentHtml(described: ConsentDescription, scopes: ReturnType<ty
     ? ' (Demo: this page checks no password.)'
     : `</p>\n<p>You are signed in as <b>${escapeHtml(signer.display)}</b> by <b>${escapeHtml(signer.issuer)}</b>.`;
   const user = signer.demo ? '<label>Sign in as <input name="user" value="demo" pattern="[A-Za-z0-9._@\\-]{1,64}" required></label>\n' : '';
-  return `<!doctype html><meta charset="utf-8"><title>Sign in</title>
+  return `<!doctype html><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="${PAGE_CSP}"><title>Sign in</title>
 <h1>Allow ${name} to use this MCP server?</h1>
 <p>${publisher} It will act for you at <b>${escapeHtml(described.redirectHost)}</b>.${who}</p>
 ${loopback}${granted}${refused}
@@ -54,7 +62,7 @@ export function errorPage(status: number, title: string, text: string): Response
     headers: {
       'Content-Type': 'text/html; charset=utf-8',
       'Cache-Control': 'no-store',
-      'Content-Security-Policy': "frame-ancestors 'none'",
+      'Content-Security-Policy': `${PAGE_CSP}; form-action 'none'; frame-ancestors 'none'`,
       'X-Frame-Options': 'DENY',
     },
   });
