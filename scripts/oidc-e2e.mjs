@@ -7,11 +7,16 @@
 // hands the client its code. Then: a tool called in a session (2025-11-25) and in 2026-07-28;
 // the session's principal, read from the admin route, is `oauth#<issuer>#<sub>`; a second user
 // (`bob`) is another principal, and his request into alice's session gets the same 404, byte for
-// byte, as one into a session that never was. Registration is dynamic (DCR) only: a client ID
-// metadata document (CIMD) must be at a public https URL, and local ones are refused by design
-// (docs/auth.md), so a loopback-only run cannot register by CIMD.
+// byte, as one into a session that never was. Those clients register dynamically (DCR). Then
+// CIMD: a client ID metadata document must be at an https URL on a public host (local ones are
+// refused by design, docs/auth.md), so the same Worker is served by Miniflare with its outbound
+// fetches answered for one reserved name, `cimd-client.example` (scripts/oidc-cimd.mjs); alice's
+// client names its document there as its `client_id`, never registers, signs in the same way and
+// is the same principal.
 import { randomBytes } from 'node:crypto';
 import { Client, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
+import { portInUse } from './dev-server.mjs';
+import { CIMD_HOST, startCimdWorker } from './oidc-cimd.mjs';
 import { checker, countdown, oauthClient, startOidcStack } from './oidc-stack.mjs';
 
 const TIMEOUT_MS = 240_000;
@@ -75,6 +80,7 @@ function formOf(page, at) {
  */
 async function signIn(browser, authorizationUrl, user) {
   const seen = [];
+  let consent;
   let step = await browser.follow(authorizationUrl);
   for (let forms = 0; step.redirected === undefined; forms++) {
     if (step.status !== 200 || forms === 6) throw new Error(`${step.at.href}: ${step.status} ${step.page.slice(0, 300)}`);
@@ -84,6 +90,7 @@ async function signIn(browser, authorizationUrl, user) {
       seen.push(`${step.at.host} login`);
       answer = { ...fields, login: user, password: 'any password (devInteractions checks none)' };
     } else if (fields.handle !== undefined) {
+      consent = step.page;
       seen.push(`${step.at.host} our consent${step.page.includes(`${user}@example.test`) ? ` (shows ${user}@example.test)` : ''}`);
       answer = { handle: fields.handle, decision: 'approve' };
     } else {
@@ -96,7 +103,7 @@ async function signIn(browser, authorizationUrl, user) {
       body: new URLSearchParams(answer),
     });
   }
-  return { params: step.redirected.searchParams, seen };
+  return { params: step.redirected.searchParams, seen, consent };
 }
 
 /** `user` registers, signs in through the provider and consents; the client holds a token after. */
@@ -121,17 +128,66 @@ async function authorize(user) {
   return store;
 }
 
-/** A connected client in `mode` (the SDK's versionNegotiation), with the user's token. */
+/**
+ * alice's client by CIMD against the Worker `cimd` (scripts/oidc-cimd.mjs): its `client_id` is
+ * its document's URL, which the Worker fetches; it never registers. `registrations` counts the
+ * client's requests to the registration endpoint (its own fetch, counted).
+ */
+async function authorizeByCimd(cimd, user) {
+  const documentUrl = `https://${CIMD_HOST}/oidc-e2e/${user}/client.json`;
+  const clientName = `oidc-e2e CIMD client of ${user}`;
+  cimd.documents[new URL(documentUrl).pathname] = {
+    client_id: documentUrl,
+    client_name: clientName,
+    redirect_uris: [REDIRECT],
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+    token_endpoint_auth_method: 'none',
+  };
+  const store = oauthClient(user, { redirect: REDIRECT, clientName, clientMetadataUrl: documentUrl });
+  store.at = cimd.url;
+  store.registrations = 0;
+  store.fetch = (target, init) => {
+    const at = new URL(target instanceof Request ? target.url : target);
+    if (at.origin === cimd.url.origin && at.pathname.startsWith('/oauth/register')) store.registrations++;
+    return fetch(target, init);
+  };
+  const first = new StreamableHTTPClientTransport(cimd.url, { authProvider: store.provider, fetch: store.fetch });
+  const refused = await new Client({ name: `oidc-e2e-cimd-${user}`, version: '1' }).connect(first).then(
+    () => undefined,
+    (error) => error,
+  );
+  const sentId = store.authorizationUrl?.searchParams.get('client_id');
+  check(
+    refused instanceof UnauthorizedError && sentId === documentUrl && store.client?.client_id === documentUrl,
+    `${user} (CIMD): 401 → client_id ${sentId} (no registration), sent to ${store.authorizationUrl?.pathname}`,
+  );
+  const { params, seen, consent } = await signIn(new Browser(), store.authorizationUrl, user);
+  check(
+    seen.length === 3 && seen[0].endsWith('login') && seen[2].includes(`(shows ${user}@example.test)`) && params.has('code'),
+    `${user} (CIMD): ${seen.join(' → ')} → the client's redirect with a code`,
+  );
+  check(consent?.includes(clientName) === true, `${user} (CIMD): our consent page names the client as its document does ("${clientName}")`);
+  check(
+    cimd.fetched.some((line) => line === `GET ${documentUrl}`),
+    `${user} (CIMD): the Worker fetched the document (${cimd.fetched.length} fetch(es) of ${CIMD_HOST})`,
+  );
+  await first.finishAuth(params);
+  check(typeof store.tokens?.access_token === 'string', `${user} (CIMD): code exchanged for an access token`);
+  return store;
+}
+
+/** A connected client in `mode` (the SDK's versionNegotiation), with the user's token (at `store.at`, else `url`). */
 async function connect(store, mode) {
-  const transport = new StreamableHTTPClientTransport(url, { authProvider: store.provider });
+  const transport = new StreamableHTTPClientTransport(store.at ?? url, { authProvider: store.provider, fetch: store.fetch });
   const client = new Client({ name: `oidc-e2e-${store.name}`, version: '1' }, { versionNegotiation: { mode } });
   await client.connect(transport);
   return { client, transport };
 }
 
-/** What the admin route says the principal holds. */
-async function holdings(principal) {
-  const response = await fetch(new URL(`/admin/principals/${encodeURIComponent(principal)}`, url), {
+/** What the admin route (of the Worker at `at`) says the principal holds. */
+async function holdings(principal, at = url) {
+  const response = await fetch(new URL(`/admin/principals/${encodeURIComponent(principal)}`, at), {
     headers: { Authorization: `Bearer ${adminToken}` },
     signal: AbortSignal.timeout(10_000),
   });
@@ -156,14 +212,21 @@ async function intoSession(token, session) {
   return `${response.status} ${response.headers.get('content-type')} ${await response.text()}`;
 }
 
-const { url, idp, adminToken, log, cleanUp, ready } = await startOidcStack({
+const cimdPort = Number(process.env.OIDC_E2E_CIMD_PORT ?? 8811);
+const { url, idp, clientSecret, adminToken, log, cleanUp, ready } = await startOidcStack({
   port: Number(process.env.OIDC_E2E_PORT ?? 8801),
   name: 'oidc-e2e',
-  portVariable: 'OIDC_E2E_PORT',
+  portVariable: 'OIDC_E2E_PORT (or OIDC_E2E_CIMD_PORT)',
+  alsoPorts: [cimdPort],
 });
+let cimd;
+const stopAll = async () => {
+  await cimd?.cleanUp();
+  await cleanUp();
+};
 const watchdog = setTimeout(async () => {
   console.error(`NOT finished within ${TIMEOUT_MS} ms`);
-  await cleanUp();
+  await stopAll();
   process.exit(1);
 }, TIMEOUT_MS);
 try {
@@ -215,13 +278,60 @@ try {
   // …and alice's session still answers alice.
   check((await session.client.listTools()).tools.length > 0, "alice's session still serves alice");
   await session.client.close();
+
+  // CIMD: the same Worker under Miniflare, alice's client named by its document's URL.
+  if (await portInUse(cimdPort)) throw new Error(`port ${cimdPort} is in use: set OIDC_E2E_CIMD_PORT`);
+  cimd = await startCimdWorker({
+    port: cimdPort,
+    vars: { OIDC_ISSUER: idp.issuer, OIDC_CLIENT_SECRET: clientSecret, ADMIN_TOKEN: adminToken },
+  });
+  console.log(`CIMD: the Worker under Miniflare at ${cimd.url.href}, ${CIMD_HOST} answered by this script`);
+  // Finding 9 stands in this very Worker: a document on this machine is refused, never fetched.
+  const local = `https://127.0.0.1:${cimdPort}/oidc-e2e/client.json`;
+  const refusedLocal = await fetch(
+    `${cimd.url.origin}/authorize?${new URLSearchParams({ response_type: 'code', client_id: local, redirect_uri: REDIRECT, code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' })}`,
+    { redirect: 'manual', signal: AbortSignal.timeout(10_000) },
+  );
+  const refusedBody = await refusedLocal.text();
+  check(
+    refusedLocal.status === 400 &&
+      refusedBody.includes('is not fetched from this host') &&
+      !cimd.passed.some((line) => line.includes(`//127.0.0.1:${cimdPort}/`)),
+    `client_id ${local}: ${refusedLocal.status}, not fetched (${refusedBody.slice(0, 110)})`,
+  );
+  const aliceCimd = await authorizeByCimd(cimd, 'alice');
+  const cimdSession = await connect(aliceCimd, 'legacy');
+  const cimdVersion = cimdSession.client.getNegotiatedProtocolVersion();
+  const cimdCounted = await countdown(cimdSession.client);
+  check(
+    cimdVersion === '2025-11-25' && cimdCounted === 'progress [1,2], "liftoff after 2"',
+    `alice (CIMD), session ${cimdVersion}: countdown ${cimdCounted}`,
+  );
+  check(
+    (await holdings(alicePrincipal, cimd.url)).sessions.some((s) => s.id === cimdSession.transport.sessionId),
+    `alice's CIMD session is held by the same principal as with DCR, ${alicePrincipal}`,
+  );
+  await cimdSession.client.close();
+  const cimdModern = await connect(aliceCimd, { pin: '2026-07-28' });
+  const cimdModernVersion = cimdModern.client.getNegotiatedProtocolVersion();
+  const cimdModernCounted = await countdown(cimdModern.client);
+  check(
+    cimdModernVersion === '2026-07-28' && cimdModernCounted === 'progress [1,2], "liftoff after 2"',
+    `alice (CIMD), ${cimdModernVersion}: countdown ${cimdModernCounted}`,
+  );
+  await cimdModern.client.close();
+  const clientKeys = (await cimd.kv.list({ prefix: 'client:' })).keys.map((key) => key.name);
+  check(
+    aliceCimd.registrations === 0 && clientKeys.length === 0,
+    `alice (CIMD): no registration (${aliceCimd.registrations} request(s) to /oauth/register, ${clientKeys.length} client record(s) in OAUTH_KV)`,
+  );
 } catch (error) {
   console.error(String(error?.stack ?? error));
   console.error(log.join('').split('\n').slice(-40).join('\n'));
   failed = true;
 } finally {
   clearTimeout(watchdog);
-  await cleanUp();
+  await stopAll();
 }
 failed ||= anyFailed();
 console.log(failed ? 'oidc-e2e: FAILED' : 'oidc-e2e: passed');

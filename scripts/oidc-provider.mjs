@@ -1,15 +1,15 @@
 // A real OpenID provider on 127.0.0.1 for scripts/oidc-e2e.mjs: panva's `oidc-provider` (the
 // certified implementation, pinned in devDependencies), in this process, on a free loopback
-// port. One static confidential client (our Worker: client_secret_basic, its callback as the
-// only redirect URI, PKCE required), any user: the provider's development interactions
+// port. One static confidential client (our Worker: client_secret_basic, its callbacks as the
+// only redirect URIs, PKCE required), any user: the provider's development interactions
 // (`devInteractions`) show a login form that takes any login and any password, the login
 // becoming the `sub`. Nothing here is fit for anything but a test on this machine: the signing
 // keys are the library's development keys, the cookie key is fixed.
 import { createServer } from 'node:http';
 import Provider from 'oidc-provider';
 
-/** Starts the provider; `{ issuer, close }`. `redirectUri` is the Worker's `/authorize/callback`. */
-export async function startProvider({ clientId, clientSecret, redirectUri }) {
+/** Starts the provider; `{ issuer, close }`. `redirectUris` are the Workers' `/authorize/callback`s. */
+export async function startProvider({ clientId, clientSecret, redirectUris }) {
   const server = createServer();
   await new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -21,7 +21,7 @@ export async function startProvider({ clientId, clientSecret, redirectUri }) {
       {
         client_id: clientId,
         client_secret: clientSecret,
-        redirect_uris: [redirectUri],
+        redirect_uris: redirectUris,
         grant_types: ['authorization_code'],
         response_types: ['code'],
         token_endpoint_auth_method: 'client_secret_basic',

@@ -2,7 +2,8 @@
 // Chromium) share: a real OpenID provider (oidc-provider, scripts/oidc-provider.mjs) on a free
 // 127.0.0.1 port and `npm run dev -- --env oidc` told its issuer, a client secret and an admin
 // token made for this run (never written down), every process stopped by `cleanUp`; and the
-// official SDK's OAuth client provider (DCR, PKCE) that records where it would send the user.
+// official SDK's OAuth client provider (DCR, or CIMD given a document's URL; PKCE) that records
+// where it would send the user.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -25,18 +26,23 @@ export function checker() {
 
 /**
  * The provider and the Worker on `port` (its MCP endpoint `url`), ready; `log` is the Worker's
- * output, `cleanUp` stops both and removes the Worker's state. Exits 1 if the port is taken.
+ * output, `cleanUp` stops both and removes the Worker's state. Exits 1 if a port is taken.
+ * `alsoPorts`: more ports whose Worker (scripts/oidc-cimd.mjs) the provider takes as its client
+ * too, with the same client secret (`clientSecret`).
  */
-export async function startOidcStack({ port, name, portVariable }) {
+export async function startOidcStack({ port, name, portVariable, alsoPorts = [] }) {
   const url = new URL(`http://localhost:${port}/mcp`);
-  if (await portInUse(port)) {
-    console.error(`port ${port} is in use: set ${portVariable}`);
-    process.exit(1);
+  for (const each of [port, ...alsoPorts]) {
+    if (await portInUse(each)) {
+      console.error(`port ${each} is in use: set ${portVariable}`);
+      process.exit(1);
+    }
   }
   const clientSecret = randomBytes(24).toString('base64url');
   const adminToken = randomBytes(24).toString('base64url');
   const state = mkdtempSync(join(tmpdir(), `${name}-`));
-  const idp = await startProvider({ clientId: CLIENT_ID, clientSecret, redirectUri: `${url.origin}/authorize/callback` });
+  const redirectUris = [port, ...alsoPorts].map((each) => `http://localhost:${each}/authorize/callback`);
+  const idp = await startProvider({ clientId: CLIENT_ID, clientSecret, redirectUris });
   const vars = { MCP_RESOURCE: url.href, OIDC_ISSUER: idp.issuer, OIDC_CLIENT_SECRET: clientSecret, ADMIN_TOKEN: adminToken };
   const dev = spawn(
     'npm',
@@ -63,13 +69,18 @@ export async function startOidcStack({ port, name, portVariable }) {
     rmSync(state, { recursive: true, force: true });
   };
   const ready = () => waitUntilReady(url.href, dev);
-  return { url, idp, adminToken, log, cleanUp, ready };
+  return { url, idp, clientSecret, adminToken, log, cleanUp, ready };
 }
 
-/** One user's OAuth client (DCR, PKCE); `store.authorizationUrl` is where it sends the user. */
-export function oauthClient(name, { redirect, clientName = name }) {
+/**
+ * One user's OAuth client (DCR, PKCE); `store.authorizationUrl` is where it sends the user. With
+ * `clientMetadataUrl`, the SDK sends that URL as its `client_id` (CIMD) instead of registering,
+ * when the server's metadata says `client_id_metadata_document_supported`.
+ */
+export function oauthClient(name, { redirect, clientName = name, clientMetadataUrl }) {
   const store = { name };
   store.provider = {
+    ...(clientMetadataUrl !== undefined && { clientMetadataUrl }),
     get redirectUrl() {
       return redirect;
     },
