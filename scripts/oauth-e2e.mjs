@@ -11,45 +11,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
 import { killGroup, waitUntilReady } from './dev-server.mjs';
+import { oauthClient } from './oauth-client.mjs';
 
 const port = Number(process.env.OAUTH_E2E_PORT ?? 8800);
 const url = new URL(`http://localhost:${port}/mcp`);
 const REDIRECT = 'http://127.0.0.1:9/callback'; // never listened on: the script reads the redirect's Location
 const state = mkdtempSync(join(tmpdir(), 'oauth-e2e-'));
 
-const store = {};
-let authorizationUrl;
-const provider = {
-  get redirectUrl() {
-    return REDIRECT;
-  },
-  get clientMetadata() {
-    return { client_name: 'oauth-e2e', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' };
-  },
-  clientInformation: () => store.client,
-  saveClientInformation: (client) => {
-    store.client = client;
-  },
-  tokens: () => store.tokens,
-  saveTokens: (tokens) => {
-    store.tokens = tokens;
-  },
-  codeVerifier: () => store.verifier,
-  saveCodeVerifier: (verifier) => {
-    store.verifier = verifier;
-  },
-  discoveryState: () => store.discovery,
-  saveDiscoveryState: (discovery) => {
-    store.discovery = discovery;
-  },
-  invalidateCredentials: (scope) => {
-    if (scope === 'all' || scope === 'tokens') delete store.tokens;
-    if (scope === 'all' || scope === 'client') delete store.client;
-  },
-  redirectToAuthorization: (where) => {
-    authorizationUrl = where;
-  },
-};
+const store = oauthClient('oauth-e2e', { redirect: REDIRECT });
+const { provider } = store;
 
 /** The user at the consent page: reads the form, signs in as `e2e`, allows; returns the redirect's query. */
 async function consent(where) {
@@ -92,14 +62,15 @@ try {
     (error) => error,
   );
   check(
-    refused instanceof UnauthorizedError && authorizationUrl !== undefined,
-    `401 → registered client ${store.client?.client_id?.slice(0, 8)}…, sent to ${authorizationUrl?.pathname}`,
+    refused instanceof UnauthorizedError && store.authorizationUrl !== undefined,
+    `401 → registered client ${store.client?.client_id?.slice(0, 8)}…, sent to ${store.authorizationUrl?.pathname}`,
   );
   check(
-    authorizationUrl?.searchParams.get('code_challenge_method') === 'S256' && authorizationUrl?.searchParams.get('resource') === url.href,
+    store.authorizationUrl?.searchParams.get('code_challenge_method') === 'S256' &&
+      store.authorizationUrl?.searchParams.get('resource') === url.href,
     'PKCE S256, resource = this endpoint',
   );
-  await first.finishAuth(await consent(authorizationUrl));
+  await first.finishAuth(await consent(store.authorizationUrl));
   check(
     typeof store.tokens?.access_token === 'string' && typeof store.tokens?.refresh_token === 'string',
     'code exchanged for an access and a refresh token',
@@ -207,10 +178,10 @@ try {
   });
   // Signed in again (the same user): the session the revoked grant held is gone.
   delete store.tokens;
-  authorizationUrl = undefined;
+  store.authorizationUrl = undefined;
   const again = new StreamableHTTPClientTransport(url, { authProvider: provider });
   await new Client({ name: 'oauth-e2e', version: '1' }).connect(again).catch(() => {});
-  await again.finishAuth(await consent(authorizationUrl));
+  await again.finishAuth(await consent(store.authorizationUrl));
   const afterwards = await fetch(url, {
     method: 'POST',
     headers: { ...headers, Authorization: `Bearer ${store.tokens.access_token}`, 'Mcp-Session-Id': revokedSession },

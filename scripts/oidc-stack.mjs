@@ -12,6 +12,8 @@ import { join } from 'node:path';
 import { killGroup, portInUse, waitUntilReady } from './dev-server.mjs';
 import { startProvider } from './oidc-provider.mjs';
 
+export { oauthClient } from './oauth-client.mjs';
+
 const CLIENT_ID = 'mcp-edge-sessions-dev'; // as in wrangler.toml's [env.oidc]
 
 /** `ok` lines and `NOT` lines; `failed()` is whether any was NOT. */
@@ -72,49 +74,6 @@ export async function startOidcStack({ port, name, portVariable, alsoPorts = [] 
   return { url, idp, clientSecret, adminToken, log, cleanUp, ready };
 }
 
-/**
- * One user's OAuth client (DCR, PKCE); `store.authorizationUrl` is where it sends the user. With
- * `clientMetadataUrl`, the SDK sends that URL as its `client_id` (CIMD) instead of registering,
- * when the server's metadata says `client_id_metadata_document_supported`.
- */
-export function oauthClient(name, { redirect, clientName = name, clientMetadataUrl }) {
-  const store = { name };
-  store.provider = {
-    ...(clientMetadataUrl !== undefined && { clientMetadataUrl }),
-    get redirectUrl() {
-      return redirect;
-    },
-    get clientMetadata() {
-      return { client_name: clientName, redirect_uris: [redirect], token_endpoint_auth_method: 'none' };
-    },
-    clientInformation: () => store.client,
-    saveClientInformation: (client) => {
-      store.client = client;
-    },
-    tokens: () => store.tokens,
-    saveTokens: (tokens) => {
-      store.tokens = tokens;
-    },
-    codeVerifier: () => store.verifier,
-    saveCodeVerifier: (verifier) => {
-      store.verifier = verifier;
-    },
-    discoveryState: () => store.discovery,
-    saveDiscoveryState: (discovery) => {
-      store.discovery = discovery;
-    },
-    invalidateCredentials: (scope) => {
-      if (scope === 'all' || scope === 'tokens') delete store.tokens;
-      if (scope === 'all' || scope === 'client') delete store.client;
-    },
-    redirectToAuthorization: (where) => {
-      store.authorizationUrl = where;
-    },
-  };
-  return store;
-}
-
-/** The countdown tool's progress and result, as one line. */
 export async function countdown(client) {
   const progress = [];
   const result = await client.callTool(
