@@ -29,7 +29,7 @@ import { acceptListsType, parseAccept, parseMediaType } from '../core/media-type
 import type { GrantProps } from './authenticate.ts';
 import { grantScopes } from './grant-scopes.ts';
 import { OAuthHttpError, oauthErrorResponse } from './oauth-errors.ts';
-import { authorizeFailure, consentHtml, escapeHtml } from './sign-in/pages.ts';
+import { authorizeFailure, consentHtml, escapeHtml, formlessPage } from './sign-in/pages.ts';
 
 /** A user id the provider accepts (no `:`), from what was typed. */
 const USER = /^[A-Za-z0-9._@-]{1,64}$/;
@@ -87,10 +87,7 @@ function refusal(request: Request, host: string): Response {
 <h1>This server's sign-in is not configured</h1>
 <p>Its sign-in page is the demo's, which checks no password: anyone could sign in here as anyone. It serves only on loopback (localhost, 127.0.0.0/8, [::1]), and <b>${escapeHtml(host)}</b> is not.</p>
 <p>To its operator: ${escapeHtml(FIX).replace(/`([^`]+)`/g, '<code>$1</code>')}.</p>`;
-  return new Response(page, {
-    status: 403,
-    headers: { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' },
-  });
+  return formlessPage(403, page);
 }
 
 async function showConsent(request: Request, oauth: OAuthHelpers, supported: readonly string[]): Promise<Response> {

@@ -49,6 +49,9 @@ async function expectRefusedPage(response: Response) {
   expect(response.status).toBe(403);
   expect(response.headers.get('Content-Type')).toBe('text/html; charset=utf-8');
   expect(response.headers.get('Set-Cookie')).toBeNull();
+  // The sign-in pages' walls: no script runs on it, no page frames it.
+  expect(response.headers.get('X-Frame-Options')).toBe('DENY');
+  expect(response.headers.get('Content-Security-Policy')).toMatch(/default-src 'none'.*frame-ancestors 'none'/);
   const text = await response.text();
   expect(text).not.toMatch(SERVED);
   expect(text).toContain('oauth: { authorize }');

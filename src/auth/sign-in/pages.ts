@@ -54,10 +54,17 @@ ${user}<button name="decision" value="approve">Allow</button> <button name="deci
 
 /** A page that ends the sign-in here (no client to send back to, or the user is not admitted). */
 export function errorPage(status: number, title: string, text: string): Response {
-  const page = `<!doctype html><meta charset="utf-8"><title>${escapeHtml(title)}</title>
+  return formlessPage(
+    status,
+    `<!doctype html><meta charset="utf-8"><title>${escapeHtml(title)}</title>
 <h1>${escapeHtml(title)}</h1>
-<p>${escapeHtml(text)}</p>`;
-  return new Response(page, {
+<p>${escapeHtml(text)}</p>`,
+  );
+}
+
+/** A page with no form (`html`, everything in it escaped by the caller): no script, no post, no frame, not cached. */
+export function formlessPage(status: number, html: string): Response {
+  return new Response(html, {
     status,
     headers: {
       'Content-Type': 'text/html; charset=utf-8',
