@@ -132,7 +132,8 @@ function problemWith(value: unknown): string | undefined {
     if ('params' in value && !isObject(value.params)) return 'params must be an object';
     // MCP: "Unlike base JSON-RPC, the ID MUST NOT be null"; its schema's RequestId is a string or an integer.
     if ('id' in value && !isId(value.id)) return 'a request id must be a string or an integer';
-    if (isId(value.id) && storedIdBytes(value.id) > MAX_STORED_ID_BYTES) return ID_TOO_LARGE;
+    // A safe integer's stored form is at most 19 bytes: only a string id can pass the bound.
+    if (typeof value.id === 'string' && storedIdBytes(value.id) > MAX_STORED_ID_BYTES) return ID_TOO_LARGE;
     if ('result' in value || 'error' in value) return 'a message cannot be both a request and a response';
     return (
       unexpectedMember(value, 'id' in value ? MEMBERS.request : MEMBERS.notification) ??
