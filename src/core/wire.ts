@@ -178,9 +178,10 @@ export const INTERNAL_HEADERS = {
    */
   listenTag: 'Mcp-Internal-Listen-Tag',
   /**
-   * How many revocations of its tags its shard has seen, summed: on the answer to a tagged
-   * subscription, and on a stream's reconnection, the count its first subscription was answered
-   * with — a larger count now means the stream was revoked while it was away (answered 403).
+   * The marks of its tags' last revocations on its shard, summed (bus-object.ts; marks only
+   * move on): on the answer to a tagged subscription, and on a stream's reconnection, the sum its
+   * first subscription was answered with — a larger sum now means the stream was revoked while
+   * it was away (answered 403).
    */
   listenRevocations: 'Mcp-Internal-Listen-Revocations',
 } as const;

@@ -7,11 +7,16 @@
  * its grant's (`INTERNAL_HEADERS.listenTag`, space-separated; event-bus.ts `listenTags`): a
  * revocation closes the sockets of one tag (`REVOKED_CLOSE_CODE`), which their listeners do not
  * reopen. A stream whose socket was lost (a restart of this object) is away when a revocation
- * comes, and reconnects after it: so the object counts each tag's revocations in storage, one
- * row per tag (written at each revocation of it, kept: a count that went back would let such a
- * stream in again), answers a tagged subscription with the sum of its tags' counts, and refuses
- * a reconnection that saw a smaller sum (403): one of its tags was revoked while it was away.
- * Counts only grow, so the sum grows exactly when one of them does.
+ * comes, and reconnects after it: so the object keeps, per revoked tag, one row: a mark that
+ * only moves on (the revocation's time, in ms, and at least the mark before it plus one), answers
+ * a tagged subscription with the sum of its tags' marks, and refuses a reconnection that saw a
+ * smaller sum (403): one of its tags was revoked while it was away.
+ *
+ * Marks are needed only as long as a stream can be away: a listener stops reconnecting after
+ * its retries (event-bus.ts, ~16 s in all), so a mark older than MARK_KEPT_MS is deleted at the
+ * next revocation, and the rows a shard keeps are the revocations of its last MARK_KEPT_MS, not
+ * every grant ever revoked (clients revoke their own, RFC 7009). A mark deleted and written
+ * again is the newer time, larger than the one deleted: a sum seen before can only grow.
  */
 import { DurableObject } from 'cloudflare:workers';
 import { BUS_ROUTES, INTERNAL_HEADERS } from '../core/wire.ts';
@@ -55,17 +60,26 @@ export class McpEventBus extends DurableObject {
     if (route === BUS_ROUTES.revoke && request.method === 'POST') {
       const tag = revokedTag(await request.text());
       if (tag === undefined) return new Response(null, { status: 400 });
-      // Counted before the sockets close: a stream away now reconnects to find it.
-      this.ctx.storage.kv.put(revocationsKey(tag), this.#revocations(tag) + 1);
+      // Marked before the sockets close: a stream away now reconnects to find it.
+      const now = Date.now();
+      this.#forgetMarksBefore(now - MARK_KEPT_MS);
+      this.ctx.storage.kv.put(revocationsKey(tag), Math.max(now, this.#revocations(tag) + 1));
       return Response.json({ closed: this.#close(tag) });
     }
     if (route === BUS_ROUTES.sockets && request.method === 'GET') return Response.json({ sockets: this.ctx.getWebSockets().length });
     return new Response(null, { status: 404 });
   }
 
-  /** How many revocations of `tag` this shard has seen. */
+  /** The mark of `tag`'s last revocation on this shard (0: none kept). */
   #revocations(tag: string): number {
     return this.ctx.storage.kv.get<number>(revocationsKey(tag)) ?? 0;
+  }
+
+  /** Deletes the marks older than `before`: no listener is still away from before then. */
+  #forgetMarksBefore(before: number): void {
+    for (const [key, mark] of this.ctx.storage.kv.list<number>({ prefix: REVOCATIONS_PREFIX })) {
+      if (mark < before) this.ctx.storage.kv.delete(key);
+    }
   }
 
   /** Isolates only listen; anything they send is ignored. */
@@ -91,7 +105,14 @@ export class McpEventBus extends DurableObject {
 }
 
 const COUNT = /^(0|[1-9][0-9]{0,15})$/;
-const revocationsKey = (tag: string) => `revocations:${tag}`;
+const REVOCATIONS_PREFIX = 'revocations:';
+const revocationsKey = (tag: string) => `${REVOCATIONS_PREFIX}${tag}`;
+
+/**
+ * How long a revocation's mark is kept: far beyond a listener's reconnecting (its retries end
+ * within ~16 s), so no stream away when a tag was revoked comes back after its mark is gone.
+ */
+export const MARK_KEPT_MS = 10 * 60_000;
 
 /** The tag of a revocation's body, `{ "tag": "<32 hex>" }`; undefined for anything else. */
 function revokedTag(body: string): string | undefined {

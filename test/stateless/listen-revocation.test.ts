@@ -25,6 +25,7 @@ import { serveModern } from '../../src/edge/modern-route.ts';
 import { StreamShares } from '../../src/edge/stream-shares.ts';
 import { ENDED, SseReader } from '../support/sse-reader.ts';
 import { MODERN } from '../support/modern-http.ts';
+import { MARK_KEPT_MS } from '../../src/stateless/bus-object.ts';
 
 const SHARDS = 3;
 
@@ -281,11 +282,14 @@ describe('a bus object', () => {
         object.fetch(new Request(`https://bus.internal${BUS_ROUTES.revoke}`, { method: 'POST', body: JSON.stringify({ tag }) }));
       expect(await (await revoke()).json()).toEqual({ closed: 1 });
       expect((await subscribe('0')).status, 'away when it came').toBe(403);
-      expect(await accepted('1'), 'subscribed after it').toBe('1');
-      expect(await accepted(), 'a new stream').toBe('1');
+      const first = (await accepted())!;
+      expect(Number(first), 'a new stream sees the revocation’s mark').toBeGreaterThan(0);
+      expect(await accepted(first), 'subscribed after it').toBe(first);
       await revoke();
-      expect((await subscribe('1')).status).toBe(403);
-      expect(await accepted('2')).toBe('2');
+      expect((await subscribe(first)).status).toBe(403);
+      const second = (await accepted())!;
+      expect(Number(second), 'marks only move on').toBeGreaterThan(Number(first));
+      expect(await accepted(second)).toBe(second);
       for (const seen of ['-1', '01', 'x', '1.5', '']) expect((await subscribe(seen)).status, `seen ${JSON.stringify(seen)}`).toBe(400);
     } finally {
       for (const socket of opened) socket.close(1000, 'done');
@@ -319,15 +323,38 @@ describe('a bus object', () => {
       expect(await accepted()).toBe('0');
       expect(await (await revoke(grant)).json(), 'found by its grant’s tag').toEqual({ closed: 1 });
       expect((await subscribe('0')).status).toBe(403);
-      expect(await accepted('1')).toBe('1');
+      const afterGrant = (await accepted())!;
+      expect(Number(afterGrant), 'the grant’s mark').toBeGreaterThan(0);
       expect(await (await revoke(principal)).json(), 'found by its principal’s tag').toEqual({ closed: 1 });
-      expect((await subscribe('1')).status).toBe(403);
-      expect(await accepted('2')).toBe('2');
+      expect((await subscribe(afterGrant)).status).toBe(403);
+      const afterBoth = (await accepted())!;
+      expect(Number(afterBoth), 'the two marks summed').toBeGreaterThan(Number(afterGrant));
       await revoke(newTag()); // another tag's revocation is not counted here
-      expect(await accepted('2')).toBe('2');
+      expect(await accepted(afterBoth)).toBe(afterBoth);
     } finally {
       for (const socket of opened) socket.close(1000, 'done');
     }
+  });
+
+  it('keeps a revocation’s mark only as long as a stream can be away: older marks go at the next revocation, and a tag marked again is refused as before', async () => {
+    const object = shardsOf()(0);
+    const [old, fresh, other] = [newTag(), newTag(), newTag()];
+    const revoke = (tag: string) =>
+      object.fetch(new Request(`https://bus.internal${BUS_ROUTES.revoke}`, { method: 'POST', body: JSON.stringify({ tag }) }));
+    const marks = () =>
+      runInDurableObject(object, (_instance, state) => Object.fromEntries(state.storage.kv.list<number>({ prefix: 'revocations:' })));
+    await revoke(fresh);
+    // A mark older than MARK_KEPT_MS, as a revocation long ago left it.
+    const stale = Date.now() - MARK_KEPT_MS - 1_000;
+    await runInDurableObject(object, (_instance, state) => state.storage.kv.put(`revocations:${old}`, stale));
+    expect(Object.keys(await marks()).sort()).toEqual([`revocations:${fresh}`, `revocations:${old}`].sort());
+    await revoke(other);
+    expect(Object.keys(await marks()).sort(), 'the old mark is gone, the recent ones kept').toEqual(
+      [`revocations:${fresh}`, `revocations:${other}`].sort(),
+    );
+    // The old tag revoked again: its new mark is larger than the one deleted, so a sum seen with it still refuses.
+    await revoke(old);
+    expect((await marks())[`revocations:${old}`]).toBeGreaterThan(stale);
   });
 
   it.each([
