@@ -142,9 +142,12 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
   // metadata, the operator's routes, a path it does not serve — registered before all of them:
   // a forbidden Host or Origin learns nothing else ("Servers MUST validate the Origin header on
   // all incoming connections"), not even a `resource` named after itself or whether a token is right.
+  // With AUTH=oauth every request reaches the app through the authorization server's front,
+  // which has walled it already (the endpoint against ALLOWED_ORIGINS, its other paths with the
+  // server's own origin admitted too): a second wall here would refuse what the front admits.
   app.use('*', async (c, next) => {
-    const { allowedHosts, allowedOrigins } = edgeOf(c.env).config;
-    checkHostAndOrigin(c.req.raw.headers, allowedHosts, allowedOrigins, () => new URL(c.req.url).host);
+    const { allowedHosts, allowedOrigins, auth } = edgeOf(c.env).config;
+    if (auth.mode !== 'oauth') checkHostAndOrigin(c.req.raw.headers, allowedHosts, allowedOrigins, () => new URL(c.req.url).host);
     await next();
   });
 

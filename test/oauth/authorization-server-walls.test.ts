@@ -240,6 +240,15 @@ describe('a foreign Host or Origin, on the paths the authorization server answer
     expect((await fetch('/authorize', form(ORIGIN))).status).toBe(302);
   });
 
+  it('the root resource metadata, asked from the server’s own origin, passes one wall: the front’s, which admits that origin', async () => {
+    const worker = createMcpWorker<Env>({ sessions: (e) => e.MCP_SESSION });
+    const clientsOnly = { ...env, ALLOWED_ORIGINS: 'https://client.example' };
+    const fetch = (path: string, origin: string) =>
+      worker.fetch(new Request(`${ORIGIN}${path}`, { headers: { Origin: origin } }), clientsOnly, createExecutionContext());
+    expect((await fetch('/.well-known/oauth-protected-resource', ORIGIN)).status).toBe(200);
+    expect((await fetch('/.well-known/oauth-protected-resource', 'http://evil.example.com')).status).toBe(403);
+  });
+
   it('an allowed Host other than the resource’s: the issuer and endpoints are still MCP_RESOURCE’s', async () => {
     const metadata = (await (await send('/.well-known/oauth-authorization-server', {}, 'http://127.0.0.1')).json()) as Record<
       string,
