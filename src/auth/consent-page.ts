@@ -46,7 +46,7 @@ export interface DemoSignIn {
 
 /** What the refusal says to configure, in the words an operator types. */
 const FIX =
-  'pass your identity provider\'s sign-in page to createMcpWorker as `oauth: { authorize }`, or, knowing that anyone who reaches this page can sign in as anyone, set DEMO_SIGN_IN = "anyone-is-anyone" in [vars]';
+  'set SIGN_IN = "oidc", "access" or "github" in [vars] to sign users in with your identity provider (docs/auth.md), or pass your own sign-in page to createMcpWorker as `oauth: { authorize }`, or, knowing that anyone who reaches this page can sign in as anyone, set DEMO_SIGN_IN = "anyone-is-anyone" in [vars]';
 
 /** The page, for a server that supports `supported` (its `scopes_supported`). */
 export function consentPage(supported: readonly string[], demo: DemoSignIn) {

@@ -99,7 +99,8 @@ export async function serveModern(endpoint: McpHttpHandler, tasks: TaskNamespace
   }
   // The SDK's placeholder answer is dropped: the tool was refused before any of its work ran,
   // or a tasks/stream is answered by the task's object, whose response this Worker holds.
-  await response.body?.cancel();
+  // A placeholder whose cancel fails changes nothing, and must not keep the stream slot taken above.
+  await response.body?.cancel().catch(() => undefined);
   if (scope.refusal !== undefined) {
     release?.();
     throw scope.refusal;

@@ -55,6 +55,7 @@ async function expectRefusedPage(response: Response) {
   const text = await response.text();
   expect(text).not.toMatch(SERVED);
   expect(text).toContain('oauth: { authorize }');
+  expect(text).toContain('SIGN_IN = &#34;oidc&#34;');
   expect(text).toContain('DEMO_SIGN_IN = &#34;anyone-is-anyone&#34;');
 }
 

@@ -113,6 +113,11 @@ describe('refusals: each ends in the OAuth error the client gets, nothing grante
     ['a wrong nonce', { claims: { nonce: 'not-the-nonce-we-sent' } }, /"nonce"/],
     ['a missing nonce', { omit: ['nonce'] }, /"nonce"/],
     ['an ID token signed by a key the issuer does not publish', { unknownKey: true }, /verification key/],
+    [
+      'an ID token whose subject is more than the server keeps (8 KiB)',
+      { claims: { sub: 's'.repeat(8192) } },
+      /identity of \d+ bytes, over 4096/,
+    ],
   ])('%s', async (_name, spoil, check) => {
     const lines = vi.spyOn(console, 'log').mockImplementation(() => {});
     const { response, sub } = await refusedAtCallback(spoil);

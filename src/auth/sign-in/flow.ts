@@ -30,6 +30,7 @@ import {
 } from '@cloudflare/workers-oauth-provider';
 import { log } from '../../core/log.ts';
 import { parseMediaType } from '../../core/media-type.ts';
+import { utf8Length } from '../../core/utf8.ts';
 import type { GrantProps } from '../authenticate.ts';
 import { grantScopes } from '../grant-scopes.ts';
 import { OAuthHttpError } from '../oauth-errors.ts';
@@ -38,6 +39,27 @@ import { forgetIdentity, keepIdentity, takeIdentity } from './kept-identity.ts';
 import { authorizeFailure, consentHtml, errorPage } from './pages.ts';
 
 export const CALLBACK_PATH = '/authorize/callback';
+
+/**
+ * The most UTF-8 bytes of JSON an identity may take: it is stored twice — sealed in KV until the
+ * consent is posted, then in the grant's props for the grant's life — and what is in it (the
+ * subject, the claims) is the upstream's to choose, so it is bounded as stored, for every source.
+ */
+export const MAX_IDENTITY_BYTES = 4096;
+
+/** A source's outcome (a redirect, an identity, a confirmation's nothing), refused when it is an identity larger than this server keeps. */
+function keepable<T>(outcome: T): T {
+  if (outcome === undefined || outcome instanceof Response) return outcome;
+  const bytes = utf8Length(JSON.stringify(outcome));
+  if (bytes > MAX_IDENTITY_BYTES) {
+    throw new SignInFailed(
+      'access_denied',
+      'the identity provider named this user with more than this server keeps',
+      `an identity of ${bytes} bytes, over ${MAX_IDENTITY_BYTES}`,
+    );
+  }
+  return outcome;
+}
 
 /** The upstream refused, or its answer did not verify: the client's redirect URI gets `code`. */
 export class SignInFailed extends Error {
@@ -144,7 +166,7 @@ export function signInFlow(source: IdentitySourceHandler, supported: readonly st
   /** The source's answer, or its refusal as the response the client, or the user, gets. */
   async function refused<T>(authRequest: AuthRequest, step: () => Promise<T>, headers = new Headers()): Promise<T | Response> {
     try {
-      return await step();
+      return keepable(await step());
     } catch (error) {
       if (error instanceof NotAdmitted) {
         log({ msg: 'mcp.oauth.sign_in_not_admitted', reason: error.reason });
