@@ -20,6 +20,7 @@
  * `createClient()` (permanent records) is not used here.
  */
 import type { ClientInfo } from '@cloudflare/workers-oauth-provider';
+import { sha256Hex } from '../core/digest.ts';
 import { OAuthHttpError, oauthErrorResponse } from './oauth-errors.ts';
 import { REGISTER_PATH } from './oauth-walls.ts';
 
@@ -58,7 +59,7 @@ export async function withRegistrationAccess(response: Response, issuer: string,
   const issuedAt = registered.client_id_issued_at;
   if (typeof issuedAt !== 'number') throw new Error('the provider registered a client without a client_id_issued_at');
   const token = base64url(crypto.getRandomValues(new Uint8Array(32)));
-  await putKey(store, clientId, await sha256(token), issuedAt + CLIENT_REGISTRATION_TTL_SECONDS);
+  await putKey(store, clientId, await sha256Hex(token), issuedAt + CLIENT_REGISTRATION_TTL_SECONDS);
   const headers = new Headers(response.headers);
   headers.delete('Content-Length');
   return new Response(
@@ -131,7 +132,7 @@ export async function readRegistration(
   const token = /^Bearer ([A-Za-z0-9_-]{1,128})$/.exec(request.headers.get('Authorization') ?? '')?.[1];
   const key = `${KEY_PREFIX}${clientId}`;
   const stored = token === undefined ? null : await store.get(key);
-  if (token === undefined || stored === null || !equalHex(await sha256(token), stored)) return invalidToken();
+  if (token === undefined || stored === null || !equalHex(await sha256Hex(token), stored)) return invalidToken();
   const client = await lookupClient(clientId);
   if (client === null) {
     await store.delete(key);
@@ -169,11 +170,6 @@ export function invalidRegistrationToken(): OAuthHttpError {
 }
 
 const invalidToken = () => oauthErrorResponse(invalidRegistrationToken());
-
-async function sha256(text: string): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text)));
-  return Array.from(digest, (byte) => byte.toString(16).padStart(2, '0')).join('');
-}
 
 /** Compares two hex digests without stopping at the first difference. */
 function equalHex(a: string, b: string): boolean {

@@ -15,7 +15,7 @@
  *    of it is parsed (the provider would read a form, or 1 MiB of registration JSON, whole).
  */
 import type { Allowlist } from '../core/allowlist.ts';
-import { rateLimitAddress } from '../core/client-address.ts';
+import { addressKey } from '../core/client-address.ts';
 import { httpErrors } from '../core/errors.ts';
 import { checkHostAndOrigin, readBoundedText } from '../core/request-checks.ts';
 
@@ -54,7 +54,7 @@ export async function passWalls(request: Request, pathname: string, walls: Walls
   checkHostAndOrigin(request.headers, walls.hosts, walls.origins, () => new URL(request.url).host);
   if (!limited(pathname) || request.method === 'OPTIONS') return request;
   if (walls.limiter !== undefined) {
-    const key = `address:${rateLimitAddress(request.headers.get('CF-Connecting-IP'), walls.ipv6Prefix)}`;
+    const key = addressKey(request.headers.get('CF-Connecting-IP'), walls.ipv6Prefix);
     if (!(await walls.limiter.limit({ key })).success) throw httpErrors.tooManyRequests(walls.periodSeconds);
   }
   if (request.body === null || request.method === 'GET' || request.method === 'HEAD') return request;

@@ -151,3 +151,11 @@ export function isLoopbackHostname(hostname: string): boolean {
   const octets = /^127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(hostname);
   return octets?.slice(1).every((octet) => Number(octet) <= 255) === true;
 }
+
+/**
+ * Whether a URL the server sends secrets or tokens to is safe to: https, or http to this machine
+ * (a loopback host), where nothing crosses a network — a provider run beside the Worker in
+ * development.
+ */
+export const isHttpsOrLoopback = (url: URL): boolean =>
+  url.protocol === 'https:' || (url.protocol === 'http:' && isLoopbackHostname(url.hostname));

@@ -28,6 +28,10 @@ export function rateLimitAddress(address: string | null | undefined, ipv6Prefix:
   return `${formatIpv6(maskIpv6(v6, ipv6Prefix))}/${ipv6Prefix}`;
 }
 
+/** The allowance key of a client address (`CF-Connecting-IP`): `address:` and its rateLimitAddress. */
+export const addressKey = (address: string | null | undefined, ipv6Prefix: number = DEFAULT_IPV6_PREFIX): string =>
+  `address:${rateLimitAddress(address, ipv6Prefix)}`;
+
 /** `RATE_LIMIT_IPV6_PREFIX`: the prefix length, 1 to 128. */
 export function readIpv6Prefix(text: string | undefined): number {
   if (text === undefined || text.trim() === '') return DEFAULT_IPV6_PREFIX;

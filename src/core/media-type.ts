@@ -93,3 +93,9 @@ export function isJsonContentType(header: string | null): boolean {
   const charset = media.params.get('charset');
   return charset === undefined || charset.toLowerCase() === 'utf-8';
 }
+
+/** Whether a `Content-Type` header names an SSE stream (`text/event-stream`, any parameters). */
+export function isEventStreamType(header: string | null): boolean {
+  const type = parseMediaType(header ?? '');
+  return type?.type === 'text' && type.subtype === 'event-stream';
+}

@@ -27,7 +27,7 @@ import type { OAuthHelpers } from '@cloudflare/workers-oauth-provider';
 import type { Hono } from 'hono';
 import { OAUTH_PRINCIPAL_PREFIX } from '../auth/principal.ts';
 import { userGrantIds } from '../auth/user-grants.ts';
-import { rateLimitAddress } from '../core/client-address.ts';
+import { addressKey } from '../core/client-address.ts';
 import { httpErrors, McpHttpError } from '../core/errors.ts';
 import type { Holding } from '../core/holdings.ts';
 import { JsonRpcCode } from '../core/wire.ts';
@@ -48,7 +48,7 @@ export interface AdminThrottle {
 }
 
 /** The admin routes' rate-limit key of a request: its client address, apart from every other allowance. */
-export const adminRateLimitKey = (address: string | null, ipv6Prefix: number) => `admin:address:${rateLimitAddress(address, ipv6Prefix)}`;
+export const adminRateLimitKey = (address: string | null, ipv6Prefix: number) => `admin:${addressKey(address, ipv6Prefix)}`;
 
 export function serveAdminRoutes<E extends object>(
   // The Worker's own app: the routes take whatever variables it sets.

@@ -20,7 +20,7 @@
  */
 import type { TransportConfig } from '../config.ts';
 import { httpErrors, McpHttpError, type JsonRpcId } from '../core/errors.ts';
-import { parseMediaType } from '../core/media-type.ts';
+import { isEventStreamType } from '../core/media-type.ts';
 import { SlotPool, type Release } from '../core/slots.ts';
 import { JsonRpcCode } from '../core/wire.ts';
 
@@ -82,8 +82,7 @@ export function releasedAtEnd(response: Response, give: Release, signal?: AbortS
     given = true;
     give();
   };
-  const type = parseMediaType(response.headers.get('Content-Type') ?? '');
-  if (response.body === null || type?.type !== 'text' || type.subtype !== 'event-stream') {
+  if (response.body === null || !isEventStreamType(response.headers.get('Content-Type'))) {
     release();
     return response;
   }

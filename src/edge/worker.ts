@@ -29,7 +29,7 @@ import { ALLOWED_METHODS, HEADERS, JsonRpcCode } from '../core/wire.ts';
 import { authenticator, type Authenticator, type VerifiedToken } from '../auth/authenticate.ts';
 import { type FetchHandler, oauthFront, type OAuthOptions } from '../auth/oauth-server.ts';
 import { ANONYMOUS, OAUTH_PRINCIPAL_PREFIX, type Principal } from '../auth/principal.ts';
-import { rateLimitAddress } from '../core/client-address.ts';
+import { addressKey } from '../core/client-address.ts';
 import { METADATA_ROOT, metadataDocument, resourceUrl } from '../auth/protected-resource.ts';
 import { preflightResponse, withCors } from './cors.ts';
 import { refuseModern } from './refuse-modern.ts';
@@ -176,9 +176,7 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
     principalOfRequest.set(c.req.raw, principal.id);
     // The anonymous principal is everyone: what it may hold or spend is counted per client address.
     const holder =
-      principal === ANONYMOUS
-        ? `address:${rateLimitAddress(c.req.header('CF-Connecting-IP'), c.get('config').rateLimitIpv6Prefix)}`
-        : principal.id;
+      principal === ANONYMOUS ? addressKey(c.req.header('CF-Connecting-IP'), c.get('config').rateLimitIpv6Prefix) : principal.id;
     c.set('holder', holder);
     const limiter = rateLimit?.(c.env);
     if (limiter !== undefined && !(await limiter.limit({ key: holder })).success) throw httpErrors.tooManyRequests(RATE_LIMIT_PERIOD_S);

@@ -12,6 +12,7 @@
  */
 import type { McpServer } from '@modelcontextprotocol/server';
 import { dataPoint, type MetricEvent, readMetricsKey } from '../core/metrics.ts';
+import { hex } from '../core/digest.ts';
 import { log } from '../core/log.ts';
 
 /** What the library uses of an Analytics Engine dataset binding. */
@@ -118,10 +119,8 @@ function remember(key: string, principalId: string, index: string): void {
 /** The first 128 bits of HMAC-SHA-256(`key`, principal id), in hex: a point's index. */
 export async function metricsIndex(key: string, principalId: string): Promise<string> {
   const mac = await crypto.subtle.sign('HMAC', await underKey(key).hmac, new TextEncoder().encode(principalId));
-  return hex(mac);
+  return hex(mac, 16);
 }
-
-const hex = (bytes: ArrayBuffer) => [...new Uint8Array(bytes, 0, 16)].map((byte) => byte.toString(16).padStart(2, '0')).join('');
 
 /**
  * Whether `server` (a session's McpServer) registered a tool of that name, and has it enabled:

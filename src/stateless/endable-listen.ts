@@ -16,7 +16,7 @@
  */
 import { errorAnswer } from '../core/jsonrpc.ts';
 import type { JsonRpcId } from '../core/errors.ts';
-import { parseMediaType } from '../core/media-type.ts';
+import { isEventStreamType } from '../core/media-type.ts';
 import { encodeEvent } from '../core/sse.ts';
 import { JsonRpcCode } from '../core/wire.ts';
 import { areListenTags, listenScope, listenTags } from './event-bus.ts';
@@ -60,7 +60,7 @@ export async function serveEndableListen(tags: readonly string[], id: JsonRpcId,
     unreachable: ending(unreachableListenFrame(id)),
   };
   const response = await listenScope.run(owner, serve);
-  if (response.body === null || !isEventStream(response)) return response;
+  if (response.body === null || !isEventStreamType(response.headers.get('Content-Type'))) return response;
   const stream = revocableBody(response.body);
   end = stream.end;
   if (endedEarly !== undefined) end(endedEarly);
@@ -87,11 +87,6 @@ export async function serveListenEndably(
   if (listen?.method !== 'subscriptions/listen' || (typeof listen.id !== 'string' && typeof listen.id !== 'number')) return serve();
   const tags = revocableBy === undefined ? [] : await listenTags(revocableBy.principal, revocableBy.grant);
   return serveEndableListen(tags, listen.id, serve);
-}
-
-function isEventStream(response: Response): boolean {
-  const type = parseMediaType(response.headers.get('Content-Type') ?? '');
-  return type?.type === 'text' && type.subtype === 'event-stream';
 }
 
 /**

@@ -24,6 +24,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ServerEvent, ServerEventBus } from '@modelcontextprotocol/server';
+import { sha256Hex } from '../core/digest.ts';
 import { log } from '../core/log.ts';
 import type { Scope } from '../core/scope.ts';
 import { BUS_ROUTES, INTERNAL_HEADERS } from '../core/wire.ts';
@@ -87,7 +88,7 @@ export function areListenTags(tags: readonly string[]): boolean {
  * id, in hex (what the principal's metrics index was, so sockets tagged before keep theirs).
  */
 export function principalListenTag(principalId: string): Promise<string> {
-  return hexDigest(principalId);
+  return sha256Hex(principalId, 16);
 }
 
 /**
@@ -96,18 +97,13 @@ export function principalListenTag(principalId: string): Promise<string> {
  * hashes the same text), so that revoking one grant closes its streams and not the others'.
  */
 export function grantListenTag(principalId: string, grant: string): Promise<string> {
-  return hexDigest(JSON.stringify(['grant', principalId, grant]));
+  return sha256Hex(JSON.stringify(['grant', principalId, grant]), 16);
 }
 
 /** The tags of a listen stream opened by `principalId` with a token of `grant` ('' where it has none). */
 export async function listenTags(principalId: string, grant: string): Promise<string[]> {
   const principal = await principalListenTag(principalId);
   return grant === '' ? [principal] : [principal, await grantListenTag(principalId, grant)];
-}
-
-async function hexDigest(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
-  return [...new Uint8Array(digest, 0, 16)].map((byte) => byte.toString(16).padStart(2, '0')).join('');
 }
 
 export class DurableEventBus implements ServerEventBus {

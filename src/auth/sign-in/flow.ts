@@ -25,6 +25,7 @@ import {
   authorizationErrorRedirect,
   type AuthRequest,
   type AuthorizationErrorCode,
+  type ConsentDescription,
   type OAuthHelpers,
   type ResumedUpstream,
 } from '@cloudflare/workers-oauth-provider';
@@ -142,10 +143,10 @@ export function signInFlow(source: IdentitySourceHandler, supported: readonly st
 
   async function begin(request: Request, oauth: OAuthHelpers, kv: KVNamespace): Promise<Response> {
     const authRequest = await oauth.parseAuthRequest(request);
-    await oauth.describeConsent(authRequest); // a client whose metadata cannot be read stops here, nothing stored
+    const described = await oauth.describeConsent(authRequest); // a client whose metadata cannot be read stops here, nothing stored
     const outcome = await refused(authRequest, () => source.begin({ request, authRequest, oauth, callbackUrl }));
     if (outcome instanceof Response) return outcome;
-    return consent(authRequest, outcome, oauth, kv, new Headers());
+    return consent(authRequest, outcome, oauth, kv, new Headers(), described);
   }
 
   async function callback(request: Request, oauth: OAuthHelpers, kv: KVNamespace): Promise<Response> {
@@ -188,9 +189,17 @@ export function signInFlow(source: IdentitySourceHandler, supported: readonly st
     }
   }
 
-  async function consent(authRequest: AuthRequest, identity: SignedInIdentity, oauth: OAuthHelpers, kv: KVNamespace, headers: Headers) {
+  /** `described`: the client as `begin` looked it up, in the same request (a lookup is a KV read, or a metadata document's fetch). */
+  async function consent(
+    authRequest: AuthRequest,
+    identity: SignedInIdentity,
+    oauth: OAuthHelpers,
+    kv: KVNamespace,
+    headers: Headers,
+    described?: ConsentDescription,
+  ) {
     const scopes = grantScopes(authRequest.scope, supported);
-    const described = await oauth.describeConsent(authRequest);
+    described ??= await oauth.describeConsent(authRequest);
     const transaction = await oauth.beginConsent({ ...authRequest, scope: [...scopes.granted] });
     await keepIdentity(kv, transaction.handle, identity);
     const page = consentHtml(described, scopes, transaction.handle, { demo: false, display: identity.display, issuer: identity.issuer });

@@ -4,7 +4,7 @@
  * stand-in), never a variable. Pure: read once per isolate, a missing or malformed value a
  * configuration error that names the fix. The exchange itself is github.ts's.
  */
-import { isLoopbackHostname } from '../../core/allowlist.ts';
+import { isHttpsOrLoopback } from '../../core/allowlist.ts';
 
 export interface GitHubVars {
   /** The OAuth app's client id (GitHub: Settings → Developer settings → OAuth Apps). */
@@ -71,7 +71,7 @@ function baseUrl(name: string, text: string): string {
   } catch {
     throw new Error(`configuration: the GitHub ${name} endpoint must be an absolute URL, got ${JSON.stringify(text)}`);
   }
-  const secure = url.protocol === 'https:' || (url.protocol === 'http:' && isLoopbackHostname(url.hostname));
+  const secure = isHttpsOrLoopback(url);
   if (!secure || url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') {
     throw new Error(
       `configuration: the GitHub ${name} endpoint must be an https URL (http only on loopback) without credentials, query or fragment, got ${JSON.stringify(text)}`,

@@ -5,13 +5,13 @@
  * and only the browser holding the handle (which `approveConsent` checks is bound to it) names
  * the record. Ten minutes, the handle's own life. One KV write per sign-in, one read, one delete.
  */
+import { sha256Hex } from '../../core/digest.ts';
 import type { SignedInIdentity } from './identity.ts';
 
 const TTL_SECONDS = 600;
 const encoder = new TextEncoder();
 
-const hex = (bytes: ArrayBuffer) => [...new Uint8Array(bytes)].map((byte) => byte.toString(16).padStart(2, '0')).join('');
-const keyName = async (handle: string) => `sign-in:${hex(await crypto.subtle.digest('SHA-256', encoder.encode(handle)))}`;
+const keyName = async (handle: string) => `sign-in:${await sha256Hex(handle)}`;
 const sealKey = async (handle: string) =>
   crypto.subtle.importKey('raw', await crypto.subtle.digest('SHA-256', encoder.encode(`sign-in-identity:${handle}`)), 'AES-GCM', false, [
     'encrypt',
