@@ -89,11 +89,12 @@ export function decideAdmission({ kind, limit, held, now, probed }: AdmissionSta
  */
 function unknownSessions(held: readonly Holding[], now: number, probed: readonly string[]): readonly Holding[] {
   const asked = new Set(probed);
-  return held
-    .filter((h) => (h.expiresAt === null || h.expiresAt <= now) && !asked.has(h.id))
-    .map((h, order) => ({ h, order }))
-    .sort((a, b) => (a.h.expiresAt ?? -Infinity) - (b.h.expiresAt ?? -Infinity) || a.order - b.order)
-    .map(({ h }) => h);
+  return (
+    held
+      .filter((h) => (h.expiresAt === null || h.expiresAt <= now) && !asked.has(h.id))
+      // Stable: equals (two never asked: -Infinity twice, NaN, which sorts as 0) keep `held`'s order.
+      .sort((a, b) => (a.expiresAt ?? -Infinity) - (b.expiresAt ?? -Infinity))
+  );
 }
 
 const probeOf = (unknown: readonly Holding[]): Admission => ({ kind: 'probe', sessions: unknown.slice(0, PROBE_BATCH).map((h) => h.id) });

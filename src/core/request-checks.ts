@@ -3,6 +3,7 @@
  * is woken. Each returns the parsed value or throws the one McpHttpError that names the
  * problem; the order of the calls in the Worker fixes which problem wins.
  */
+import { readBoundedBytes } from './bounded-body.ts';
 import { httpErrors } from './errors.ts';
 import { parseEventId, type EventId } from './event-id.ts';
 import { acceptListsType, isJsonContentType, parseAccept } from './media-type.ts';
@@ -151,34 +152,11 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
  */
 export async function readBoundedText(request: Request, limit: number): Promise<string> {
   readDeclaredLength(request.headers, limit);
-  if (request.body === null) return '';
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel();
-      throw httpErrors.payloadTooLarge(limit);
-    }
-    chunks.push(value);
-  }
-  const bytes = chunks.length === 1 ? chunks[0]! : concat(chunks, size);
+  const bytes = await readBoundedBytes(request.body, limit);
+  if (bytes === undefined) throw httpErrors.payloadTooLarge(limit);
   try {
     return UTF8.decode(bytes);
   } catch {
     throw httpErrors.parseError('the body is not valid UTF-8');
   }
-}
-
-function concat(chunks: readonly Uint8Array[], size: number): Uint8Array {
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
 }

@@ -28,6 +28,7 @@
  * gets, never a 500. Redirects are not followed (`redirect: 'manual'`): the client secret and
  * the token go to the two documented URLs and nowhere else.
  */
+import { readBoundedBytes } from '../../core/bounded-body.ts';
 import type { OAuthErrorCode } from '../oauth-errors.ts';
 import type { GitHubConfig } from './github-settings.ts';
 import type { SignedInIdentity } from './identity.ts';
@@ -244,29 +245,10 @@ async function jsonFrom(send: Fetch, url: string, init: RequestInit): Promise<Js
 
 /** The body as text, or `undefined` if it is longer than {@link MAX_BODY_BYTES} or cannot be read. */
 async function boundedText(response: Response): Promise<string | undefined> {
-  if (response.body === null) return '';
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let length = 0;
   try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      length += value.byteLength;
-      if (length > MAX_BODY_BYTES) {
-        await reader.cancel().catch(() => {});
-        return undefined;
-      }
-      chunks.push(value);
-    }
+    const bytes = await readBoundedBytes(response.body, MAX_BODY_BYTES);
+    return bytes === undefined ? undefined : new TextDecoder().decode(bytes);
   } catch {
     return undefined;
   }
-  const bytes = new Uint8Array(length);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return new TextDecoder().decode(bytes);
 }
