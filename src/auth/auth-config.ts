@@ -54,6 +54,14 @@ const scopes = (text: string | undefined) => (text ?? '').split(/[\s,]+/).filter
 export function readAuthConfig(vars: AuthVars): AuthConfig {
   const mode = (vars.AUTH ?? 'none').trim();
   const resource = vars.MCP_RESOURCE === undefined ? undefined : absoluteUrl('MCP_RESOURCE', vars.MCP_RESOURCE);
+  // SIGN_IN says who signs users in to the embedded authorization server: without it (another
+  // AUTH), a deployment that set it would run with no sign-in at all and say nothing.
+  const signIn = vars.SIGN_IN?.trim() ?? '';
+  if (mode !== 'oauth' && signIn !== '') {
+    throw new Error(
+      `configuration: SIGN_IN = ${JSON.stringify(signIn)} signs users in to the embedded authorization server: it needs AUTH = "oauth" (AUTH is ${JSON.stringify(mode)}); or remove SIGN_IN`,
+    );
+  }
   switch (mode) {
     case 'none':
       return { mode };

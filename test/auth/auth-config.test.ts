@@ -36,3 +36,18 @@ describe('readAuthConfig, AUTH=jwt', () => {
     expect(readAuthConfig({ ALLOWED_HOSTS: '*' })).toEqual({ mode: 'none' });
   });
 });
+
+describe('readAuthConfig, SIGN_IN', () => {
+  it.each<[string, AuthVars]>([
+    ['AUTH=jwt', JWT],
+    ['AUTH=none', {}],
+  ])('is refused without AUTH=oauth (%s), naming the fix', (_name, vars) => {
+    expect(() => readAuthConfig({ ...vars, SIGN_IN: 'oidc' })).toThrow(
+      'configuration: SIGN_IN = "oidc" signs users in to the embedded authorization server: it needs AUTH = "oauth"',
+    );
+  });
+
+  it('left empty, is nothing to refuse', () => {
+    expect(readAuthConfig({ SIGN_IN: '' })).toEqual({ mode: 'none' });
+  });
+});
