@@ -6,7 +6,9 @@
  * A call that fails with one of these rejects with it (the transport's `send` rejects, and the
  * SDK's `Client` hands that rejection to the caller); the transport's `onerror` sees it too.
  */
+import type { TaskError } from '../core/task.ts';
 import type { ForkReason } from './continuation.ts';
+import type { DetailedTask } from './task-events.ts';
 
 export type RequestId = string | number;
 
@@ -248,5 +250,80 @@ export class TaskFollowCancelledError extends ForkSafeTransportError {
     cause: unknown,
   ) {
     super(`following task ${taskId} was cancelled after ${lastSeq ?? 'no event'}`, { cause });
+  }
+}
+
+// ---- Calling a tool that may become a task (task-call.ts) ----------------------------------
+
+/**
+ * The task ended `failed`, with `error`, the JSON-RPC error it inlined: the tool's own (a
+ * ProtocolError it threw) or one no tool chose (docs/tasks.md, *Failures no tool chose*), told
+ * apart by `reason`. A tool that returned `isError: true` ended `completed`: its result, not this.
+ */
+export class TaskFailedError extends ForkSafeTransportError {
+  override readonly name: string = 'TaskFailedError';
+  readonly taskId: string;
+  /** The task's `error`; undefined when the server gave none. */
+  readonly error: TaskError | undefined;
+  /** `error.data.reason`, when it has one (`task_interrupted`, `no_answer`, …). */
+  readonly reason: string | undefined;
+
+  constructor(
+    /** The task's final state, from `tasks/get`. */
+    readonly task: DetailedTask,
+    /** The last event processed: where a later follow would resume. */
+    readonly lastSeq: number | undefined,
+  ) {
+    super(`task ${task.taskId} failed${task.error === undefined ? '' : ` (${task.error.code}): ${task.error.message}`}`);
+    this.taskId = task.taskId;
+    this.error = task.error;
+    const data = task.error?.data;
+    const reason = typeof data === 'object' && data !== null ? (data as { reason?: unknown }).reason : undefined;
+    this.reason = typeof reason === 'string' ? reason : undefined;
+  }
+}
+
+/**
+ * The task failed `task_interrupted`: the instance running it ended (a restart, a deploy, a
+ * crash) before the tool did. The server does not run it again, and neither does the client:
+ * what the tool did before is done, the rest is not. Calling the tool again is a new call.
+ */
+export class TaskInterruptedError extends TaskFailedError {
+  override readonly name: string = 'TaskInterruptedError';
+}
+
+/** The task ended `cancelled` (`tasks/cancel`, from this client or any other of its principal). */
+export class TaskCancelledError extends ForkSafeTransportError {
+  override readonly name = 'TaskCancelledError';
+  readonly taskId: string;
+
+  constructor(
+    readonly task: DetailedTask,
+    readonly lastSeq: number | undefined,
+  ) {
+    super(`task ${task.taskId} was cancelled`);
+    this.taskId = task.taskId;
+  }
+}
+
+/**
+ * The `tools/call` ended without an answer this client can act on: the connection broke, the
+ * request timed out or was aborted, or the answer was cut or unreadable. The server may have run
+ * the tool, or made it a task whose id never arrived; the call is not re-sent, since a second
+ * `tools/call` is a second run of the tool. Whether to call it again is the caller's decision.
+ */
+export class ToolCallLostError extends ForkSafeTransportError {
+  override readonly name = 'ToolCallLostError';
+
+  constructor(
+    readonly toolName: string,
+    cause: unknown,
+  ) {
+    super(
+      `tools/call ${toolName} ended without a usable answer: it may have run, or become a task whose id is unknown; it is not re-sent`,
+      {
+        cause,
+      },
+    );
   }
 }

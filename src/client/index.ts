@@ -1,7 +1,9 @@
 /**
  * mcp-edge-sessions/client: a client transport for the official MCP SDK that resumes broken
- * streams and refuses any answer that is not the exact continuation of what it received; and
- * `followTask`, which follows a 2026-07-28 task's event stream to its end the same way.
+ * streams and refuses any answer that is not the exact continuation of what it received;
+ * `followTask`, which follows a 2026-07-28 task's event stream to its end the same way; and
+ * `callToolAsTask`, which calls a tool through the SDK's Client so that the server may make it a
+ * task, and follows that task to its result.
  */
 export { ForkSafeTransport, type ForkSafeTransportOptions, type TransportMode } from './transport.ts';
 export {
@@ -14,11 +16,15 @@ export {
   RequestLostError,
   SessionLostError,
   StreamRefusedError,
+  TaskCancelledError,
   TaskEventsGoneError,
+  TaskFailedError,
   TaskFollowCancelledError,
+  TaskInterruptedError,
   TaskMethodNotFoundError,
   TaskProtocolError,
   TaskRefusedError,
+  ToolCallLostError,
   type RequestId,
   type TaskMethod,
   type TaskProtocolReason,
@@ -29,3 +35,14 @@ export type { FetchLike } from './http.ts';
 export { DEFAULT_IDLE_TIMEOUT_MS } from './idle-limit.ts';
 export { followTask, type FollowedTask, type FollowTaskOptions } from './task-follower.ts';
 export { isTerminalEvent, readTaskEvent, type DetailedTask, type KnownTaskEvent, type TaskStreamEvent } from './task-events.ts';
+export {
+  callToolAsTask,
+  type CallToolAsTaskOptions,
+  type TaskCallingClient,
+  type ToolCallOutcome,
+  type ToolCallParams,
+  type ToolCallRequestOptions,
+  type ToolResult,
+} from './task-call.ts';
+/** The Tasks extension's name: declare it in the Client's capabilities (`extensions: { [TASKS_EXTENSION]: {} }`) to be served tasks. */
+export { TASKS_EXTENSION } from '../core/task.ts';

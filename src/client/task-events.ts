@@ -123,8 +123,12 @@ function readResponse(
   return invalid('unexpected_response', `a response with neither result nor error: ${brief(value)}`);
 }
 
-/** The DetailedTask in `result`, or what is wrong with it. Fields it has of the wrong type are refused, not dropped. */
-function readTask(result: Record<string, unknown>): DetailedTask | string {
+/**
+ * The DetailedTask in `result` (a `tasks/get` answer, or the `CreateTaskResult` a `tools/call`
+ * was answered with: the same fields), or what is wrong with it. Fields it has of the wrong type
+ * are refused, not dropped.
+ */
+export function readTask(result: Record<string, unknown>): DetailedTask | string {
   const { taskId, status } = result;
   if (typeof taskId !== 'string') return 'the task has no taskId';
   if (!STATUSES.includes(status as TaskStatus)) return `the task's status ${brief(status)} is not one of ${STATUSES.join(', ')}`;

@@ -5,7 +5,7 @@
  * ours stop fitting each other.
  */
 import type { Client, JSONRPCMessage, Transport, TransportSendOptions } from '@modelcontextprotocol/client';
-import { ForkSafeTransport } from '../../src/client/index.ts';
+import { callToolAsTask, ForkSafeTransport, type TaskCallingClient, type ToolResult } from '../../src/client/index.ts';
 import type { JsonRpcMessage, TransportSendOptions as OurSendOptions } from '../../src/client/sdk-transport.ts';
 
 // What a user writes: the SDK's Client connects to the transport.
@@ -19,3 +19,8 @@ export const asSdkTransport: Transport = new ForkSafeTransport(new URL('http://1
 // Every message the SDK sends or receives is one of ours, and the SDK's send options are ours.
 export const message = (sdk: JSONRPCMessage): JsonRpcMessage => sdk;
 export const sendOptions = (sdk: TransportSendOptions): OurSendOptions => sdk;
+
+// callToolAsTask takes the SDK's Client as it is, and gives back what its callTool gives.
+export const taskCalling = (client: Client): TaskCallingClient => client;
+export const called = (client: Client, url: string) => callToolAsTask(client, { name: 'report', arguments: { month: '2026-11' } }, { url });
+export const inlineResult = async (client: Client): Promise<ToolResult> => client.callTool({ name: 'report' });
