@@ -13,12 +13,13 @@ import {
   TaskFailedError,
   TaskInterruptedError,
   ToolCallLostError,
+  readTaskEvent,
   type DetailedTask,
   type FetchLike,
   type TaskStreamEvent,
 } from '../../src/client/index.ts';
 import { URL_ } from '../support/mcp-http.ts';
-import { taskMethod } from '../support/task-http.ts';
+import { getTask, taskMethod } from '../support/task-http.ts';
 import { faultyFetch, type Cut, type SeenRequest } from './faults.ts';
 
 const FAST = { initialDelayMs: 5, maxDelayMs: 20, factor: 1.5, maxAttempts: 20 };
@@ -27,7 +28,10 @@ const TASKS = { extensions: { 'io.modelcontextprotocol/tasks': {} } };
 type Negotiation = 'legacy' | { pin: '2026-07-28' };
 
 /** The official client as a user constructs it to be served tasks: the extension declared, 2026-07-28. */
-async function connect(fetch: FetchLike, { capabilities = TASKS, mode = { pin: '2026-07-28' } as Negotiation } = {}) {
+async function connect(
+  fetch: FetchLike,
+  { capabilities = TASKS as Record<string, object>, mode = { pin: '2026-07-28' } as Negotiation } = {},
+) {
   const client = new Client({ name: 'task-call-test', version: '1.0.0' }, { capabilities, versionNegotiation: { mode } });
   await client.connect(new StreamableHTTPClientTransport(new URL(URL_), { fetch }));
   return client;
@@ -179,7 +183,15 @@ describe('callToolAsTask with the official client', () => {
     ['cut inside its answer', { at: 20, how: 'error' }],
     ['closed inside its answer', { at: 20, how: 'close' }],
   ])('rejects a tools/call %s with ToolCallLostError, and sends it once', async (_, cut) => {
-    const fetch = faultyFetch((request) => request.rpc === 'tools/call', [cut]);
+    // What the server answered, read before the cut: the task it made, whose id the client never gets.
+    const answers: string[] = [];
+    const keep = {
+      response: async (response: Response) => {
+        answers.push(await response.clone().text());
+        return response;
+      },
+    };
+    const fetch = faultyFetch((request) => request.rpc === 'tools/call', [cut], keep);
     const client = await connect(fetch);
     client.onerror = () => undefined; // the SDK's transport reports the break there too
     const onTask = () => expect.fail('the answer never arrived');
@@ -190,8 +202,38 @@ describe('callToolAsTask with the official client', () => {
     ).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ToolCallLostError);
     expect(error).toMatchObject({ toolName: 'slow_compute', cause: expect.anything() });
-    // The server made the task (its answer was what broke); nothing asks again, and nothing follows what has no id.
+    // Nothing asks again, and nothing follows what has no id.
     expect(rpcs(fetch)).toEqual(['server/discover', 'tools/call']);
+    const made = JSON.parse(answers[1]!) as { result: { resultType: string; taskId: string } };
+    expect(made.result.resultType).toBe('task');
+    expect((await getTask(made.result.taskId)).result).toMatchObject({ taskId: made.result.taskId });
+    await client.close();
+  });
+
+  it('follows a task through its question: the status event asks, tasks/update answers, the follow goes on to the result', async () => {
+    const fetch = faultyFetch();
+    // A tool may ask only a client that declares what it asks with (an elicitation form).
+    const client = await connect(fetch, { capabilities: { ...TASKS, elicitation: { form: {} } } });
+    const asked: unknown[] = [];
+    const { result } = await callToolAsTask(
+      client,
+      { name: 'chatter', arguments: { steps: 3, interval_ms: 0, ask: 1 } },
+      {
+        url: URL_,
+        fetch,
+        reconnect: FAST,
+        onEvent: async (event) => {
+          const known = readTaskEvent(event);
+          if (known?.kind !== 'status' || known.status !== 'input_required') return;
+          asked.push(...Object.keys(known.inputRequests ?? {}));
+          const go_on = { action: 'accept', content: { confirm: true } };
+          await taskMethod('tasks/update', event.taskId, { inputResponses: { go_on } });
+        },
+      },
+    );
+    expect(asked).toEqual(['go_on']);
+    expect(text(result)).toBe('chattered 3 steps');
+    expect(toolCalls(fetch)).toBe(1);
     await client.close();
   });
 
