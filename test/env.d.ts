@@ -10,3 +10,8 @@ declare module '*?raw' {
   const text: string;
   export default text;
 }
+
+/** Vite's glob import (test/deploy/wrangler-configs.test.ts reads every wrangler config with it). */
+interface ImportMeta {
+  glob<T>(pattern: string, options: { query: string; import: 'default'; eager: true }): Record<string, T>;
+}
