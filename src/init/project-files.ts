@@ -159,10 +159,14 @@ id = "replace-with-your-namespace-id"
 `
     : ''
 }
-# Each SQLite class is named by a migration once; a class added later needs a new tag (v2, …).
-[[migrations]]
-tag = "v1"
-new_sqlite_classes = [${classes.map((c) => `"${c}"`).join(', ')}]
+# Required: each Durable Object class this Worker exports, and its storage. \`wrangler deploy\`
+# compares this map with the classes already deployed and provisions those it lacks, so a class
+# you add later is one more line here (wrangler warns of a bound class missing from it: such a
+# class has no SQLite). Each needs SQLite, and a class's storage is fixed by its first deploy.
+# This map replaces the older [[migrations]], which it cannot be combined with (wrangler 4.107 or
+# later; the library's docs/operations.md, "Deploying and upgrading").
+[exports]
+${classes.map((c) => `${c} = { type = "durable-object", storage = "sqlite" }`).join('\n')}
 
 [vars]
 # Hosts this Worker answers (others get 403, against DNS rebinding). An entry without a port is

@@ -64,12 +64,44 @@ describe('projectFiles', () => {
     expect(() => projectFiles(options(), { ...manifest, devDependencies } as LibraryManifest)).toThrow('no tested version of wrangler');
   });
 
+  /** wrangler.toml's `[exports]` table: each class it declares, and its entry as written. */
+  const exportsTable = (toml: string) => {
+    const start = toml.indexOf('\n[exports]\n');
+    if (start === -1) return {};
+    const body = toml.slice(start + '\n[exports]\n'.length);
+    const end = body.search(/^\[/m);
+    return Object.fromEntries(
+      [...(end === -1 ? body : body.slice(0, end)).matchAll(/^(\w+) = (\{[^\n]*\})$/gm)].map(([, name, entry]) => [name!, entry!]),
+    );
+  };
+  const exportsOf = (toml: string) => Object.keys(exportsTable(toml));
+  /** Each class a `[[durable_objects.bindings]]` entry names. */
+  const boundClasses = (toml: string) =>
+    [...toml.matchAll(/^\[\[durable_objects\.bindings\]\]\nname = "\w+"\nclass_name = "(\w+)"$/gm)].map(([, name]) => name!);
+
+  it.each(
+    (['none', 'jwt', 'oauth'] as const).flatMap((auth) =>
+      [true, false].flatMap((tasks) =>
+        (auth === 'oauth' ? (['demo', 'oidc'] as const) : [undefined]).map((idp) => [auth, tasks, idp] as const),
+      ),
+    ),
+  )('auth %s, tasks %s, idp %s: every bound class is exported with SQLite storage, and nothing else; no migrations', (auth, tasks, idp) => {
+    const toml = files({ auth, tasks, idp })['wrangler.toml']!;
+    const bound = boundClasses(toml);
+    expect(bound.length).toBe(2 + (tasks ? 1 : 0) + (auth === 'none' ? 0 : 1));
+    expect(exportsOf(toml)).toEqual(bound);
+    for (const entry of Object.values(exportsTable(toml))) expect(entry).toBe('{ type = "durable-object", storage = "sqlite" }');
+    // The two are exclusive: wrangler refuses a config with both.
+    expect(toml).not.toMatch(/^\[\[migrations\]\]|^migrations|new_sqlite_classes/m);
+  });
+
   it.each([
-    [true, ['MCP_TASKS', 'class_name = "Tasks"', 'new_sqlite_classes = ["Sessions", "McpEventBus", "Tasks"]']],
-    [false, ['new_sqlite_classes = ["Sessions", "McpEventBus"]']],
-  ])('tasks %s: the binding, the class, its migration and runTask', (tasks, toml) => {
+    [true, ['MCP_TASKS', 'class_name = "Tasks"', 'Tasks = { type = "durable-object", storage = "sqlite" }']],
+    [false, []],
+  ])('tasks %s: the binding, the class, its export and runTask', (tasks, toml) => {
     const project = files({ tasks });
     for (const line of toml) expect(project['wrangler.toml']).toContain(line);
+    expect(exportsOf(project['wrangler.toml']!).includes('Tasks')).toBe(tasks);
     expect(project['wrangler.toml']!.includes('MCP_TASKS')).toBe(tasks);
     expect(project['src/index.ts']!.includes('class Tasks extends McpTaskObject')).toBe(tasks);
     expect(project['src/index.ts']!.includes('tasks: (env) => env.MCP_TASKS')).toBe(tasks);
