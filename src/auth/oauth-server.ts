@@ -205,7 +205,8 @@ function providerOptions<E>(
  */
 async function revokedGrantOf(request: Request): Promise<{ userId: string; grantId: string } | undefined> {
   if (request.method !== 'POST' || !request.headers.get('Content-Type')?.startsWith('application/x-www-form-urlencoded')) return undefined;
-  const form = new URLSearchParams(await request.clone().text());
+  // Bytes, decoded: workerd warns of .text() on a body that is not text/* (a form), once a request.
+  const form = new URLSearchParams(new TextDecoder().decode(await request.clone().arrayBuffer()));
   const token = form.get('token');
   if (token === null || form.has('grant_type')) return undefined;
   const [userId, grantId, secret] = token.split(':');

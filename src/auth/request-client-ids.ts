@@ -58,7 +58,8 @@ export async function readClientIds(request: Request, pathname: string): Promise
   if (request.method !== 'POST' || (pathname !== TOKEN_PATH && pathname !== AUTHORIZE_PATH)) return { named, client: undefined };
   // Read as a form whatever its Content-Type says: what a reader of the body could take as a
   // client ID is judged, not only what the provider's own Content-Type check lets through.
-  const body = new URLSearchParams(await request.clone().text());
+  // Bytes, decoded as .text() would: workerd warns of .text() on a body that is not text/*.
+  const body = new URLSearchParams(new TextDecoder().decode(await request.clone().arrayBuffer()));
   const ids = body.getAll('client_id').filter((id) => id !== '');
   const issuers = body.getAll('client_assertion').flatMap((assertion) => assertionIssuer(assertion) ?? []);
   named.push(...ids, ...issuers);
