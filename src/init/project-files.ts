@@ -7,7 +7,8 @@
  * writes them.
  */
 import type { Idp, InitOptions } from './init-options.ts';
-import { indexTs, readme, serverTest, toolsTs } from './project-sources.ts';
+import { indexTs, readme, toolsTs } from './project-sources.ts';
+import { serverTest } from './project-tests.ts';
 import { devVarsExample, signInTomlVars } from './sign-in-sources.ts';
 
 /** What of this package's package.json a new project is built from. */

@@ -231,6 +231,31 @@ describe('projectFiles', () => {
     },
   );
 
+  it.each([
+    [
+      'jwt',
+      undefined,
+      // A key pair of its own, its public half answered at AUTH_JWKS_URL; a token of AUTH_ISSUER's.
+      ["generateKeyPair('ES256')", 'new Request(input, init).url === env.AUTH_JWKS_URL', '.setIssuer(env.AUTH_ISSUER)'],
+    ],
+    [
+      'oauth',
+      'demo',
+      // Registration, PKCE, the demo page's consent, the code for a token.
+      [
+        "send('/oauth/register'",
+        'oauth.calculatePKCECodeChallenge(verifier)',
+        "user: 'alice', decision: 'approve'",
+        'code_verifier: verifier',
+      ],
+    ],
+  ] as const)('auth %s: the project’s test signs in and calls countdown with the token', (auth, idp, steps) => {
+    const test = files({ auth, idp })['test/server.test.ts']!;
+    for (const step of steps) expect(test).toContain(step);
+    expect(test).toContain('headers: { Authorization: `Bearer ${');
+    expect(test).toContain("expect((await messages(response)).at(-1).result.content[0].text).toBe('liftoff after 2');");
+  });
+
   it.each(['oidc', 'access', 'github'] as const)(
     'auth oauth --idp %s: the project’s test signs in with stand-ins, and refuses each placeholder left empty and the secret',
     (idp) => {
