@@ -24,9 +24,9 @@ export interface InitOptions {
   /** Whether 2026-07-28 clients get the Tasks extension (a task object and its binding). */
   readonly tasks: boolean;
   /**
-   * What the new package.json depends on for `mcp-edge-sessions`: by default this version from
-   * the registry; a packed tarball's path (`./mcp-edge-sessions-0.1.0.tgz`) to try a build
-   * that is not published.
+   * `--from`: what the new package.json depends on for `mcp-edge-sessions`, a version or range,
+   * or a packed tarball's path (`./mcp-edge-sessions-0.1.0.tgz`). Undefined: where the running
+   * copy came from (package-source.ts).
    */
   readonly packageSpec: string | undefined;
 }
@@ -37,12 +37,15 @@ export type InitCommand =
   | { readonly kind: 'invalid'; readonly message: string };
 
 export const USAGE = `Usage: npx mcp-edge-sessions init <dir> [options]
+       npx --yes ./mcp-edge-sessions-<version>.tgz init <dir> [options]   (a packed tarball)
 
 Writes a new MCP server Worker into <dir> (which must not exist, or be empty):
 package.json, wrangler.toml, src/index.ts, src/tools.ts, a test in workerd, README.md.
+This package's docs are in the project once installed: node_modules/mcp-edge-sessions/docs/.
 
 Options:
-  --auth none|jwt|oauth   who may call it (default none); see the package's docs/auth.md.
+  --auth none|jwt|oauth   who may call it (default none); see
+                          node_modules/mcp-edge-sessions/docs/auth.md.
   --idp demo|oidc|access|github
                           with --auth oauth: who signs users in (default demo).
                           demo: a page that checks no password; it serves on loopback only
@@ -56,8 +59,11 @@ Options:
                           project's README says where each comes from.
   --no-tasks              no Tasks extension for 2026-07-28 clients (no task object)
   --name <name>           the Worker's name (default: the folder's name)
-  --from <spec>           where package.json gets mcp-edge-sessions from
-                          (default: this version; a path to a packed .tgz to try a build)
+  --from <spec>           where package.json gets mcp-edge-sessions from: a version or
+                          range, or a path to a packed .tgz (default: where this copy came
+                          from, as npm recorded it: the tarball npx ran, as a file: path
+                          relative to <dir>, or this version from the registry; where npm
+                          recorded neither, init stops and asks for --from)
   -h, --help              this text`;
 
 /** A Worker name wrangler deploys: lower-case letters, digits and dashes, starting with a letter. */

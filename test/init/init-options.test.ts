@@ -1,6 +1,6 @@
 /** `npx mcp-edge-sessions init`: every accepted and refused command line (src/init/init-options.ts). */
 import { describe, expect, it } from 'vitest';
-import { parseInitCommand } from '../../src/init/init-options.ts';
+import { parseInitCommand, USAGE } from '../../src/init/init-options.ts';
 
 const defaults = { auth: 'none', idp: undefined, tasks: true, packageSpec: undefined };
 
@@ -49,5 +49,11 @@ describe('parseInitCommand', () => {
     const command = parseInitCommand(argv);
     expect(command.kind).toBe('invalid');
     expect(command.kind === 'invalid' && command.message).toContain(message);
+  });
+
+  it('shows a tarball run with npx --yes (without it, npx stops where no terminal answers), and docs where a project has them', () => {
+    expect(USAGE).toContain('npx --yes ./mcp-edge-sessions-<version>.tgz init <dir>');
+    expect(USAGE).toContain('node_modules/mcp-edge-sessions/docs/auth.md');
+    expect(USAGE).not.toMatch(/(?<!mcp-edge-sessions\/)docs\//);
   });
 });
