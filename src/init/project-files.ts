@@ -141,8 +141,8 @@ name = "MCP_RATE_LIMIT"
 namespace_id = "1001"
 simple = { limit = 600, period = 60 }
 
-# Optional: metrics, a data point per request and per notable event (the library's
-# docs/operations.md has the schema and queries). Uncomment to write them to Analytics Engine.
+# Optional: metrics, a data point per request and per notable event (the schema and queries:
+# node_modules/mcp-edge-sessions/docs/operations.md). Uncomment to write them to Analytics Engine.
 # Its principal index is keyed with a secret, which the binding needs (without it, every
 # request is a configuration error): openssl rand -base64 32 | npx wrangler secret put METRICS_KEY
 # (for wrangler dev, a METRICS_KEY line in .dev.vars).
@@ -185,7 +185,8 @@ function authVars(auth: InitOptions['auth'], idp: Idp | undefined): string {
     case 'none':
       return '';
     case 'jwt':
-      return `# AUTH=jwt: tokens of your authorization server, verified against its keys (docs/auth.md).
+      return `# AUTH=jwt: tokens of your authorization server, verified against its keys
+# (node_modules/mcp-edge-sessions/docs/auth.md).
 AUTH = "jwt"
 AUTH_ISSUER = "https://auth.example.com/"
 AUTH_JWKS_URL = "https://auth.example.com/.well-known/jwks.json"
@@ -198,11 +199,12 @@ AUTH_SCOPES = "mcp"
   }
 }
 
-const OAUTH_DEMO_VARS = `# AUTH=oauth: the authorization server embedded in this Worker (docs/auth.md). Its sign-in page
-# is a demo that checks no password: whoever reaches it can sign in as anyone. So it serves only
-# on loopback (the request's host and MCP_RESOURCE's both localhost, 127.0.0.0/8 or [::1]), and
-# refuses elsewhere (403, saying why) until you sign users in otherwise: SIGN_IN = "oidc", "access"
-# or "github" (init --idp writes their variables), or your own page as createMcpWorker's
+const OAUTH_DEMO_VARS = `# AUTH=oauth: the authorization server embedded in this Worker
+# (node_modules/mcp-edge-sessions/docs/auth.md). Its sign-in page is a demo that checks no
+# password: whoever reaches it can sign in as anyone. So it serves only on loopback (the
+# request's host and MCP_RESOURCE's both localhost, 127.0.0.0/8 or [::1]), and refuses elsewhere
+# (403, saying why) until you sign users in otherwise: SIGN_IN = "oidc", "access" or "github"
+# (init --idp writes their variables), or your own page as createMcpWorker's
 # \`oauth: { authorize }\`. DEMO_SIGN_IN = "anyone-is-anyone" serves the demo page anywhere: only
 # for a server that holds nothing of anyone's, since anyone is anyone there.
 AUTH = "oauth"
@@ -214,8 +216,9 @@ SIGN_IN = "demo"
 
 /** AUTH=oauth with its users signed in by an identity provider. */
 function oauthVars(idp: Exclude<Idp, 'demo'>): string {
-  return `# AUTH=oauth: the authorization server embedded in this Worker (docs/auth.md), its users signed
-# in by ${{ oidc: 'your OpenID Connect provider', access: 'Cloudflare Access', github: 'GitHub' }[idp]} (the README's steps).
+  return `# AUTH=oauth: the authorization server embedded in this Worker
+# (node_modules/mcp-edge-sessions/docs/auth.md), its users signed in by
+# ${{ oidc: 'your OpenID Connect provider', access: 'Cloudflare Access', github: 'GitHub' }[idp]} (the README's steps).
 AUTH = "oauth"
 # The endpoint's URL: https://<your host>/mcp once deployed. ${
     idp === 'access'

@@ -103,10 +103,10 @@ ${handler}
 
 export function readme({ name, auth, idp, tasks }: InitOptions): string {
   const authLine = {
-    none: "Anyone may call it (`AUTH` unset): fine for public tools and local work; see `AUTH` in the\nlibrary's docs/auth.md before exposing anything private.",
-    jwt: 'It accepts JWT access tokens of your authorization server (`AUTH = "jwt"`): set `AUTH_ISSUER`,\n`AUTH_JWKS_URL` and `MCP_RESOURCE` in wrangler.toml to yours (the library\'s docs/auth.md).',
+    none: "Anyone may call it (`AUTH` unset): fine for public tools and local work; see `AUTH` in the\nlibrary's [docs/auth.md](node_modules/mcp-edge-sessions/docs/auth.md) before exposing anything private.",
+    jwt: 'It accepts JWT access tokens of your authorization server (`AUTH = "jwt"`): set `AUTH_ISSUER`,\n`AUTH_JWKS_URL` and `MCP_RESOURCE` in wrangler.toml to yours (the library\'s [docs/auth.md](node_modules/mcp-edge-sessions/docs/auth.md)).',
     oauth:
-      'It embeds an OAuth authorization server (`AUTH = "oauth"`). **Its sign-in page is a demo that\nchecks no password: whoever reaches it can sign in as anyone.** It serves only on loopback\n(`npm run dev`: the request\'s host and `MCP_RESOURCE`\'s both localhost, 127.0.0.0/8 or [::1]) and\nrefuses elsewhere with a 403 saying why. Before deploying, sign users in otherwise:\n`SIGN_IN = "oidc"`, `"access"` or `"github"` (`npx mcp-edge-sessions init --auth oauth --idp …`\nwrites their variables and steps; the library\'s docs/auth.md), or your own page\n(`createMcpWorker({ oauth: { authorize } })`); create the KV namespace (`npx wrangler\nkv namespace create OAUTH_KV`, its id into wrangler.toml) and set `MCP_RESOURCE` (the library\'s\ndocs/auth.md). `DEMO_SIGN_IN = "anyone-is-anyone"` in `[vars]` serves the demo page anywhere:\nanyone is anyone there, so only for a server that holds nothing of anyone\'s.',
+      'It embeds an OAuth authorization server (`AUTH = "oauth"`). **Its sign-in page is a demo that\nchecks no password: whoever reaches it can sign in as anyone.** It serves only on loopback\n(`npm run dev`: the request\'s host and `MCP_RESOURCE`\'s both localhost, 127.0.0.0/8 or [::1]) and\nrefuses elsewhere with a 403 saying why. Before deploying, sign users in otherwise:\n`SIGN_IN = "oidc"`, `"access"` or `"github"` (`npx mcp-edge-sessions init --auth oauth --idp …`\nwrites their variables and steps; the library\'s [docs/auth.md](node_modules/mcp-edge-sessions/docs/auth.md)), or your own page\n(`createMcpWorker({ oauth: { authorize } })`); create the KV namespace (`npx wrangler\nkv namespace create OAUTH_KV`, its id into wrangler.toml) and set `MCP_RESOURCE` (the library\'s\n[docs/auth.md](node_modules/mcp-edge-sessions/docs/auth.md)). `DEMO_SIGN_IN = "anyone-is-anyone"` in `[vars]` serves the demo page anywhere:\nanyone is anyone there, so only for a server that holds nothing of anyone\'s.',
   }[auth];
   const source = auth === 'oauth' && idp !== undefined && idp !== 'demo' ? SIGN_IN_SOURCES[idp] : undefined;
   const oauthLine =
@@ -115,7 +115,7 @@ export function readme({ name, auth, idp, tasks }: InitOptions): string {
       : `It embeds an OAuth authorization server (\`AUTH = "oauth"\`) whose users sign in through
 ${source.title.replace(/ \(.*/, '')}: the steps are under *Sign-in* below. Before deploying, also create the KV
 namespace (\`npx wrangler kv namespace create OAUTH_KV\`, its id into wrangler.toml) and set
-\`MCP_RESOURCE\` to \`https://<your host>/mcp\` (the library's docs/auth.md).`;
+\`MCP_RESOURCE\` to \`https://<your host>/mcp\` (the library's [docs/auth.md](node_modules/mcp-edge-sessions/docs/auth.md)).`;
   const signIn =
     source === undefined
       ? ''
@@ -127,8 +127,10 @@ ${source.readme}
   return `# ${name}
 
 An MCP server on Cloudflare Workers, built with
-[mcp-edge-sessions](https://www.npmjs.com/package/mcp-edge-sessions): every stream resumable
+[mcp-edge-sessions](node_modules/mcp-edge-sessions/README.md): every stream resumable
 without loss or duplication, in both protocol eras (2025 sessions and 2026-07-28)${tasks ? ', with tasks' : ''}.
+Its docs are in [node_modules/mcp-edge-sessions/docs/](node_modules/mcp-edge-sessions/docs/) once
+\`npm install\` has run.
 
 \`\`\`sh
 npm install

@@ -256,6 +256,21 @@ describe('projectFiles', () => {
     expect(test).toContain("expect((await messages(response)).at(-1).result.content[0].text).toBe('liftoff after 2');");
   });
 
+  it.each([
+    ['none', undefined],
+    ['jwt', undefined],
+    ['oauth', 'demo'],
+    ['oauth', 'oidc'],
+  ] as const)('auth %s %s: the docs it names are the installed package’s, and no registry page', (auth, idp) => {
+    for (const [path, written] of Object.entries(files({ auth, idp }))) {
+      const text = written.replace(/\[[^\]]*\]\(/g, '('); // a link's text is no reference
+      // Every docs/… it names is under node_modules/mcp-edge-sessions/ (scripts/check-package.mjs checks each is there).
+      for (const { index } of text.matchAll(/docs\//g))
+        expect(text.slice(index - 'node_modules/mcp-edge-sessions/'.length, index), path).toBe('node_modules/mcp-edge-sessions/');
+      expect(text, path).not.toContain('npmjs.com');
+    }
+  });
+
   it.each(['oidc', 'access', 'github'] as const)(
     'auth oauth --idp %s: the project’s test signs in with stand-ins, and refuses each placeholder left empty and the secret',
     (idp) => {
