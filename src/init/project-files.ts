@@ -165,7 +165,7 @@ id = "replace-with-your-namespace-id"
 # you add later is one more line here (wrangler warns of a bound class missing from it: such a
 # class has no SQLite). Each needs SQLite, and a class's storage is fixed by its first deploy.
 # This map replaces the older [[migrations]], which it cannot be combined with (wrangler 4.107 or
-# later; the library's docs/operations.md, "Deploying and upgrading").
+# later; node_modules/mcp-edge-sessions/docs/operations.md, "Deploying and upgrading").
 [exports]
 ${classes.map((c) => `${c} = { type = "durable-object", storage = "sqlite" }`).join('\n')}
 
