@@ -8,7 +8,12 @@ import { httpErrors } from './errors.ts';
 import { parseEventId, type EventId } from './event-id.ts';
 import { acceptListsType, isJsonContentType, parseAccept } from './media-type.ts';
 import { hostEntriesAdmitting, isHostAllowed, isOriginAllowed, originEntriesAdmitting, type Allowlist } from './allowlist.ts';
-import { ASSUMED_PROTOCOL_VERSION, isSupportedProtocolVersion, type ProtocolVersion } from './protocol-version.ts';
+import {
+  ASSUMED_PROTOCOL_VERSION,
+  isSupportedProtocolVersion,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type ProtocolVersion,
+} from './protocol-version.ts';
 import { isSessionIdSyntax, isWellFormedSessionId } from './session-id.ts';
 import { HEADERS } from './wire.ts';
 
@@ -96,7 +101,13 @@ export function readProtocolVersion(headers: Headers): ProtocolVersion {
   const value = headers.get(HEADERS.protocolVersion);
   if (value === null) return ASSUMED_PROTOCOL_VERSION;
   if (!isSupportedProtocolVersion(value.trim())) {
-    throw httpErrors.badRequest(`unsupported protocol version ${JSON.stringify(value)}`);
+    // The revisions this path serves, as the 2026-07-28 refusal lists its own (`data.supported`,
+    // `data.requested`); the code stays -32000: -32022 is a 2026-07-28 code, which a client's
+    // probe reads as "a modern server", and this is a session's request.
+    throw httpErrors.badRequest(`unsupported protocol version ${JSON.stringify(value)}`, {
+      supported: [...SUPPORTED_PROTOCOL_VERSIONS],
+      requested: value,
+    });
   }
   return value.trim() as ProtocolVersion;
 }

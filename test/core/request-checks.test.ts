@@ -288,10 +288,15 @@ describe('readProtocolVersion', () => {
     { name: 'the sessionless 2026-07-28', value: '2026-07-28' },
     { name: 'an arbitrary word', value: 'latest' },
     { name: 'an empty value', value: '' },
-  ])('refuses $name with 400 / -32000', ({ value }) => {
+  ])('refuses $name with 400 / -32000, listing the supported revisions as the 2026-07-28 path does', ({ value }) => {
     expectHttpError(
       thrownBy(() => readProtocolVersion(headersWith({ [HEADERS.protocolVersion]: value }))),
-      { status: 400, code: -32000, message: `Bad Request: unsupported protocol version ${JSON.stringify(value)}` },
+      {
+        status: 400,
+        code: -32000,
+        message: `Bad Request: unsupported protocol version ${JSON.stringify(value)}`,
+        data: { supported: ['2025-11-25', '2025-06-18', '2025-03-26'], requested: value },
+      },
     );
   });
 
@@ -301,7 +306,12 @@ describe('readProtocolVersion', () => {
     headers.append(HEADERS.protocolVersion, '2025-06-18');
     expectHttpError(
       thrownBy(() => readProtocolVersion(headers)),
-      { status: 400, code: -32000, message: 'Bad Request: unsupported protocol version "2025-11-25, 2025-06-18"' },
+      {
+        status: 400,
+        code: -32000,
+        message: 'Bad Request: unsupported protocol version "2025-11-25, 2025-06-18"',
+        data: { supported: ['2025-11-25', '2025-06-18', '2025-03-26'], requested: '2025-11-25, 2025-06-18' },
+      },
     );
   });
 });
