@@ -17,6 +17,11 @@ export type LogEvent =
     }
   /** A bug in the Worker: answered 500. */
   | { readonly msg: 'mcp.worker.error'; readonly error: string }
+  /**
+   * A tool threw (tools/tool-errors.ts): the client got the SDK's `isError` result, its message
+   * only; the log gets the tool's name, the error and its stack.
+   */
+  | { readonly msg: 'mcp.tool.error'; readonly tool: string; readonly error: string; readonly stack: string }
   /** A failure the SDK's 2026-07-28 handler reported (a handler that threw, a transport failure), or the bus's. */
   | { readonly msg: 'mcp.modern.error'; readonly error: string }
   /** A 2026-07-28 request the SDK refused (the client's mistake, answered 4xx): not a failure (stateless/sdk-reports.ts). */
@@ -57,6 +62,7 @@ export type LogEvent =
 /** Kinds that report a failure, written to the error stream. */
 const FAILURES = new Set<LogEvent['msg']>([
   'mcp.worker.error',
+  'mcp.tool.error',
   'mcp.modern.error',
   'mcp.session.error',
   'mcp.session.sdk_error',

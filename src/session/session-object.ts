@@ -52,6 +52,7 @@ import type { SessionContext } from './session-context.ts';
 import { ANONYMOUS, principalOf, type Principal } from '../auth/principal.ts';
 import { refuseUnstorable } from './message-size.ts';
 import { SessionStreams } from './session-streams.ts';
+import { logToolErrors } from '../tools/tool-errors.ts';
 
 /** Why a session is ended from outside (OBJECT_ROUTES.end): `data.reason` of its calls' error answers. */
 export type EndReason = 'grant_revoked' | 'ended_by_operator';
@@ -268,14 +269,17 @@ export abstract class McpSessionObject<Env extends ConfigEnv<Env> = ConfigVars> 
 
   async #startServer(sessionId: string): Promise<LiveSession> {
     const principal = () => this.#principal;
-    const server = this.createServer({
-      sessionId,
-      get principal() {
-        return principal();
-      },
-      storage: this.ctx.storage,
-      waitUntil: (task) => this.ctx.waitUntil(task.catch(() => undefined)),
-    });
+    // A tool that throws is logged with its stack (tools/tool-errors.ts); the client hears what the SDK says.
+    const server = logToolErrors(
+      this.createServer({
+        sessionId,
+        get principal() {
+          return principal();
+        },
+        storage: this.ctx.storage,
+        waitUntil: (task) => this.ctx.waitUntil(task.catch(() => undefined)),
+      }),
+    );
     const live: LiveSession = {
       server,
       transport: new DurableTransport(sessionId, (message, related, origin) => {

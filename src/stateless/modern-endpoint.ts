@@ -15,6 +15,7 @@ import {
   type ServerNotifier,
 } from '@modelcontextprotocol/server';
 import { log } from '../core/log.ts';
+import { logToolErrors } from '../tools/tool-errors.ts';
 import { sdkReport } from './sdk-reports.ts';
 import { requestStateSeal, type RequestStateSeal, type RequestStateSecrets } from './request-state.ts';
 
@@ -58,7 +59,8 @@ export function createModernEndpoint(
   const requestState = requestStateSeal(env, options.requestStateTtlSeconds);
   const { decorate } = options;
   const build = async (context: McpRequestContext) => {
-    const server = await factory({ ...context, requestState, notify: handler.notify });
+    // A tool that throws is logged with its stack (tools/tool-errors.ts); the client hears what the SDK says.
+    const server = logToolErrors(await factory({ ...context, requestState, notify: handler.notify }));
     decorate?.(server);
     return server;
   };
