@@ -67,6 +67,7 @@ export default defineConfig({
             'test/principals/**',
             'test/scale/**',
             'test/metrics/recorded-run.test.ts',
+            'test/misconfigured/**',
           ],
         },
       },
@@ -75,6 +76,18 @@ export default defineConfig({
         // with the key its principal index needs (a secret, `wrangler secret put METRICS_KEY`, deployed).
         plugins: [worker({ METRICS_RECORDER: 'on', METRICS_KEY: TEST_METRICS_KEY })],
         test: { ...shared, name: 'metrics', include: ['test/metrics/recorded-run.test.ts'] },
+      },
+      {
+        // Durable Object classes without SQLite (declared `storage = "legacy-kv"` in `[exports]`, or
+        // not declared), beside the fixture's: a test binds one where the Worker expects its class.
+        plugins: [
+          cloudflareTest({
+            main: './test/misconfigured/index.ts',
+            verbose: false,
+            wrangler: { configPath: './test/misconfigured/wrangler.toml' },
+          }),
+        ],
+        test: { ...shared, name: 'misconfigured', include: ['test/misconfigured/**/*.test.ts'] },
       },
       {
         // The optional behaviours switched on: JSON responses, fast heartbeats, connection age.

@@ -51,9 +51,13 @@ export type AuthConfig =
 
 const scopes = (text: string | undefined) => (text ?? '').split(/[\s,]+/).filter((scope) => scope !== '');
 
+/** A variable as set: an empty (or blank) value, as a template leaves one, is not set. */
+const setValue = (text: string | undefined) => (text === undefined || text.trim() === '' ? undefined : text);
+
 export function readAuthConfig(vars: AuthVars): AuthConfig {
   const mode = (vars.AUTH ?? 'none').trim();
-  const resource = vars.MCP_RESOURCE === undefined ? undefined : absoluteUrl('MCP_RESOURCE', vars.MCP_RESOURCE);
+  const resourceText = setValue(vars.MCP_RESOURCE);
+  const resource = resourceText === undefined ? undefined : absoluteUrl('MCP_RESOURCE', resourceText);
   // SIGN_IN says who signs users in to the embedded authorization server: without it (another
   // AUTH), a deployment that set it would run with no sign-in at all and say nothing.
   const signIn = vars.SIGN_IN?.trim() ?? '';
@@ -67,29 +71,41 @@ export function readAuthConfig(vars: AuthVars): AuthConfig {
       return { mode };
     case 'oauth':
       // The embedded server binds every token to this resource (RFC 8707): it must be known.
-      if (resource === undefined) throw new Error("configuration: AUTH=oauth needs MCP_RESOURCE, this endpoint's URL");
+      if (resource === undefined) {
+        throw new Error(
+          "configuration: AUTH=oauth needs MCP_RESOURCE, this endpoint's URL: set it in [vars] (https://<your host>/mcp once deployed; http://localhost:8787/mcp for wrangler dev)",
+        );
+      }
       return { mode, requiredScopes: scopes(vars.AUTH_SCOPES), resource, signIn: readSignInConfig(vars) };
     case 'jwt': {
-      if (vars.AUTH_ISSUER === undefined) throw new Error('configuration: AUTH=jwt needs AUTH_ISSUER');
-      if ((vars.AUTH_JWKS === undefined) === (vars.AUTH_JWKS_URL === undefined)) {
-        throw new Error('configuration: AUTH=jwt needs exactly one of AUTH_JWKS_URL and AUTH_JWKS');
+      const issuer = setValue(vars.AUTH_ISSUER);
+      const jwksUrl = setValue(vars.AUTH_JWKS_URL);
+      const jwks = setValue(vars.AUTH_JWKS);
+      if (issuer === undefined) {
+        throw new Error(
+          "configuration: AUTH=jwt needs AUTH_ISSUER, your authorization server's issuer (the `iss` its tokens carry): set it in [vars]",
+        );
+      }
+      if ((jwks === undefined) === (jwksUrl === undefined)) {
+        throw new Error(
+          `configuration: AUTH=jwt needs exactly one of AUTH_JWKS_URL (in [vars], where your authorization server publishes its signing keys) and AUTH_JWKS (the key set itself, as JSON), ${jwks === undefined ? 'and neither is set' : 'and both are set: remove one'}`,
+        );
       }
       // Unset, the audience is each request's own resource, at the host it names (authenticate.ts):
       // one of the allowed hosts, which the configuration fixes. With `*` any Host would name one,
       // so a token the issuer made for another resource would pass here at that resource's name.
-      if (vars.MCP_RESOURCE === undefined && vars.AUTH_AUDIENCE === undefined && parseHostAllowlist(vars.ALLOWED_HOSTS).any) {
+      const audience = setValue(vars.AUTH_AUDIENCE);
+      if (resource === undefined && audience === undefined && parseHostAllowlist(vars.ALLOWED_HOSTS).any) {
         throw new Error(
           'configuration: AUTH=jwt with ALLOWED_HOSTS "*" needs MCP_RESOURCE or AUTH_AUDIENCE, the audience tokens must carry',
         );
       }
       return {
         mode,
-        issuer: vars.AUTH_ISSUER,
-        keys:
-          vars.AUTH_JWKS_URL !== undefined
-            ? { url: new URL(absoluteUrl('AUTH_JWKS_URL', vars.AUTH_JWKS_URL)) }
-            : { jwks: keySet(vars.AUTH_JWKS!) },
-        audience: vars.AUTH_AUDIENCE,
+        issuer,
+        // The key set's URL is not quoted back: a private one may carry a key of its own.
+        keys: jwksUrl !== undefined ? { url: new URL(absoluteUrl('AUTH_JWKS_URL', jwksUrl, false)) } : { jwks: keySet(jwks!) },
+        audience,
         requiredScopes: scopes(vars.AUTH_SCOPES),
         resource,
       };
@@ -99,11 +115,15 @@ export function readAuthConfig(vars: AuthVars): AuthConfig {
   }
 }
 
-function absoluteUrl(name: string, text: string): string {
+/**
+ * `text` as an absolute URL. A configuration error is sent to whoever asks (core/misconfiguration.ts):
+ * it quotes the value only where `quoted` (MCP_RESOURCE: this endpoint's URL, public in its metadata).
+ */
+function absoluteUrl(name: string, text: string, quoted = true): string {
   try {
     return new URL(text).href;
   } catch {
-    throw new Error(`configuration: ${name} must be an absolute URL, got ${JSON.stringify(text)}`);
+    throw new Error(`configuration: ${name} must be an absolute URL${quoted ? `, got ${JSON.stringify(text)}` : ''}`);
   }
 }
 
@@ -114,5 +134,5 @@ function keySet(text: string): { keys: JsonWebKey[] } {
   } catch {
     // reported below
   }
-  throw new Error('configuration: AUTH_JWKS must be a JSON Web Key Set ({"keys": [...]})');
+  throw new Error('configuration: AUTH_JWKS must be a JSON Web Key Set ({"keys": [...]}), your authorization server\'s public keys');
 }

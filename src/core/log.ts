@@ -18,6 +18,12 @@ export type LogEvent =
   /** A bug in the Worker: answered 500. */
   | { readonly msg: 'mcp.worker.error'; readonly error: string }
   /**
+   * The deployment is misconfigured (core/misconfiguration.ts): a variable, a binding, a class
+   * without SQLite. Logged once per isolate (and environment) per `subject`, a binding's or
+   * variable's name; every request it concerns is answered 500 with the same `error`, the fix.
+   */
+  | { readonly msg: 'mcp.config.error'; readonly subject: string; readonly error: string }
+  /**
    * A tool threw (tools/tool-errors.ts): the client got the SDK's `isError` result, its message
    * only; the log gets the tool's name, the error and its stack.
    */
@@ -62,6 +68,7 @@ export type LogEvent =
 /** Kinds that report a failure, written to the error stream. */
 const FAILURES = new Set<LogEvent['msg']>([
   'mcp.worker.error',
+  'mcp.config.error',
   'mcp.tool.error',
   'mcp.modern.error',
   'mcp.session.error',

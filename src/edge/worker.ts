@@ -1,13 +1,15 @@
 /**
- * The edge Worker: the Host/Origin walls (on every route it serves), stateless checks and
+ * The edge Worker: its configuration checked once per isolate first (edge-state.ts: a
+ * deployment that cannot work answers every request with the fix, before anything else), then
+ * the Host/Origin walls (on every route it serves), stateless checks and
  * authentication, then routing by era — a session's request to its Durable Object
  * (session-route.ts), a 2026-07-28 one to the SDK's handler (modern-route.ts). It holds no
  * session state and makes no protocol decision of its own; every check is a core function,
  * every rejection goes through errorResponse().
  */
-import { isLegacyRequest, type AuthInfo, type McpHttpHandler } from '@modelcontextprotocol/server';
+import { isLegacyRequest, type AuthInfo } from '@modelcontextprotocol/server';
 import { Hono, type Context } from 'hono';
-import { readConfig, type ConfigEnv, type TransportConfig } from '../config.ts';
+import type { ConfigEnv, TransportConfig } from '../config.ts';
 import { asHttpError, errorResponse, httpErrors, McpHttpError } from '../core/errors.ts';
 import { log } from '../core/log.ts';
 import {
@@ -22,81 +24,27 @@ import {
 } from '../core/request-checks.ts';
 import { eraOfHeader } from '../core/era.ts';
 import { busShardName, DurableEventBus } from '../stateless/event-bus.ts';
-import { createModernEndpoint, type ModernServerFactory } from '../stateless/modern-endpoint.ts';
+import { createModernEndpoint } from '../stateless/modern-endpoint.ts';
 import { serveTasksInScope } from '../tasks/edge-tasks.ts';
-import type { TaskNamespace } from '../tasks/task-directory.ts';
 import { ALLOWED_METHODS, HEADERS, JsonRpcCode } from '../core/wire.ts';
-import { authenticator, type Authenticator, type VerifiedToken } from '../auth/authenticate.ts';
-import { type FetchHandler, oauthFront, type OAuthOptions } from '../auth/oauth-server.ts';
+import type { VerifiedToken } from '../auth/authenticate.ts';
+import { type FetchHandler, oauthFront } from '../auth/oauth-server.ts';
 import { ANONYMOUS, OAUTH_PRINCIPAL_PREFIX, type Principal } from '../auth/principal.ts';
 import { addressKey } from '../core/client-address.ts';
 import { METADATA_ROOT, metadataDocument, resourceUrl } from '../auth/protected-resource.ts';
 import { preflightResponse, withCors } from './cors.ts';
 import { refuseModern } from './refuse-modern.ts';
 import { serveModern } from './modern-route.ts';
-import { deleteSession, getFromSession, postToSession, startSession, type SessionNamespace, type SessionRequest } from './session-route.ts';
+import { deleteSession, getFromSession, postToSession, startSession, type SessionRequest } from './session-route.ts';
 import { logRequest, metricEra, requestMetric } from './request-log.ts';
 import { Metrics } from '../metrics/metrics.ts';
 import { PrincipalControl } from '../principals/principal-control.ts';
 import { type Credential, PrincipalHoldings } from '../principals/principal-holdings.ts';
-import type { PrincipalRegistryNamespace } from '../principals/principal-registry.ts';
 import { serveAdminRoutes } from './admin-routes.ts';
-import { StreamShares } from './stream-shares.ts';
+import { edgeStates, type EdgeState } from './edge-state.ts';
+import type { McpWorkerOptions } from './worker-options.ts';
 
-export interface McpWorkerOptions<E> {
-  /** The Durable Object namespace whose class extends McpSessionObject. */
-  readonly sessions: (env: E) => SessionNamespace;
-  /** The endpoint path. Default `/mcp`. */
-  readonly path?: string;
-  /**
-   * Builds the McpServer for a 2026-07-28 (stateless) request: the SDK's `createMcpHandler`
-   * calls it once per request. Register the same tools as the session object's `createServer`.
-   * Without it, modern requests are told `-32022` with the sessionful revisions as
-   * `supported`, and clients fall back to a session.
-   */
-  readonly modern?: ModernServerFactory;
-  /**
-   * The namespace of the `McpEventBus` object, which carries `subscriptions/listen` events
-   * between isolates. Without it, a change reaches only listeners on the isolate that made it.
-   */
-  readonly bus?: (env: E) => SessionNamespace;
-  /**
-   * The namespace of the class extending `McpTaskObject`: serves the Tasks extension to
-   * 2026-07-28 clients that declare it (a tool opts in with `runTask`). Without it, every
-   * tool call is answered inline.
-   */
-  readonly tasks?: (env: E) => TaskNamespace;
-  /**
-   * AUTH=oauth: your own sign-in and consent page; when absent, the one `SIGN_IN` names (an
-   * OpenID Connect issuer, Cloudflare Access, GitHub, or the demo's, which authenticates nobody
-   * and so serves on loopback only unless `DEMO_SIGN_IN = "anyone-is-anyone"`): auth/oauth-server.ts.
-   */
-  readonly oauth?: OAuthOptions<E>;
-  /**
-   * A Workers Rate Limiting binding (period 60 s): each principal's requests count against it
-   * (the anonymous principal's, per client address); beyond it, `429` with `Retry-After: 60`.
-   */
-  readonly rateLimit?: (env: E) => RateLimit | undefined;
-  /**
-   * The namespace of `McpPrincipalRegistry`: one object per authenticated principal, which
-   * bounds its live sessions and unexpired tasks (MAX_SESSIONS_PER_PRINCIPAL,
-   * MAX_TASKS_PER_PRINCIPAL), and which the operator's routes (`ADMIN_TOKEN`) and a revoked
-   * grant walk to end what it holds. Without it: no bounds per principal, no revocation.
-   */
-  readonly principals?: (env: E) => PrincipalRegistryNamespace;
-}
-
-/** What the Worker derives from one environment, once per isolate: the configuration, and the modern endpoint when first needed. */
-interface EdgeState<E> {
-  readonly vars: E;
-  readonly config: TransportConfig;
-  readonly authenticate: Authenticator;
-  modern?: McpHttpHandler;
-  /** The event bus, once first needed: one per isolate, so its listeners are dealt to the shards in turn. */
-  bus?: DurableEventBus | undefined;
-  /** The listens and relayed streams this isolate holds, per principal (stream-shares.ts). */
-  readonly shares: StreamShares;
-}
+export type { McpWorkerOptions } from './worker-options.ts';
 
 /** The period of the rate-limit binding (README: configure it with `period = 60`). */
 const RATE_LIMIT_PERIOD_S = 60;
@@ -105,7 +53,7 @@ type Env<E> = {
   Bindings: E;
   Variables: {
     config: TransportConfig;
-    edge: EdgeState<E>;
+    edge: EdgeState;
     principal: Principal;
     /** Whose the request's allowances are: the principal's id, or the anonymous one's client address. */
     holder: string;
@@ -126,17 +74,10 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
   principals,
 }: McpWorkerOptions<E>) {
   const app = new Hono<Env<E>>();
-  let cached: EdgeState<E> | undefined;
   /** Who each request authenticated as, for its metrics point (none for one refused before). */
   const principalOfRequest = new WeakMap<Request, string>();
-
-  const edgeOf = (env: E): EdgeState<E> => {
-    if (cached?.vars !== env) {
-      const config = readConfig(env);
-      cached = { vars: env, config, authenticate: authenticator(config.auth, path), shares: new StreamShares(config) };
-    }
-    return cached;
-  };
+  /** Each environment's state, checked once per isolate; throws the MisconfiguredError of one that does not hold (edge-state.ts). */
+  const edgeOf = edgeStates<E>({ sessions, bus, tasks, principals, rateLimit, modern: modern !== undefined }, path);
 
   // DNS-rebinding defence first, on every route the Worker serves — the endpoint, the resource
   // metadata, the operator's routes, a path it does not serve — registered before all of them:
@@ -178,7 +119,7 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
     const holder =
       principal === ANONYMOUS ? addressKey(c.req.header('CF-Connecting-IP'), c.get('config').rateLimitIpv6Prefix) : principal.id;
     c.set('holder', holder);
-    const limiter = rateLimit?.(c.env);
+    const limiter = c.get('edge').rateLimit;
     if (limiter !== undefined && !(await limiter.limit({ key: holder })).success) throw httpErrors.tooManyRequests(RATE_LIMIT_PERIOD_S);
     c.set('authInfo', authenticated.authInfo);
     c.set('holdings', holdingsOf(c, principal, authenticated));
@@ -209,15 +150,15 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
     ) {
       if (modern === undefined) return refuseModern(c.req.raw, maxBodyBytes);
       const edge = c.get('edge');
-      edge.bus ??= busOf(c.env, c.get('config').busShards);
+      edge.bus ??= busOf(edge);
       edge.modern ??= createModernEndpoint(modern, c.env, {
         maxBodyBytes,
         heartbeatMs,
         bus: edge.bus,
         maxListenStreams: c.get('config').maxListenStreams,
-        ...(tasks !== undefined && { decorate: serveTasksInScope }),
+        ...(edge.tasks !== undefined && { decorate: serveTasksInScope }),
       });
-      return serveModern(edge.modern, tasks?.(c.env), {
+      return serveModern(edge.modern, edge.tasks, {
         request: c.req.raw,
         executionCtx: c.executionCtx,
         config: c.get('config'),
@@ -261,7 +202,7 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
       config: c.get('config'),
       principal: c.get('principal'),
       holdings: c.get('holdings'),
-      sessions: sessions(c.env),
+      sessions: c.get('edge').sessions,
       shares: c.get('edge').shares,
       holder: c.get('holder'),
     };
@@ -272,34 +213,34 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
   });
 
   /** The event bus of an environment, if the Worker was given the bus object's namespace. */
-  function busOf(env: E, shards: number): DurableEventBus | undefined {
-    if (bus === undefined) return undefined;
-    const namespace = bus(env);
-    return new DurableEventBus((index) => namespace.get(namespace.idFromName(busShardName(index))), shards);
+  function busOf({ busObjects, config }: EdgeState): DurableEventBus | undefined {
+    if (busObjects === undefined) return undefined;
+    return new DurableEventBus((index) => busObjects.get(busObjects.idFromName(busShardName(index))), config.busShards);
   }
 
   /** The registry of an authenticated principal (the anonymous one is everyone: it has none). */
   function holdingsOf(c: Context<Env<E>>, principal: Principal, credential: Credential): PrincipalHoldings | undefined {
-    if (principals === undefined || principal === ANONYMOUS) return undefined;
-    return new PrincipalHoldings(principals(c.env), sessions(c.env), principal.id, credential, c.get('config'));
+    const { principals: registry, sessions: objects, config } = c.get('edge');
+    if (registry === undefined || principal === ANONYMOUS) return undefined;
+    return new PrincipalHoldings(registry, objects, principal.id, credential, config);
   }
 
   /** What an operator can do about a principal (the admin routes, a revoked grant); undefined without a registry. */
   function controlOf(env: E): PrincipalControl | undefined {
-    if (principals === undefined) return undefined;
-    const shards = edgeOf(env).config.busShards;
-    const eventBus = busOf(env, shards);
+    const edge = edgeOf(env);
+    if (edge.principals === undefined) return undefined;
+    const eventBus = busOf(edge);
     return new PrincipalControl({
-      registry: principals(env),
-      sessions: sessions(env),
-      ...(tasks !== undefined && { tasks: tasks(env) }),
+      registry: edge.principals,
+      sessions: edge.sessions,
+      ...(edge.tasks !== undefined && { tasks: edge.tasks }),
       ...(eventBus !== undefined && { closeListens: (tag: string) => eventBus.revoke(tag) }),
     });
   }
 
   // The operator's routes count against the same rate limit, per client address, before their token is compared.
   serveAdminRoutes(app as never, controlOf, (env) => ({
-    limiter: rateLimit?.(env),
+    limiter: edgeOf(env).rateLimit,
     ipv6Prefix: edgeOf(env).config.rateLimitIpv6Prefix,
     periodSeconds: RATE_LIMIT_PERIOD_S,
   }));
@@ -330,7 +271,7 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
   // AUTH=oauth puts the embedded authorization server in front of the endpoint; its paths count
   // against the same rate limit, per client address.
   const oauthServer = oauthFront<E>(app as unknown as FetchHandler<E>, path, oauth, {
-    limiter: (env) => rateLimit?.(env),
+    limiter: (env) => edgeOf(env).rateLimit,
     periodSeconds: RATE_LIMIT_PERIOD_S,
     // A client revoking its refresh token at the token endpoint (RFC 7009) ends its grant: what it opened ends too.
     grantRevoked: (env, userId, grantId) => controlOf(env)?.revoke(`${OAUTH_PRINCIPAL_PREFIX}${userId}`, grantId),
@@ -349,8 +290,9 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
       let config: TransportConfig;
       try {
         config = edgeOf(env).config;
-      } catch {
-        return app.fetch(request, env, ctx); // a configuration error: the app answers 500 and logs why
+      } catch (error) {
+        // Misconfigured: every request, on every path, is told what to fix (logged once, edge-state.ts).
+        return errorResponse(asHttpError(error));
       }
       const started = Date.now();
       const { pathname } = new URL(request.url);

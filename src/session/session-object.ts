@@ -31,6 +31,7 @@ import {
   type ParsedBody,
 } from '../core/jsonrpc.ts';
 import { log } from '../core/log.ts';
+import { isSqlUnavailable } from '../core/misconfiguration.ts';
 import { acceptsBatches, isSupportedProtocolVersion, sendsPrimingEvent } from '../core/protocol-version.ts';
 import { readBoundedText, readCursor } from '../core/request-checks.ts';
 import { firstEpoch } from '../core/event-id.ts';
@@ -135,6 +136,9 @@ export abstract class McpSessionObject<Env extends ConfigEnv<Env> = ConfigVars> 
           throw httpErrors.methodNotAllowed(ALLOWED_METHODS);
       }
     } catch (error) {
+      // A class without SQLite: workerd's own error goes back to the Worker, whose storage guard
+      // answers it as the configuration error that names the fix (edge/storage-guard.ts).
+      if (isSqlUnavailable(error)) throw error;
       const failure = asHttpError(error);
       if (failure.status >= 500) log({ msg: 'mcp.session.error', error: String(error) });
       const reason = failure.data?.reason ?? (failure.status === 404 ? 'session_not_found' : undefined);

@@ -16,6 +16,7 @@
  */
 import { errorAnswer } from '../core/jsonrpc.ts';
 import type { JsonRpcId } from '../core/errors.ts';
+import type { MisconfiguredError } from '../core/misconfiguration.ts';
 import { isEventStreamType } from '../core/media-type.ts';
 import { encodeEvent } from '../core/sse.ts';
 import { JsonRpcCode } from '../core/wire.ts';
@@ -32,6 +33,11 @@ export function revokedListenFrame(id: JsonRpcId): string {
 /** The exact frame that ends a listen stream whose bus stayed unreachable: worth another listen, unlike a revocation. */
 export function unreachableListenFrame(id: JsonRpcId): string {
   return endingFrame(errorAnswer(id, JsonRpcCode.InternalError, UNREACHABLE_LISTEN_MESSAGE, { reason: 'bus_unreachable' }));
+}
+
+/** The frame that ends a listen stream whose bus cannot store: the configuration error, as every request to that bus is answered. */
+export function misconfiguredListenFrame(id: JsonRpcId, error: MisconfiguredError): string {
+  return endingFrame(errorAnswer(id, error.code, error.message));
 }
 
 // `event: message`, as the SDK frames every message of the stream.
@@ -57,7 +63,8 @@ export async function serveEndableListen(tags: readonly string[], id: JsonRpcId,
   const owner = {
     ...(tags.length > 0 && { tags }),
     revoked: ending(revokedListenFrame(id)),
-    unreachable: ending(unreachableListenFrame(id)),
+    unreachable: (misconfigured?: MisconfiguredError) =>
+      ending(misconfigured === undefined ? unreachableListenFrame(id) : misconfiguredListenFrame(id, misconfigured))(),
   };
   const response = await listenScope.run(owner, serve);
   if (response.body === null || !isEventStreamType(response.headers.get('Content-Type'))) return response;

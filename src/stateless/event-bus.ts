@@ -26,6 +26,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ServerEvent, ServerEventBus } from '@modelcontextprotocol/server';
 import { sha256Hex } from '../core/digest.ts';
 import { log } from '../core/log.ts';
+import { MisconfiguredError } from '../core/misconfiguration.ts';
 import type { Scope } from '../core/scope.ts';
 import { BUS_ROUTES, INTERNAL_HEADERS } from '../core/wire.ts';
 
@@ -53,8 +54,12 @@ export interface ListenOwner {
   readonly tags?: readonly string[];
   /** Called once, when a revocation closed the stream's socket; the subscription hears no more. */
   revoked(): void;
-  /** Called once, when the bus could not be reached again after the socket was lost; the subscription hears no more. */
-  unreachable(): void;
+  /**
+   * Called once, when the bus could not be reached again after the socket was lost, or its class
+   * cannot store (`misconfigured`: the configuration error, edge/storage-guard.ts); the
+   * subscription hears no more.
+   */
+  unreachable(misconfigured?: MisconfiguredError): void;
 }
 
 /**
@@ -199,6 +204,13 @@ export class DurableEventBus implements ServerEventBus {
           if (reconnecting) for (const kind of LIST_KINDS) listener({ kind });
         })
         .catch((error: unknown) => {
+          // A bus class without SQLite (logged once, as a configuration error, by its guard) never
+          // comes right by retrying: the stream is told now that it hears no more.
+          if (error instanceof MisconfiguredError) {
+            ended = true;
+            owner?.unreachable(error);
+            return;
+          }
           log({ msg: 'mcp.modern.error', error: `event bus unreachable: ${String(error)}` });
           retry();
         });

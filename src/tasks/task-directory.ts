@@ -19,6 +19,7 @@ import {
 import type { Principal } from '../auth/principal.ts';
 import { capabilitiesDeclareTasks, isWellFormedTaskId, newTaskId, TASKS_EXTENSION, TASKS_REQUIRED } from '../core/task.ts';
 import { McpHttpError, type JsonRpcId } from '../core/errors.ts';
+import { MisconfiguredError } from '../core/misconfiguration.ts';
 import { decodeHeaderValue } from '../core/header-value.ts';
 import { parseTaskStreamParams } from '../core/task-stream.ts';
 import { HEADERS, INTERNAL_HEADERS, JsonRpcCode, TASK_ROUTES } from '../core/wire.ts';
@@ -175,7 +176,8 @@ export function serveTaskMethods(server: McpServer, directory: TaskDirectory, ho
     server.server.setRequestHandler(method, { params: TASK_PARAMS }, async ({ taskId }, ctx) => {
       requireDeclared(ctx);
       const body = route === TASK_ROUTES.update ? { inputResponses: ctx.mcpReq.inputResponses ?? {} } : {};
-      const found = await directory.ask(route, taskId, body);
+      const found = await misconfiguredToHost(host, ctx.mcpReq.id, () => directory.ask(route, taskId, body));
+      if (found === MISCONFIGURED_ANSWERED) return {};
       // "If the taskId is unknown or has expired, the server MUST return -32602."
       if (found === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, NOT_FOUND);
       return answer(found);
@@ -205,7 +207,8 @@ export function serveTaskMethods(server: McpServer, directory: TaskDirectory, ho
         `Invalid request: a tasks/stream id is at most ${MAX_STREAM_ID_CHARS} characters as JSON`,
       );
     }
-    const answer = await directory.stream(parsed.taskId, { after: parsed.after, id });
+    const answer = await misconfiguredToHost(host, id, () => directory.stream(parsed.taskId, { after: parsed.after, id }));
+    if (answer === MISCONFIGURED_ANSWERED) return {};
     // Another principal's task is an unknown one: the same error, by the same path, as tasks/get.
     if (answer === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, NOT_FOUND);
     if (answer.headers.get('Content-Type')?.startsWith('text/event-stream')) {
@@ -230,6 +233,28 @@ function nameMismatch(header: string, named: string | undefined, taskId: string,
     { mismatch: { header, body } },
     id,
   );
+}
+
+/** What a task method answers the SDK once the Worker holds a configuration error to send instead. */
+const MISCONFIGURED_ANSWERED = Symbol('misconfigured');
+
+/**
+ * `work`, unless the task's class cannot store (edge/storage-guard.ts): that configuration error
+ * is the Worker's to send, as the one answer to the request (`host.refuse`), not a JSON-RPC error
+ * the SDK would word. Without a host (no Worker to send it), it is thrown as any failure.
+ */
+async function misconfiguredToHost<T>(
+  host: StreamHost | undefined,
+  id: JsonRpcId,
+  work: () => Promise<T>,
+): Promise<T | typeof MISCONFIGURED_ANSWERED> {
+  try {
+    return await work();
+  } catch (error) {
+    if (!(error instanceof MisconfiguredError) || host === undefined) throw error;
+    host.refuse(new McpHttpError(error.status, error.code, error.message, error.data, id, error.headers));
+    return MISCONFIGURED_ANSWERED;
+  }
 }
 
 /** "Servers MUST return -32021 ... to a tasks/* request from a client that did not declare the extension." */

@@ -32,6 +32,26 @@ describe('readAuthConfig, AUTH=jwt', () => {
     );
   });
 
+  it.each<[string, AuthVars, RegExp]>([
+    ['no AUTH_ISSUER', { AUTH_ISSUER: undefined }, /^configuration: AUTH=jwt needs AUTH_ISSUER, .*: set it in \[vars\]$/],
+    ['an empty AUTH_ISSUER (as a template leaves it)', { AUTH_ISSUER: ' ' }, /^configuration: AUTH=jwt needs AUTH_ISSUER/],
+    ['neither key source', { AUTH_JWKS_URL: undefined }, /needs exactly one of AUTH_JWKS_URL .* and AUTH_JWKS .*, and neither is set$/],
+    ['an empty AUTH_JWKS_URL', { AUTH_JWKS_URL: '' }, /and neither is set$/],
+    ['both key sources', { AUTH_JWKS: '{"keys":[{}]}' }, /and both are set: remove one$/],
+    [
+      'an AUTH_JWKS_URL that is no URL (not quoted back)',
+      { AUTH_JWKS_URL: 'keys?key=s3cr3t' },
+      /^configuration: AUTH_JWKS_URL must be an absolute URL$/,
+    ],
+  ])('%s: a configuration error that names the fix', (_name, vars, error) => {
+    expect(() => readAuthConfig({ ...JWT, ...vars })).toThrow(error);
+  });
+
+  it('an empty AUTH_JWKS_URL beside AUTH_JWKS is no second source', () => {
+    const jwks = { keys: [{ kty: 'EC' }] };
+    expect(readAuthConfig({ ...JWT, AUTH_JWKS_URL: '', AUTH_JWKS: JSON.stringify(jwks) })).toMatchObject({ keys: { jwks } });
+  });
+
   it('leaves other modes to their own rules (none with any host)', () => {
     expect(readAuthConfig({ ALLOWED_HOSTS: '*' })).toEqual({ mode: 'none' });
   });
@@ -49,5 +69,14 @@ describe('readAuthConfig, SIGN_IN', () => {
 
   it('left empty, is nothing to refuse', () => {
     expect(readAuthConfig({ SIGN_IN: '' })).toEqual({ mode: 'none' });
+  });
+});
+
+describe('readAuthConfig, AUTH=oauth', () => {
+  it.each<[string, AuthVars]>([
+    ['no MCP_RESOURCE', { AUTH: 'oauth' }],
+    ['an empty MCP_RESOURCE', { AUTH: 'oauth', MCP_RESOURCE: '' }],
+  ])('%s: names the variable and where to set it', (_name, vars) => {
+    expect(() => readAuthConfig(vars)).toThrow(/^configuration: AUTH=oauth needs MCP_RESOURCE, this endpoint's URL: set it in \[vars\]/);
   });
 });

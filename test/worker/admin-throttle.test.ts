@@ -69,7 +69,8 @@ describe('the admin routes are throttled per client address', () => {
     const worker = createMcpWorker<Env>({
       sessions: (e) => e.MCP_SESSION,
       principals: (e) => e.MCP_PRINCIPALS,
-      rateLimit: () => expect.fail('not counted'),
+      // Read once, when the Worker checks its bindings; never asked to count.
+      rateLimit: () => ({ limit: () => expect.fail('not counted') }),
     });
     const response = await worker.fetch(
       new Request('http://localhost/admin/principals/x', { headers: { Host: 'localhost', Authorization: `Bearer ${TOKEN}` } }),

@@ -61,7 +61,9 @@ describe('a tool that throws', () => {
   it("in a task's round: logged where the task runs", async () => {
     const taskId = await createTask('protocol_error_job', {});
     await waitForStatus(taskId, 'failed');
-    expect(toolErrors().map(({ line }) => [line.tool, line.error])).toEqual([['protocol_error_job', expect.stringContaining('The job hit an internal error')]]);
+    expect(toolErrors().map(({ line }) => [line.tool, line.error])).toEqual([
+      ['protocol_error_job', expect.stringContaining('The job hit an internal error')],
+    ]);
   });
 
   it('tools that throw nothing: no line', async () => {

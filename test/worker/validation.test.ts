@@ -67,7 +67,12 @@ describe('requests refused at the edge', () => {
   it("an unsupported MCP-Protocol-Version on a session's request lists what is served, in the 2026-07-28 refusal's shape", async () => {
     const session = await fetchWorker({
       method: 'GET',
-      headers: { ...BASE_HEADERS, Accept: 'text/event-stream', 'Mcp-Session-Id': wellFormedUnknownId, 'MCP-Protocol-Version': '2024-11-05' },
+      headers: {
+        ...BASE_HEADERS,
+        Accept: 'text/event-stream',
+        'Mcp-Session-Id': wellFormedUnknownId,
+        'MCP-Protocol-Version': '2024-11-05',
+      },
     });
     expect(session.status).toBe(400);
     const sessionful = (await session.json()) as { error: { code: number; data: unknown } };
@@ -76,9 +81,14 @@ describe('requests refused at the edge', () => {
       data: { supported: ['2025-11-25', '2025-06-18', '2025-03-26'], requested: '2024-11-05' },
     });
     // The 2026-07-28 path's own refusal (the SDK's), for the same shape.
-    const modern = await modernRequest('server/discover', { _meta: { 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } }, {}, {
-      'MCP-Protocol-Version': '2099-01-01',
-    });
+    const modern = await modernRequest(
+      'server/discover',
+      { _meta: { 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } },
+      {},
+      {
+        'MCP-Protocol-Version': '2099-01-01',
+      },
+    );
     const stateless = (await modern.json()) as { error: { code: number; data: Record<string, unknown> } };
     expect(stateless.error).toMatchObject({ code: -32022, data: { supported: ['2026-07-28'], requested: '2099-01-01' } });
     expect(Object.keys(sessionful.error.data as object).sort()).toEqual(Object.keys(stateless.error.data).sort());
