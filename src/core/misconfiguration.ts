@@ -78,3 +78,18 @@ export function sqlProblem(binding: string, role: string): ConfigProblem {
       'A class already deployed with key-value storage cannot be converted: bind a new class (a subclass under another name) declared with SQLite',
   };
 }
+
+/**
+ * A tool that calls runTask, in a Worker given no `tasks`, for a request that declared the Tasks
+ * extension (or a tool that runs only as a task): a task wanted on both sides, and only the
+ * Worker's configuration in the way. `declaration`: how wrangler.toml binds the task class.
+ */
+export function unservedTaskProblem(tool: string | undefined, declaration: string): ConfigProblem {
+  const which = tool === undefined ? 'the tool' : `the tool ${JSON.stringify(tool)}`;
+  return {
+    subject: 'tasks',
+    detail:
+      `${which} runs as a task (runTask), and the request declares the Tasks extension or the tool runs only as a task, but this Worker serves no tasks: ` +
+      `pass \`tasks: (env) => env.MCP_TASKS\` to createMcpWorker and add ${declaration} to wrangler.toml; or call the tool's work without runTask`,
+  };
+}

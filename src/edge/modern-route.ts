@@ -3,7 +3,9 @@
  * handler serves it (stateless/modern-endpoint.ts), and this module adds what only the edge
  * knows. Where tasks are served, the body is parsed here (and handed to the SDK parsed),
  * because creating a task needs the call, and the request's own declaration decides whether
- * it may be one; a listen that names task ids is served here whole (tasks/task-listen.ts), and
+ * it may be one (where no tasks are served, a `tools/call` is parsed too: its declaration
+ * decides whether runTask runs inline or is answered with the configuration error, run-task.ts);
+ * a listen that names task ids is served here whole (tasks/task-listen.ts), and
  * a `tasks/stream` continues over the task object's relay. Listen streams over the Durable
  * Object bus are served so that an end the SDK cannot see — the bus lost, or, where a
  * revocation can reach them, the grant revoked — ends them out loud (stateless/endable-listen.ts).
@@ -19,7 +21,7 @@ import { HEADERS } from '../core/wire.ts';
 import type { PrincipalHoldings } from '../principals/principal-holdings.ts';
 import { requestScope } from '../stateless/event-bus.ts';
 import { serveListenEndably } from '../stateless/endable-listen.ts';
-import { EdgeTasks } from '../tasks/edge-tasks.ts';
+import { EdgeTasks, UnservedTasks } from '../tasks/edge-tasks.ts';
 import { taskScope } from '../tasks/run-task.ts';
 import { TaskDirectory, type TaskNamespace } from '../tasks/task-directory.ts';
 import { isTaskListen, serveTaskListen } from '../tasks/task-listen.ts';
@@ -50,9 +52,11 @@ export async function serveModern(endpoint: McpHttpHandler, tasks: TaskNamespace
   // a revocation) while the SDK's stream stays open: such a listen is served endably.
   const endable = bus !== undefined;
   const method = request.headers.get(HEADERS.method);
-  // A listen is always parsed: its refusal (of a slot) answers its id.
+  // A listen is always parsed: its refusal (of a slot) answers its id. So is a call where no
+  // tasks are served: whether it declared the extension decides what runTask does (run-task.ts).
   const listening = method === 'subscriptions/listen';
-  const parsed = tasks !== undefined || listening;
+  const calling = tasks === undefined && method === 'tools/call';
+  const parsed = tasks !== undefined || listening || calling;
   if (!parsed) return requestScope.run(executionCtx, () => endpoint.fetch(request, authInfo && { authInfo }));
   const text = await readBoundedText(request, config.maxBodyBytes);
   const parsedBody = parseOrUndefined(text);
@@ -64,6 +68,7 @@ export async function serveModern(endpoint: McpHttpHandler, tasks: TaskNamespace
   const revocableBy = revocable ? { principal: principal.id, grant: holdings?.grant ?? '' } : undefined;
   const id = requestIdOf(parsedBody);
   const held = (serve: () => Promise<Response>) => heldListen(shares.listen(holder, id), serve, request.signal);
+  if (calling) return servedWithoutTasks(new UnservedTasks(parsedBody), () => requestScope.run(executionCtx, sdk));
   if (tasks === undefined) {
     const serve = () => requestScope.run(executionCtx, sdk);
     return held(endable ? () => serveListenEndably(parsedBody, revocableBy, serve) : serve);
@@ -113,6 +118,14 @@ export async function serveModern(endpoint: McpHttpHandler, tasks: TaskNamespace
     clientSignal: request.signal,
     release,
   });
+}
+
+/** A call served where no tasks are: the configuration error replaces the SDK's answer where runTask was refused. */
+async function servedWithoutTasks(scope: UnservedTasks, serve: () => Promise<Response>): Promise<Response> {
+  const response = await taskScope.run(scope, serve);
+  if (scope.refusal === undefined) return response;
+  await response.body?.cancel().catch(() => undefined);
+  throw scope.refusal;
 }
 
 /** A listen served holding `release`'s slot: given back when its stream ends, or at once if it was not one. */

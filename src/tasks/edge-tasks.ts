@@ -4,7 +4,10 @@
  * one per request, from the body it has parsed and the principal it has established.
  */
 import type { McpServer } from '@modelcontextprotocol/server';
+import { declarationOf } from '../core/binding-check.ts';
 import { McpHttpError } from '../core/errors.ts';
+import { log } from '../core/log.ts';
+import { MisconfiguredError, unservedTaskProblem } from '../core/misconfiguration.ts';
 import { declaresTasks, TASKS_EXTENSION, TASKS_REQUIRED } from '../core/task.ts';
 import { JsonRpcCode } from '../core/wire.ts';
 import { taskScope, type TaskScope } from './run-task.ts';
@@ -68,6 +71,39 @@ export class EdgeTasks implements Extract<TaskScope, { kind: 'edge' }> {
     return { message: this.#message as TaskCall['message'], headers, principal: this.directory.principal };
   }
 }
+
+/**
+ * A 2026-07-28 tools/call to a Worker given no `tasks` (run-task.ts): a tool that calls runTask
+ * for a request that declared the extension, or that runs only as a task, is answered with the
+ * configuration error (logged once per isolate), not run inline as if nothing had been asked.
+ */
+export class UnservedTasks implements Extract<TaskScope, { kind: 'unserved' }> {
+  readonly kind = 'unserved';
+  readonly declared: boolean;
+  /** Set when runTask was refused: the Worker sends it instead of the SDK's answer. */
+  refusal: MisconfiguredError | undefined;
+  readonly #message: JsonRpcMessage | undefined;
+
+  constructor(message: unknown) {
+    this.#message = typeof message === 'object' && message !== null && !Array.isArray(message) ? (message as JsonRpcMessage) : undefined;
+    this.declared = this.#message?.method === 'tools/call' && declaresTasks(this.#message.params);
+  }
+
+  refuse(): void {
+    const params = this.#message?.params as { name?: unknown } | undefined;
+    const tool = typeof params?.name === 'string' ? params.name : undefined;
+    const problem = unservedTaskProblem(tool, declarationOf('tasks', 'MCP_TASKS'));
+    if (!unservedLogged) {
+      unservedLogged = true;
+      log({ msg: 'mcp.config.error', subject: problem.subject, error: problem.detail });
+    }
+    const id = this.#message?.id;
+    this.refusal = new MisconfiguredError([problem], isId(id) ? id : null);
+  }
+}
+
+/** Whether this isolate has logged a runTask without tasks: once is enough to name the fix. */
+let unservedLogged = false;
 
 const isId = (id: unknown): id is string | number => typeof id === 'string' || typeof id === 'number';
 

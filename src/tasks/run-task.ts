@@ -6,6 +6,11 @@
  *   answered with it at once;
  * - at the edge for a client that did not declare it: the work runs inline, as any call — or,
  *   for a tool that only runs as a task, the call is refused with -32021;
+ * - at the edge of a Worker given no `tasks`: the work runs inline for a client that did not
+ *   declare the extension, as a Worker with tasks would answer it (the protocol's fallback); a
+ *   client that declared it, or a tool that only runs as a task, is answered with the
+ *   configuration error that names the fix (edge-tasks.ts): a task asked for and wanted, which
+ *   only the Worker's configuration stands in the way of, is never quietly run inline;
  * - inside a task's object: the work runs (this is the task);
  * - in a session (2025 revisions): the work runs inline; its progress goes on the session's
  *   resumable stream, as for any other tool.
@@ -21,7 +26,7 @@ import type { TaskDirectory } from './task-directory.ts';
 
 export type ToolOutcome = CallToolResult | InputRequiredResult;
 
-/** Where a tool call is served, as far as tasks go (unset: in a session, or tasks are not configured). */
+/** Where a tool call is served, as far as tasks go (unset: in a session). */
 export type TaskScope =
   | {
       readonly kind: 'edge';
@@ -32,6 +37,14 @@ export type TaskScope =
       /** Stores the task and starts it; resolves to its `CreateTaskResult`. */
       create(): Promise<Record<string, unknown>>;
       /** Answers the call with -32021 instead of its result (a tool cannot: McpServer turns a throw into `isError`). */
+      refuse(): void;
+    }
+  | {
+      /** A 2026-07-28 call to a Worker that serves no tasks. */
+      readonly kind: 'unserved';
+      /** Whether the request declared the extension. */
+      readonly declared: boolean;
+      /** Answers the call with the configuration error instead of its result. */
       refuse(): void;
     }
   | {
@@ -56,6 +69,12 @@ const REFUSED: CallToolResult = {
   isError: true,
 };
 
+/** What the call answers when the Worker serves no tasks; the Worker sends the configuration error instead. */
+const UNSERVED: CallToolResult = {
+  content: [{ type: 'text', text: 'This server is misconfigured: this tool runs as a task, and the server serves no tasks' }],
+  isError: true,
+};
+
 export async function runTask(
   work: () => ToolOutcome | Promise<ToolOutcome>,
   { required = false }: RunTaskOptions = {},
@@ -71,6 +90,11 @@ export async function runTask(
       return REFUSED;
     }
     return work();
+  }
+  if (scope?.kind === 'unserved') {
+    if (!scope.declared && !required) return work();
+    scope.refuse();
+    return UNSERVED;
   }
   if (scope?.kind === 'run') {
     try {

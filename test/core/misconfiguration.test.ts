@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { errorBody } from '../../src/core/errors.ts';
-import { isSqlUnavailable, MisconfiguredError, sqlProblem, variableProblem } from '../../src/core/misconfiguration.ts';
+import { isSqlUnavailable, MisconfiguredError, sqlProblem, unservedTaskProblem, variableProblem } from '../../src/core/misconfiguration.ts';
 
 /** workerd 1.20261117's words, as the objects of test/misconfigured/ throw them. */
 const SQL_REFUSED =
@@ -76,5 +76,14 @@ describe('the fixes', () => {
     expect(detail).toContain('[exports] <its class_name> = { type = "durable-object", storage = "sqlite" }');
     expect(detail).toContain('a new tag with new_sqlite_classes = ["<its class_name>"]');
     expect(detail).toContain('cannot be converted');
+  });
+
+  it('runTask where no tasks are served: the tool, and both ways out', () => {
+    const { detail } = unservedTaskProblem('report', '[[durable_objects.bindings]] name = "MCP_TASKS"');
+    expect(detail).toMatch(/^the tool "report" runs as a task \(runTask\)/);
+    expect(detail).toContain(
+      'pass `tasks: (env) => env.MCP_TASKS` to createMcpWorker and add [[durable_objects.bindings]] name = "MCP_TASKS"',
+    );
+    expect(detail).toContain("or call the tool's work without runTask");
   });
 });
