@@ -79,8 +79,8 @@ export function declarationOf(use: BindingUse, name: string): string {
   switch (spec.kind) {
     case 'durable-object':
       return (
-        `[[durable_objects.bindings]] name = "${name}" class_name = "${spec.className}", ` +
-        `the class exported from the Worker's main module and declared with SQLite: [exports] ${spec.className} = { type = "durable-object", storage = "sqlite" }`
+        `[[durable_objects.bindings]] name = "${name}" class_name = "${spec.className}" ` +
+        `(the class exported from the Worker's main module, and declared with SQLite: [exports] ${spec.className} = { type = "durable-object", storage = "sqlite" })`
       );
     case 'kv':
       return `[[kv_namespaces]] binding = "${name}" id = "<its id: npx wrangler kv namespace create ${name}>"`;
@@ -123,7 +123,7 @@ export function bindingProblems(found: readonly FoundBinding[]): ConfigProblem[]
   for (const { use, name, value, required } of found) {
     const spec = BINDING_USES[use];
     const shown = name ?? spec.usualName;
-    const fix = `add ${declarationOf(use, shown)} to wrangler.toml`;
+    const fix = `add to wrangler.toml ${declarationOf(use, shown)}`;
     const alternative = spec.without === undefined ? '' : `; or ${spec.without}`;
     const asked = name === undefined ? 'it' : shown;
     const option =

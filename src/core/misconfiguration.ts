@@ -90,6 +90,6 @@ export function unservedTaskProblem(tool: string | undefined, declaration: strin
     subject: 'tasks',
     detail:
       `${which} runs as a task (runTask), and the request declares the Tasks extension or the tool runs only as a task, but this Worker serves no tasks: ` +
-      `pass \`tasks: (env) => env.MCP_TASKS\` to createMcpWorker and add ${declaration} to wrangler.toml; or call the tool's work without runTask`,
+      `pass \`tasks: (env) => env.MCP_TASKS\` to createMcpWorker and add to wrangler.toml ${declaration}; or call the tool's work without runTask`,
   };
 }

@@ -59,7 +59,7 @@ describe('bindingProblems', () => {
           subject: 'MCP_SESSION',
           says: [
             /^MCP_SESSION is not bound \(the sessions: createMcpWorker's `sessions` reads MCP_SESSION\)/,
-            /add \[\[durable_objects\.bindings\]\] name = "MCP_SESSION" class_name = "<your class extending McpSessionObject>"/,
+            /add to wrangler\.toml \[\[durable_objects\.bindings\]\] name = "MCP_SESSION" class_name = "<your class extending McpSessionObject>"/,
             /storage = "sqlite"/,
           ],
         },

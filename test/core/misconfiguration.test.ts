@@ -82,7 +82,7 @@ describe('the fixes', () => {
     const { detail } = unservedTaskProblem('report', '[[durable_objects.bindings]] name = "MCP_TASKS"');
     expect(detail).toMatch(/^the tool "report" runs as a task \(runTask\)/);
     expect(detail).toContain(
-      'pass `tasks: (env) => env.MCP_TASKS` to createMcpWorker and add [[durable_objects.bindings]] name = "MCP_TASKS"',
+      'pass `tasks: (env) => env.MCP_TASKS` to createMcpWorker and add to wrangler.toml [[durable_objects.bindings]] name = "MCP_TASKS"',
     );
     expect(detail).toContain("or call the tool's work without runTask");
   });

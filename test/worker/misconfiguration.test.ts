@@ -9,6 +9,7 @@
 import { createExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import operations from '../../docs/operations.md?raw';
 import fixture from '../fixture-server/index.ts';
 import { initializeRequest, POST_HEADERS } from '../support/mcp-http.ts';
 
@@ -67,7 +68,7 @@ describe('a binding the Worker was given an accessor for, missing', () => {
       binding: 'MCP_SESSION',
       says: [
         'MCP_SESSION is not bound (the sessions',
-        'add [[durable_objects.bindings]] name = "MCP_SESSION" class_name = "<your class extending McpSessionObject>"',
+        'add to wrangler.toml [[durable_objects.bindings]] name = "MCP_SESSION" class_name = "<your class extending McpSessionObject>"',
         'storage = "sqlite"',
       ],
     },
@@ -75,7 +76,7 @@ describe('a binding the Worker was given an accessor for, missing', () => {
       binding: 'MCP_TASKS',
       says: [
         'MCP_TASKS is not bound (the Tasks extension',
-        'add [[durable_objects.bindings]] name = "MCP_TASKS" class_name = "<your class extending McpTaskObject>"',
+        'add to wrangler.toml [[durable_objects.bindings]] name = "MCP_TASKS" class_name = "<your class extending McpTaskObject>"',
         "or remove `tasks` from createMcpWorker's options",
       ],
     },
@@ -99,6 +100,12 @@ describe('a binding the Worker was given an accessor for, missing', () => {
       for (const text of says) expect(body.error.message).toContain(text);
     }
     expect(configLines()).toEqual([{ msg: 'mcp.config.error', subject: binding, error: expect.stringContaining(says[0]!) }]);
+  });
+
+  it("docs/operations.md's example is this answer, byte for byte", async () => {
+    const shown = /^500 (\{.*\})$/m.exec(operations)?.[1];
+    const { status, text } = await answer(new Request('http://localhost/mcp', { method: 'DELETE' }), environment(['MCP_TASKS']));
+    expect(`${status} ${text}`).toBe(`500 ${shown}`);
   });
 
   it('a binding of another kind: named as such', async () => {
