@@ -131,7 +131,11 @@ export class DurableEventBus implements ServerEventBus {
         .then((response) => {
           if (!response.ok) throw new Error(`the event bus answered ${response.status}`);
         })
-        .catch((error: unknown) => log({ msg: 'mcp.modern.error', error: `event not published to bus shard ${shard}: ${String(error)}` }));
+        .catch((error: unknown) => {
+          // A bus class without SQLite was logged once, as a configuration error, by its guard.
+          if (!(error instanceof MisconfiguredError))
+            log({ msg: 'mcp.modern.error', error: `event not published to bus shard ${shard}: ${String(error)}` });
+        });
       requestScope.getStore()?.waitUntil(sent);
     }
   }
@@ -249,6 +253,9 @@ export class DurableEventBus implements ServerEventBus {
         return ((await response.json()) as { closed: number }).closed;
       }),
     );
+    // A bus class without SQLite: the configuration error, as the operator's request is answered with it.
+    const misconfigured = answers.find((answer) => answer.status === 'rejected' && answer.reason instanceof MisconfiguredError);
+    if (misconfigured !== undefined) throw (misconfigured as PromiseRejectedResult).reason;
     const failed = answers.flatMap((answer, shard) =>
       answer.status === 'rejected' ? [`bus shard ${shard} (${String(answer.reason)})`] : [],
     );
