@@ -51,13 +51,8 @@ export interface EdgeState {
   bus?: DurableEventBus | undefined;
 }
 
-/** What each object class is, in a fix's words. */
-const ROLES: Readonly<Record<'sessions' | 'bus' | 'tasks' | 'principals', string>> = {
-  sessions: 'your class extending McpSessionObject',
-  bus: 'McpEventBus',
-  tasks: 'your class extending McpTaskObject',
-  principals: 'McpPrincipalRegistry',
-};
+/** What an object class is, in a fix's words: `your class extending McpTaskObject`, `McpEventBus`. */
+const roleOf = (use: 'sessions' | 'bus' | 'tasks' | 'principals') => BINDING_USES[use].className!.replace(/^<(.*)>$/, '$1');
 
 /** The edge state of each environment: built once, or the MisconfiguredError every request is answered with (thrown). */
 export function edgeStates<E extends object>(bindings: WorkerBindings<E>, path: string): (env: E) => EdgeState {
@@ -113,7 +108,7 @@ function checkedState<E extends object>(env: E, bindings: WorkerBindings<E>, pat
   }
   const guarded = (use: 'sessions' | 'bus' | 'tasks' | 'principals') => {
     const binding = found.get(use);
-    return binding === undefined ? undefined : new StorageGuard(binding.name ?? BINDING_USES[use].usualName, ROLES[use]);
+    return binding === undefined ? undefined : new StorageGuard(binding.name ?? BINDING_USES[use].usualName, roleOf(use));
   };
   const namespace = (use: 'sessions' | 'bus' | 'tasks') => {
     const value = found.get(use)?.value as FetchNamespace | undefined;
