@@ -48,6 +48,7 @@ describe('wrangler configs', () => {
       '/bench/peers/ours/wrangler.toml',
       '/bench/peers/sdk-floor/wrangler.toml',
       '/test/fixture-server/wrangler.toml',
+      '/test/misconfigured/wrangler.toml',
       '/wrangler.toml',
     ]);
   });
@@ -57,7 +58,10 @@ describe('wrangler configs', () => {
     expect(names).toEqual(['mcp-edge-sessions-demo', 'mcp-edge-sessions-demo-oauth', 'mcp-edge-sessions-demo-oidc']);
   });
 
-  it.each(Object.entries(configs))(
+  /** The misconfigured project's config lacks SQLite on purpose (test/misconfigured/): checked below for exactly that. */
+  const MISCONFIGURED = '/test/misconfigured/wrangler.toml';
+
+  it.each(Object.entries(configs).filter(([path]) => path !== MISCONFIGURED))(
     '%s: every bound class is exported with SQLite storage, in every environment; no migrations',
     (_, config) => {
       expect(config.error).toBeUndefined();
@@ -70,4 +74,11 @@ describe('wrangler configs', () => {
       }
     },
   );
+
+  it('the misconfigured project lacks SQLite exactly where its tests need it to, and has no migrations', () => {
+    const config = configs[MISCONFIGURED]!;
+    expect(Object.keys(config.raw)).not.toContain('migrations');
+    const [environment] = Object.values(config.environments);
+    expect(withoutSqliteExport(environment!).sort()).toEqual(['KvBus', 'KvRegistry', 'KvSession', 'KvTasks', 'UndeclaredTasks']);
+  });
 });
