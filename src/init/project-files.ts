@@ -110,14 +110,16 @@ name = "MCP_SESSION"
 class_name = "Sessions"
 
 # Optional: carries 2026-07-28 subscriptions/listen events between isolates (without it a change
-# reaches only the listeners of the isolate that made it).
+# reaches only the listeners of the isolate that made it). To go without it, remove the \`bus\`
+# line in src/index.ts too: a binding removed while its line stays is a configuration error.
 [[durable_objects.bindings]]
 name = "MCP_BUS"
 class_name = "McpEventBus"
 ${
   tasks
     ? `
-# Optional: the Tasks extension for 2026-07-28 clients, one object per task (a tool opts in with runTask).
+# Optional: the Tasks extension for 2026-07-28 clients, one object per task (a tool opts in with
+# runTask). To go without it, remove the \`tasks\` line in src/index.ts too.
 [[durable_objects.bindings]]
 name = "MCP_TASKS"
 class_name = "Tasks"
@@ -128,14 +130,16 @@ class_name = "Tasks"
     ? ''
     : `
 # Optional: one object per signed-in principal; bounds its sessions and tasks
-# (MAX_SESSIONS_PER_PRINCIPAL, MAX_TASKS_PER_PRINCIPAL) and lets a revocation end them.
+# (MAX_SESSIONS_PER_PRINCIPAL, MAX_TASKS_PER_PRINCIPAL) and lets a revocation end them. To go
+# without it, remove the \`principals\` line in src/index.ts too.
 [[durable_objects.bindings]]
 name = "MCP_PRINCIPALS"
 class_name = "McpPrincipalRegistry"
 `
 }
 # Optional: each principal's (or client address's) requests a minute; beyond it, 429. The
-# namespace id is any number you choose for this limit.
+# namespace id is any number you choose for this limit. To go without it, remove the
+# \`rateLimit\` line in src/index.ts too.
 [[ratelimits]]
 name = "MCP_RATE_LIMIT"
 namespace_id = "1001"
