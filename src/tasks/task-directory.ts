@@ -23,7 +23,7 @@ import { MisconfiguredError } from '../core/misconfiguration.ts';
 import { decodeHeaderValue } from '../core/header-value.ts';
 import { parseTaskStreamParams } from '../core/task-stream.ts';
 import { HEADERS, INTERNAL_HEADERS, JsonRpcCode, TASK_ROUTES } from '../core/wire.ts';
-import type { TaskCreation } from './task-object.ts';
+import type { TaskCreation } from './task-creation.ts';
 import type { TaskCall } from './task-store.ts';
 import type { StreamOpening } from './task-streams.ts';
 

@@ -21,6 +21,9 @@
  * object it reads (no principal's other tasks are loaded), rounds of different tasks never
  * share one object's thread, and purging is deleting the object's storage. Addressing by
  * principal *and* id (task-directory.ts) makes another principal's task an unknown one.
+ *
+ * The create request it answers, and the bound on its call, are task-creation.ts's: the edge's
+ * directory writes that message without importing this object.
  */
 import type { McpServer } from '@modelcontextprotocol/server';
 import { DurableObject } from 'cloudflare:workers';
@@ -51,22 +54,13 @@ import { readConfig, type ConfigEnv, type ConfigVars, type TransportConfig } fro
 import { metricTool } from '../core/metrics.ts';
 import { Metrics } from '../metrics/metrics.ts';
 import { NotificationTap, type Notification } from './notification-tap.ts';
+import { MAX_CALL_BYTES, type TaskCreation } from './task-creation.ts';
 import { runRound, type RoundOptions } from './task-round.ts';
-import { TaskStore, type TaskCall } from './task-store.ts';
+import { TaskStore } from './task-store.ts';
 import { TaskStreams, type StreamOpening, type TaskState } from './task-streams.ts';
 import { TaskTimeline } from './task-timeline.ts';
 import { TaskWatches } from './task-watches.ts';
 
-/** What the Worker sends to create a task (task-directory.ts). */
-export interface TaskCreation {
-  readonly taskId: string;
-  readonly call: TaskCall;
-  readonly ttlMs: number;
-  readonly pollIntervalMs: number;
-}
-
-/** The largest call, in UTF-8 bytes of its JSON as stored, that becomes a task. */
-export const MAX_CALL_BYTES = 1024 * 1024;
 const json = (value: unknown, status = 200) => Response.json(value, { status });
 const UNKNOWN = () => new Response(null, { status: 404 });
 
