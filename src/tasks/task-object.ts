@@ -22,14 +22,16 @@
  * share one object's thread, and purging is deleting the object's storage. Addressing by
  * principal *and* id (task-directory.ts) makes another principal's task an unknown one.
  *
- * The create request it answers, and the bound on its call, are task-creation.ts's: the edge's
- * directory writes that message without importing this object.
+ * What is not here: how a change is stored and then heard (the task row and its events in one
+ * transaction, then its streams and watches told) is task-changes.ts's, which every change
+ * decided here and every batch of the round's notifications goes through; the create request
+ * it answers, and the bound on its call, are task-creation.ts's, so that the edge's directory
+ * writes that message without importing this object.
  */
 import type { McpServer } from '@modelcontextprotocol/server';
 import { DurableObject } from 'cloudflare:workers';
 import { log } from '../core/log.ts';
 import { utf8Length } from '../core/utf8.ts';
-import { boundedEvent, encodeBody, notificationEvent, statusEvent, type EncodedEventBody, type TaskEvent } from '../core/task-events.ts';
 import {
   afterAnswers,
   afterCancel,
@@ -40,7 +42,6 @@ import {
   detailedTaskOnWire,
   expiresAt,
   isExpired,
-  isTerminal,
   MAX_KEPT_ANSWERS_BYTES,
   newTask,
   taskOnWire,
@@ -53,9 +54,10 @@ import { createModernEndpoint, type ModernContext } from '../stateless/modern-en
 import { readConfig, type ConfigEnv, type ConfigVars, type TransportConfig } from '../config.ts';
 import { metricTool } from '../core/metrics.ts';
 import { Metrics } from '../metrics/metrics.ts';
-import { NotificationTap, type Notification } from './notification-tap.ts';
+import { NotificationTap } from './notification-tap.ts';
 import { MAX_CALL_BYTES, type TaskCreation } from './task-creation.ts';
 import { runRound, type RoundOptions } from './task-round.ts';
+import { TaskChanges } from './task-changes.ts';
 import { TaskStore } from './task-store.ts';
 import { TaskStreams, type StreamOpening, type TaskState } from './task-streams.ts';
 import { TaskTimeline } from './task-timeline.ts';
@@ -73,6 +75,8 @@ export abstract class McpTaskObject<E extends ConfigEnv<E> = ConfigVars> extends
   readonly #timeline: TaskTimeline;
   readonly #streams: TaskStreams;
   readonly #watches: TaskWatches;
+  /** Every change of the task goes through it: stored with its events, then heard (task-changes.ts). */
+  readonly #changes: TaskChanges;
   /** Cancels the round this instance is running, if any. */
   #round: AbortController | undefined;
   /** Counts to the MCP_METRICS dataset, when bound (metrics/metrics.ts). */
@@ -87,10 +91,19 @@ export abstract class McpTaskObject<E extends ConfigEnv<E> = ConfigVars> extends
     // Before anything else: a woken instance rebuilds its open streams from their sockets.
     this.#streams = new TaskStreams(ctx, this.#config.connectionBufferBytes, () => this.#state());
     this.#watches = new TaskWatches(ctx);
+    this.#changes = new TaskChanges(ctx.storage, {
+      store: () => this.#store,
+      read: () => this.#read(),
+      timeline: this.#timeline,
+      streams: this.#streams,
+      watches: this.#watches,
+      config: this.#config,
+      reached: (task) => this.#count(task),
+    });
     const task = this.#read();
     if (task?.status === 'working') {
       log({ msg: 'mcp.task.interrupted', task: task.taskId.slice(0, 8) });
-      this.#change((current) => afterInterruption(current, Date.now()));
+      this.#changes.apply((current) => afterInterruption(current, Date.now()));
     }
   }
 
@@ -119,7 +132,7 @@ export abstract class McpTaskObject<E extends ConfigEnv<E> = ConfigVars> extends
         const responses = typeof body.inputResponses === 'object' && body.inputResponses !== null ? body.inputResponses : {};
         let rerun: RoundOptions['retry'];
         let tooLarge: number | undefined;
-        this.#change((current) => {
+        this.#changes.apply((current) => {
           const decision = afterAnswers(current, responses as Record<string, unknown>, Date.now());
           rerun = decision.rerun;
           tooLarge = decision.tooLarge;
@@ -131,12 +144,12 @@ export abstract class McpTaskObject<E extends ConfigEnv<E> = ConfigVars> extends
       }
       case TASK_ROUTES.cancel:
         // Stored before the tool hears of it: whatever the tool does next, the task stays cancelled.
-        this.#change((current) => afterCancel(current, Date.now()));
+        this.#changes.apply((current) => afterCancel(current, Date.now()));
         this.#round?.abort();
         return json({});
       case TASK_ROUTES.revoke:
         // As a cancel: stored first, then the tool is stopped; the task reads failed, `grant_revoked`.
-        this.#change((current) => afterRevocation(current, Date.now()));
+        this.#changes.apply((current) => afterRevocation(current, Date.now()));
         this.#round?.abort();
         return json({});
       default:
@@ -211,7 +224,7 @@ export abstract class McpTaskObject<E extends ConfigEnv<E> = ConfigVars> extends
     const controller = new AbortController();
     this.#round = controller;
     const { taskId, ttlMs } = store.read();
-    const tap = new NotificationTap((batch) => this.#append(batch));
+    const tap = new NotificationTap((batch) => this.#changes.append(batch));
     const handler = createModernEndpoint(async (context) => tap.attach(await this.createServer(context)), this.env, {
       // The body is the call the edge already accepted, with the answers the task gathered.
       maxBodyBytes: Number.MAX_SAFE_INTEGER,
@@ -235,11 +248,11 @@ export abstract class McpTaskObject<E extends ConfigEnv<E> = ConfigVars> extends
       .then((outcome) => {
         if (this.#round === controller) this.#round = undefined;
         try {
-          this.#change((task) => afterOutcome(task, outcome, Date.now()));
+          this.#changes.apply((task) => afterOutcome(task, outcome, Date.now()));
         } catch (error) {
           // Most likely a result over SQLite's 2 MB value limit: the task fails, explicitly.
           log({ msg: 'mcp.task.error', task: taskId.slice(0, 8), error: `outcome not stored: ${String(error)}` });
-          this.#change((task) => afterOutcome(task, { kind: 'error', error: TASK_ERRORS.notStored }, Date.now()));
+          this.#changes.apply((task) => afterOutcome(task, { kind: 'error', error: TASK_ERRORS.notStored }, Date.now()));
         }
       });
     // Keeps the object resident while the tool runs, whether or not anyone is asking.
@@ -260,76 +273,6 @@ export abstract class McpTaskObject<E extends ConfigEnv<E> = ConfigVars> extends
   #state(): TaskState | undefined {
     const task = this.#read();
     return task === undefined ? undefined : { task, timeline: this.#timeline };
-  }
-
-  /**
-   * Stores what the working task's tool reported (a batch, notification-tap.ts) as the next
-   * events, then delivers them, and returns the bytes of events that went to its streams (the
-   * tap paces the tool by them). Nothing once the task stopped working: a cancelled task's tool may still be
-   * winding down.
-   */
-  #append(batch: readonly Notification[]): number {
-    // The stored task, not #read()'s: its status is what matters here, not its latest line.
-    const task = this.#store?.read();
-    if (task?.status !== 'working') return 0;
-    const { taskMaxEventBytes } = this.#config;
-    const events: EncodedEventBody[] = [];
-    for (const { method, params } of batch) {
-      const body = notificationEvent(method, params);
-      if (body !== undefined) events.push(boundedEvent(body, taskMaxEventBytes));
-    }
-    if (events.length === 0) return 0;
-    // Listen watches hear of a new statusMessage; without one, nothing more is read here.
-    const watched = this.#watches.watched;
-    const before = watched ? this.#read()!.statusMessage : undefined;
-    let first: number;
-    try {
-      first = this.ctx.storage.transactionSync(() => this.#timeline.appendAll(task, events, Date.now()));
-    } catch (error) {
-      this.#timeline.forget();
-      throw error;
-    }
-    let streamed = 0;
-    for (const [i, event] of events.entries()) streamed += this.#streams.deliver(task, { seq: first + i, ...event });
-    if (!watched) return streamed;
-    const now = this.#read()!;
-    if (now.statusMessage !== before) this.#watches.tell(now);
-    return streamed;
-  }
-
-  /**
-   * Applies a decision (core/task.ts) to the stored task and writes the task if it changed, with
-   * the event it makes in the same transaction: a new status is the next event; the end is the
-   * last, its seq kept with the task (the task row is that event, so it takes no row of its own).
-   */
-  #change(decide: (task: TaskRecord) => TaskRecord): void {
-    const store = this.#store;
-    const before = this.#read();
-    if (store === undefined || before === undefined) return;
-    let after = decide(before);
-    if (after === before) return;
-    const ends = isTerminal(after.status) && !isTerminal(before.status);
-    let event: TaskEvent | undefined;
-    try {
-      this.ctx.storage.transactionSync(() => {
-        if (ends) {
-          after = { ...after, finalSeq: this.#timeline.finalSeq() };
-        } else if (after.status !== before.status) {
-          const body = statusEvent(after);
-          event = { seq: this.#timeline.append(after, body, after.updatedAt), ...body };
-        }
-        store.write(after);
-      });
-    } catch (error) {
-      // Rolled back: the row and the timeline are as they were.
-      store.forget();
-      this.#timeline.forget();
-      throw error;
-    }
-    if (ends) this.#streams.end(after, { seq: after.finalSeq!, ...statusEvent(after) });
-    else if (event !== undefined) this.#streams.deliver(after, { seq: event.seq, ...encodeBody(event) });
-    if (after.status !== before.status) this.#count(after);
-    this.#watches.tell(after);
   }
 
   /** The task's `task` point for the status it has just reached (created: `working`). */
