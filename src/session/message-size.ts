@@ -2,7 +2,7 @@
 import { McpHttpError, type ErrorData, type JsonRpcId } from '../core/errors.ts';
 import { utf8Length } from '../core/utf8.ts';
 import { JsonRpcCode } from '../core/wire.ts';
-import { MAX_MESSAGE_BYTES, MAX_VALUE_BYTES } from './event-log.ts';
+import { MAX_MESSAGE_BYTES, MAX_VALUE_BYTES } from './event-rows.ts';
 
 /** A message too large to store, and so to send: nothing of it was stored or delivered. */
 export class MessageTooLargeError extends Error {

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { SessionStore } from '../../src/session/session-store.ts';
-import { MAX_MESSAGE_BYTES } from '../../src/session/event-log.ts';
+import { MAX_MESSAGE_BYTES } from '../../src/session/event-rows.ts';
 import { MessageTooLargeError } from '../../src/session/message-size.ts';
 import { SessionStreams } from '../../src/session/session-streams.ts';
 import { inNewObject, streamOptions } from '../support/session-fixture.ts';

@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { utf8Length } from '../../src/core/utf8.ts';
-import { EventLog, PART_UNITS } from '../../src/session/event-log.ts';
+import { EventLog } from '../../src/session/event-log.ts';
+import { PART_UNITS } from '../../src/session/event-rows.ts';
 import { inNewObject } from '../support/session-fixture.ts';
 
 /** Each crosses part boundaries differently: pairs and two- and three-byte characters at the cuts. */

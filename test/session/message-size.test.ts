@@ -6,7 +6,7 @@
  * anything runs.
  */
 import { describe, expect, it } from 'vitest';
-import { MAX_MESSAGE_BYTES, MAX_VALUE_BYTES } from '../../src/session/event-log.ts';
+import { MAX_MESSAGE_BYTES, MAX_VALUE_BYTES } from '../../src/session/event-rows.ts';
 import { errorOf, initializeRequest, messages, openSession, postRaw, toolCall } from '../support/mcp-http.ts';
 import { SseReader } from '../support/sse-reader.ts';
 
