@@ -1,7 +1,13 @@
 /**
- * The per-session bounds on stored events (`MAX_SESSION_EVENTS`, `MAX_SESSION_BYTES`). An
- * instance learns the stored totals before its first write, then keeps them in step with
- * every write; what a rolled-back transaction changed is forgotten with `forget`.
+ * The per-session bounds: on stored events (`MAX_SESSION_EVENTS`, `MAX_SESSION_BYTES`), and on
+ * what a session may ask for — requests in its life (`MAX_SESSION_REQUESTS`) and calls running
+ * at once (`MAX_RUNNING_CALLS`), refused before anything is stored (`admit`, `admitCalls`).
+ * SessionStreams asks here before it opens a stream or holds an event; what it stores and
+ * delivers is its own.
+ *
+ * The stored events: an instance learns the stored totals before its first write, then keeps
+ * them in step with every write; what a rolled-back transaction changed is forgotten with
+ * `forget`.
  *
  * Counting every event at each wake would read the whole log: a session of 10,000 events
  * woken once a minute would read more, at a thousandth of a write a row, than its calls
@@ -10,11 +16,16 @@
  * totals, and counts exactly only once the bound says a limit is reached — so what is pruned
  * is exactly what the bounds demand. Each new stream records what the instance holds.
  */
+import { httpErrors, type JsonRpcId } from '../core/errors.ts';
 import type { EventLog } from './event-log.ts';
 
 export interface Limits {
   readonly maxSessionEvents: number;
   readonly maxSessionBytes: number;
+  /** Requests with an id and GET streams the session may make in its life (MAX_SESSION_REQUESTS). */
+  readonly maxSessionRequests: number;
+  /** Requests the session's open request streams may carry at once, a batch's counted whole until its stream ends (MAX_RUNNING_CALLS). */
+  readonly maxRunningCalls: number;
 }
 
 export class SessionBounds {
@@ -28,6 +39,32 @@ export class SessionBounds {
   constructor(log: EventLog, limits: Limits) {
     this.#log = log;
     this.#limits = limits;
+  }
+
+  /**
+   * Refuses `requests` more if the session would pass MAX_SESSION_REQUESTS: every request id
+   * stays stored for the session's life (never reused; a re-sent request is recognised, not
+   * run again), so their number is the session's to bound — forgetting any would break that.
+   */
+  admit(requests: number, id: JsonRpcId | null): void {
+    const { maxSessionRequests } = this.#limits;
+    if (this.#log.requestsMade() + requests > maxSessionRequests) throw httpErrors.sessionFull(maxSessionRequests, id);
+  }
+
+  /**
+   * Refuses `requests` more calls if, with the `running` ones, they would pass
+   * MAX_RUNNING_CALLS. Every call runs at once, and keeps the object resident until it ends:
+   * bounded per session, counted in calls (a 2025-03-26 batch as the requests it carries), not
+   * in streams.
+   */
+  admitCalls(running: number, requests: number, id: JsonRpcId | null): void {
+    const { maxRunningCalls } = this.#limits;
+    if (running + requests > maxRunningCalls) throw httpErrors.tooManyRunningCalls(maxRunningCalls, id);
+  }
+
+  /** Whether an event of `bytes` can be stored within both bounds on stored events, pruning nothing. */
+  fits(totals: { readonly events: number; readonly bytes: number }, bytes: number): boolean {
+    return totals.events < this.#limits.maxSessionEvents && totals.bytes + bytes <= this.#limits.maxSessionBytes;
   }
 
   /**

@@ -11,36 +11,32 @@
  *
  * One exception, for throughput: an event on the hot path (a notification within bounds) is
  * held for a moment and stored with the events around it in one multi-row INSERT, then
- * delivered. Held events are stored before anything else reads or changes the log, so no
- * reader can tell: every method starts by storing them, and `log` stores them before it is
- * handed out.
+ * delivered (held-events.ts). No reader can tell: every method starts by storing the held
+ * events, and `log` stores them before it is handed out.
+ *
+ * What the session may open or store — its requests, its running calls, its stored events — is
+ * asked of session-bounds.ts first; this file stores and delivers.
  */
-import { httpErrors, type JsonRpcId } from '../core/errors.ts';
+import type { JsonRpcId } from '../core/errors.ts';
 import { formatEventId } from '../core/event-id.ts';
-import { log } from '../core/log.ts';
 import { utf8Length } from '../core/utf8.ts';
 import type { StreamRecord } from '../core/resume.ts';
 import { ConnectionTable } from './connection-table.ts';
 import type { JsonCollector, Delivery } from './connection.ts';
 import { EventLog } from './event-log.ts';
-import { APPEND_BATCH, type StoredRow } from './event-rows.ts';
+import { HeldEvents } from './held-events.ts';
 import { tooLargeToStore } from './message-size.ts';
 import type { RelayConnection } from './relay-connection.ts';
 import { Residency } from './residency.ts';
-import { SessionBounds } from './session-bounds.ts';
+import { type Limits, SessionBounds } from './session-bounds.ts';
 import { StreamCache } from './stream-cache.ts';
 import type { SessionStore } from './session-store.ts';
 
-export interface StreamOptions {
+/** The session's bounds (session-bounds.ts), and how its connections and streams are run. */
+export interface StreamOptions extends Limits {
   /** Bytes an SSE connection may have sent and unacknowledged before it reads the log instead. */
   readonly connectionBufferBytes: number;
   readonly retryMs: number;
-  readonly maxSessionEvents: number;
-  readonly maxSessionBytes: number;
-  /** Requests with an id and GET streams the session may make in its life (MAX_SESSION_REQUESTS). */
-  readonly maxSessionRequests: number;
-  /** Requests the session's open request streams may carry at once, a batch's counted whole until its stream ends (MAX_RUNNING_CALLS). */
-  readonly maxRunningCalls: number;
   /** The object's `ctx.waitUntil`: each request stream keeps the object resident until it ends (residency.ts). */
   readonly keepResident: (until: Promise<void>) => void;
 }
@@ -54,9 +50,8 @@ export class SessionStreams {
   readonly #bounds: SessionBounds;
   readonly #residency: Residency;
   readonly #connections: ConnectionTable;
-  /** Hot-path events not yet stored, in emission order; none was delivered. Stored when the turn ends. */
-  #held: (StoredRow & { readonly id: string; readonly bytes: number })[] = [];
-  #storeTimer: number | undefined;
+  /** Hot-path events not yet stored (held-events.ts). */
+  readonly #held: HeldEvents;
 
   constructor(storage: DurableObjectStorage, sessions: SessionStore, options: StreamOptions) {
     this.#storage = storage;
@@ -70,6 +65,7 @@ export class SessionStreams {
       bufferBytes: options.connectionBufferBytes,
       backlogOf: (stream) => ({ read: (after, budget) => this.#backlog(stream, after, budget) }),
     });
+    this.#held = new HeldEvents(this.#log, this.#cache, this.#connections, this.#bounds);
   }
 
   /** The live connections, for the relay's sockets (bind, acknowledge, close); their log reads store held events first. */
@@ -79,31 +75,8 @@ export class SessionStreams {
 
   /** The durable log, with every emitted event in it. */
   get log(): EventLog {
-    this.#storeHeld();
+    this.#held.store();
     return this.#log;
-  }
-
-  /**
-   * Stores the held events in one statement, then delivers them. If storing fails, none was
-   * stored or delivered: what this instance believed about those streams is forgotten (and
-   * read again from storage), and their connections end, so each client resumes from the
-   * last event it really received — never across a gap.
-   */
-  #storeHeld(): void {
-    if (this.#held.length === 0) return;
-    const held = this.#held;
-    this.#held = [];
-    try {
-      this.#log.appendMany(held);
-    } catch (error) {
-      for (const { stream } of held) {
-        this.#cache.drop(stream);
-        this.#connections.close(stream);
-      }
-      this.#bounds.forget();
-      throw error;
-    }
-    for (const { stream, seq, id, message, bytes } of held) this.#connections.deliver(stream, { seq, id, data: message, bytes });
   }
 
   /**
@@ -129,12 +102,10 @@ export class SessionStreams {
     requestKeys: readonly string[],
     { register = true, id = null }: { register?: boolean; id?: JsonRpcId | null } = {},
   ): StreamRecord {
-    this.#storeHeld();
-    // Every call runs at once, and keeps the object resident until it ends: bounded per session,
-    // counted in calls (a 2025-03-26 batch as the requests it carries), not in streams.
-    const { maxRunningCalls } = this.#options;
-    if (this.#residency.requests + requestKeys.length > maxRunningCalls) throw httpErrors.tooManyRunningCalls(maxRunningCalls, id);
-    this.#admit(requestKeys.length, id);
+    this.#held.store();
+    // Every call runs at once, and keeps the object resident until it ends (session-bounds.ts).
+    this.#bounds.admitCalls(this.#residency.requests, requestKeys.length, id);
+    this.#bounds.admit(requestKeys.length, id);
     const stream = this.#transaction(() => {
       const opened = this.#log.openStream('request', epoch, requestKeys, Date.now(), this.#residency.lowest, this.#bounds.totals());
       if (register) for (const key of requestKeys) this.#log.requests.register(key, opened.stream);
@@ -144,16 +115,6 @@ export class SessionStreams {
     // The call runs to its end here even if its client goes away: it is answered into the log.
     this.#residency.hold(stream.stream, requestKeys.length);
     return stream;
-  }
-
-  /**
-   * Refuses `requests` more if the session would pass MAX_SESSION_REQUESTS: every request id
-   * stays stored for the session's life (never reused; a re-sent request is recognised, not
-   * run again), so their number is the session's to bound — forgetting any would break that.
-   */
-  #admit(requests: number, id: JsonRpcId | null): void {
-    const { maxSessionRequests } = this.#options;
-    if (this.#log.requestsMade() + requests > maxSessionRequests) throw httpErrors.sessionFull(maxSessionRequests, id);
   }
 
   /** The stream that answers a request, if the request id was ever used in the session. */
@@ -174,7 +135,7 @@ export class SessionStreams {
 
   /** Finishes a stream that is still open (revival: its producer died with nothing unanswered). */
   finish(stream: number): void {
-    this.#storeHeld();
+    this.#held.store();
     if (!this.isOpen(stream)) return;
     this.#end(stream, 'finished');
     this.#ended(stream);
@@ -196,8 +157,8 @@ export class SessionStreams {
    * is refused, so a session never has two live standalone streams.
    */
   openStandalone(epoch: number, previous: number | null): StreamRecord {
-    this.#storeHeld();
-    this.#admit(1, null);
+    this.#held.store();
+    this.#bounds.admit(1, null);
     const stream = this.#transaction(() => {
       if (previous !== null) this.#end(previous, 'superseded');
       const opened = this.#log.openStream('standalone', epoch, [], Date.now(), this.#residency.lowest, this.#bounds.totals());
@@ -216,7 +177,7 @@ export class SessionStreams {
    * previous connection.
    */
   attach(stream: StreamRecord, afterSeq: number, primes: boolean): RelayConnection {
-    this.#storeHeld();
+    this.#held.store();
     const known = this.#cache.know(stream.stream);
     const connection = this.#connections.open(stream, afterSeq, known?.lastSeq ?? afterSeq);
     // On a resumed connection the priming id is the cursor itself: it never moves the
@@ -230,7 +191,7 @@ export class SessionStreams {
 
   /** What a connection that fell behind reads: the stream's events after its position. */
   #backlog(stream: Pick<StreamRecord, 'stream' | 'epoch'>, afterSeq: number, budgetBytes: number): { events: Delivery[]; lastSeq: number } {
-    this.#storeHeld();
+    this.#held.store();
     const lastSeq = this.#cache.know(stream.stream)?.lastSeq ?? afterSeq;
     // What a frame adds to its message: `id: <id>\ndata: <message>\n\n`, the id at most as long as the last one.
     const framing = FRAME_BYTES + eventId(stream, lastSeq).length;
@@ -244,7 +205,7 @@ export class SessionStreams {
 
   /** JSON response mode: a collector in place of an SSE connection. */
   collect(stream: StreamRecord, requestKeys: readonly string[]): JsonCollector {
-    this.#storeHeld();
+    this.#held.store();
     const collector = this.#connections.collect(stream.stream, requestKeys);
     // Already finished (a 2025-03-26 batch that cancelled its own request): nothing more is owed.
     if (this.#cache.know(stream.stream)?.open !== true) collector.finish();
@@ -268,26 +229,18 @@ export class SessionStreams {
     if (tooLarge !== undefined) throw tooLarge;
     const totals = this.#bounds.totals();
     const holdable = answers === undefined && !awaitsAnswer;
-    if (holdable && totals.events < this.#options.maxSessionEvents && totals.bytes + size <= this.#options.maxSessionBytes) {
-      // The hot path (progress, logging): held, then stored with its neighbours (#storeHeld).
+    if (holdable && this.#bounds.fits(totals, size)) {
+      // The hot path (progress, logging): held, then stored with its neighbours (held-events.ts).
       const seq = ++known.lastSeq;
-      this.#held.push({ stream, seq, message: data, id: formatEventId({ epoch: known.epoch, stream, seq }), bytes: size });
       totals.events += 1;
       totals.bytes += size;
-      if (this.#storeTimer === undefined) {
-        // The first event of a turn is stored at once, so it commits, and can leave, as soon
-        // as the turn ends; those after it wait for company until the turn is over.
-        this.#storeTimer = setTimeout(() => this.#storeHeldLater(), 0);
-        this.#storeHeld();
-      } else if (this.#held.length >= APPEND_BATCH) {
-        this.#storeHeld();
-      }
+      this.#held.hold({ stream, seq, message: data, id: formatEventId({ epoch: known.epoch, stream, seq }), bytes: size });
       return true;
     }
     // An answer, a server→client request, or an event that needs pruning: stored (and
     // delivered) after everything held. The answer that leaves no request of its stream
     // unanswered is stored as the stream's end, so finishing it writes nothing more.
-    this.#storeHeld();
+    this.#held.store();
     const seq = known.lastSeq + 1;
     const finished = this.#transaction(() => {
       const done = answers !== undefined && !this.#cache.answer(answers, stream);
@@ -302,19 +255,9 @@ export class SessionStreams {
     return true;
   }
 
-  /** The end of the turn that emitted held events: nobody to throw to, so the failure is logged. */
-  #storeHeldLater(): void {
-    this.#storeTimer = undefined;
-    try {
-      this.#storeHeld();
-    } catch (error) {
-      log({ msg: 'mcp.session.store_error', error: String(error) });
-    }
-  }
-
   /** A cancelled request is never answered (the spec forbids it), so it stops holding its stream open. */
   abandon(requestKey: string): void {
-    this.#storeHeld();
+    this.#held.store();
     const stream = this.streamOfRequest(requestKey);
     if (stream === undefined || !this.isOpen(stream)) return;
     const finished = this.#transaction(() => {
@@ -337,7 +280,7 @@ export class SessionStreams {
 
   /** Ends the stream's live connection, if any; the stream and its producer go on. */
   closeConnection(stream: number): void {
-    this.#storeHeld();
+    this.#held.store();
     this.#connections.close(stream);
   }
 
@@ -346,9 +289,7 @@ export class SessionStreams {
    * rest of its storage (storing them first could fail, and stop the deletion).
    */
   closeAll(): void {
-    this.#held = [];
-    if (this.#storeTimer !== undefined) clearTimeout(this.#storeTimer);
-    this.#storeTimer = undefined;
+    this.#held.drop();
     this.#connections.closeAll();
     this.#residency.releaseAll();
     this.forget();
