@@ -13,15 +13,16 @@
  * - Attach decisions are synchronous sections (read the stream, decide, switch the
  *   connection), so concurrent reconnects are serialized by the object itself.
  * - A fresh instance revives the session before serving anything (session-revival.ts).
- * - This class speaks HTTP and runs the session's lifecycle; where messages go is
- *   message-router.ts, the alarm's clocks session-clock.ts, decisions are in ../core.
+ * - This class speaks HTTP. The session's lifecycle — the live session started or revived,
+ *   and its end by DELETE, from outside or by idle expiry on the alarm — is
+ *   session-lifecycle.ts; where messages go is message-router.ts, the alarm's clocks
+ *   session-clock.ts, decisions are in ../core.
  */
 import { DurableObject } from 'cloudflare:workers';
 import type { JSONRPCMessage, McpServer } from '@modelcontextprotocol/server';
 import { readConfig, type ConfigEnv, type ConfigVars, type TransportConfig } from '../config.ts';
 import { asHttpError, errorResponse, httpErrors, McpHttpError } from '../core/errors.ts';
 import {
-  errorAnswer,
   idKey,
   isInitializeRequest,
   isRequest,
@@ -37,26 +38,21 @@ import { readBoundedText, readCursor } from '../core/request-checks.ts';
 import { firstEpoch } from '../core/event-id.ts';
 import { decideResume, type StreamRecord } from '../core/resume.ts';
 import { HEADERS, JsonRpcCode, OBJECT_ROUTES, SSE_RESPONSE_HEADERS, ALLOWED_METHODS } from '../core/wire.ts';
-import { DurableTransport } from './durable-transport.ts';
 import { MessageRouter, type LiveSession } from './message-router.ts';
 import { PendingAnswers } from './pending-answers.ts';
 import { RelayEndpoint } from './relay-endpoint.ts';
-import { createSessionSchema, SESSION_SCHEMA, upgradeSession } from './schema.ts';
-import { storedVersion } from '../storage/migrator.ts';
-import { isExpired, nextAlarm, SessionClock } from './session-clock.ts';
+import { createSessionSchema } from './schema.ts';
+import { SessionClock } from './session-clock.ts';
 import { CallMeter } from './call-meter.ts';
-import { interruptOrphanedStreams, replayHandshake } from './session-revival.ts';
-import { answerOpenCalls } from './open-calls.ts';
 import { Metrics, registeredTool } from '../metrics/metrics.ts';
-import { SessionStore, type SessionRecord } from './session-store.ts';
+import { SessionStore } from './session-store.ts';
 import type { SessionContext } from './session-context.ts';
 import { ANONYMOUS, principalOf, type Principal } from '../auth/principal.ts';
 import { refuseUnstorable } from './message-size.ts';
 import { SessionStreams } from './session-streams.ts';
-import { logToolErrors } from '../tools/tool-errors.ts';
+import { type EndReason, SessionLifecycle } from './session-lifecycle.ts';
 
-/** Why a session is ended from outside (OBJECT_ROUTES.end): `data.reason` of its calls' error answers. */
-export type EndReason = 'grant_revoked' | 'ended_by_operator';
+export type { EndReason } from './session-lifecycle.ts';
 
 export abstract class McpSessionObject<Env extends ConfigEnv<Env> = ConfigVars> extends DurableObject<Env> {
   /** Builds the McpServer for a session. Construct it with `sessionServerOptions(...)`. */
@@ -71,11 +67,10 @@ export abstract class McpSessionObject<Env extends ConfigEnv<Env> = ConfigVars> 
   readonly #relay: RelayEndpoint;
   /** Counts to the MCP_METRICS dataset, when bound (metrics/metrics.ts). */
   readonly #metrics: Metrics;
-  #live: Promise<LiveSession> | undefined;
+  /** The live session, started or revived, and its end (session-lifecycle.ts). */
+  readonly #lifecycle: SessionLifecycle;
   /** Who the request being served is from (SessionContext.principal). */
   #principal: Principal = ANONYMOUS;
-  /** The live session once it is served here (its epoch goes on every response). */
-  #current: LiveSession | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -94,11 +89,24 @@ export abstract class McpSessionObject<Env extends ConfigEnv<Env> = ConfigVars> 
       new CallMeter(
         this.#metrics,
         () => this.#principal.id,
-        (tool) => registeredTool(this.#current?.server, tool),
+        (tool) => registeredTool(this.#lifecycle.current?.server, tool),
       ),
     );
+    this.#lifecycle = new SessionLifecycle({
+      ctx,
+      sessionTtlMs: this.#config.sessionTtlMs,
+      sessions: this.#sessions,
+      streams: this.#streams,
+      router: this.#router,
+      clock: this.#clock,
+      pending: this.#pending,
+      metrics: this.#metrics,
+      createServer: (context) => this.createServer(context),
+      principal: () => this.#principal,
+    });
     // A woken instance rebuilds its relayed connections here; the McpServer waits for the next
-    // request (#open), which finds no call interrupted: a hibernated object was running none.
+    // request (SessionLifecycle.open), which finds no call interrupted: a hibernated object was
+    // running none.
     this.#relay = new RelayEndpoint(ctx, this.#streams.connections, this.#config.connectionBufferBytes);
   }
 
@@ -109,7 +117,10 @@ export abstract class McpSessionObject<Env extends ConfigEnv<Env> = ConfigVars> 
       const sessionId = request.headers.get(HEADERS.sessionId) ?? '';
       // The principal registry's question (principals/principal-holdings.ts): reads, never creates.
       if (route === OBJECT_ROUTES.probe) return this.#probe();
-      if (route === OBJECT_ROUTES.end) return await this.#end((await request.json()) as { reason: EndReason });
+      if (route === OBJECT_ROUTES.end) {
+        const ended = await this.#lifecycle.end((await request.json()) as { reason: EndReason });
+        return new Response(null, { status: ended ? 204 : 404 });
+      }
       // Who is asking, as the Worker established it — only on the routes a client's request
       // comes by: the registry's probe and the operator's end name no principal, and must not
       // change who the calls running here run for.
@@ -119,17 +130,16 @@ export abstract class McpSessionObject<Env extends ConfigEnv<Env> = ConfigVars> 
       const body = request.method === 'POST' ? await readBoundedText(request, this.#config.maxBodyBytes) : '';
       if (route === OBJECT_ROUTES.create) return await this.#create(sessionId, body, request);
       const posted = request.method === 'POST' ? parseJsonRpcBody(body) : undefined;
-      const opened = this.#open(sessionId);
+      const opened = this.#lifecycle.open(sessionId);
       const live = await opened;
-      if (this.#live !== opened) throw httpErrors.sessionNotFound(); // deleted while reviving
-      this.#current = live;
+      this.#lifecycle.serve(opened, live); // 404 if it was deleted while reviving
       switch (request.method) {
         case 'POST':
           return await this.#post(live, posted!, request);
         case 'GET':
           return await this.#get(live, request);
         case 'DELETE':
-          await this.#destroy(live);
+          await this.#lifecycle.destroy(live);
           this.#metrics.write({ kind: 'session', outcome: 'deleted' }, this.#principal.id);
           return new Response(null, { status: 204 });
         default:
@@ -155,17 +165,15 @@ export abstract class McpSessionObject<Env extends ConfigEnv<Env> = ConfigVars> 
     const init = parseJsonRpcBody(body).messages[0] as JsonRpcRequest;
     // The handshake is stored for the session's life (a revived server replays it) as one value.
     refuseUnstorable('the initialize params are', init.params ?? {}, init.id);
-    const live = await this.#startServer(sessionId);
-    this.#live = Promise.resolve(live);
-    this.#current = live;
+    const live = await this.#lifecycle.startServer(sessionId);
+    this.#lifecycle.adopt(live);
     const answer = this.#pending.expect(init.id);
     live.transport.receive(init as JSONRPCMessage, { request });
     const response = (await answer) as JsonRpcMessage;
     const version = 'result' in response ? (response.result as { protocolVersion?: unknown }).protocolVersion : undefined;
     if (typeof version !== 'string' || !isSupportedProtocolVersion(version)) {
       // The SDK refused the handshake: nothing is stored, and no session id is issued.
-      this.#live = undefined;
-      this.#current = undefined;
+      this.#lifecycle.forget();
       const error = 'error' in response ? response.error : undefined;
       throw new McpHttpError(400, error?.code ?? JsonRpcCode.InvalidRequest, error?.message ?? 'initialize failed', undefined, init.id);
     }
@@ -269,113 +277,7 @@ export abstract class McpSessionObject<Env extends ConfigEnv<Env> = ConfigVars> 
     this.#relay.closed(socket);
   }
 
-  // ---- Session lifecycle -------------------------------------------------------------------
-
-  async #startServer(sessionId: string): Promise<LiveSession> {
-    const principal = () => this.#principal;
-    // A tool that throws is logged with its stack (tools/tool-errors.ts); the client hears what the SDK says.
-    const server = logToolErrors(
-      this.createServer({
-        sessionId,
-        get principal() {
-          return principal();
-        },
-        storage: this.ctx.storage,
-        waitUntil: (task) => this.ctx.waitUntil(task.catch(() => undefined)),
-      }),
-    );
-    const live: LiveSession = {
-      server,
-      transport: new DurableTransport(sessionId, (message, related, origin) => {
-        if (this.#pending.take(message)) return;
-        if (this.#live === undefined) return; // the session was deleted under a running handler
-        this.#router.route(live, message, related, origin);
-      }),
-      record: undefined as unknown as SessionRecord, // set once the session is created or loaded
-    };
-    // The SDK reports what it cannot hand to anyone (say, a response it failed to send) only
-    // here; left unset, those failures vanish.
-    server.server.onerror = (error) => log({ msg: 'mcp.session.sdk_error', error: String(error) });
-    await server.connect(live.transport);
-    return live;
-  }
-
-  /** The live session, reviving it in this instance if needed; 404 if there is none. */
-  #open(sessionId: string): Promise<LiveSession> {
-    this.#live ??= this.#revive(sessionId).catch((error: unknown) => {
-      // What a failed revival cached (streams it finished, seqs it used) is forgotten and the
-      // next request revives anew: its interruptions' transaction rolled back, or committed
-      // whole (then the next revival finds no orphans) if it was the server's start that failed.
-      this.#live = undefined;
-      this.#streams.forget();
-      throw error;
-    });
-    return this.#live;
-  }
-
-  async #revive(sessionId: string): Promise<LiveSession> {
-    const stored = this.#load();
-    if (stored === undefined) throw httpErrors.sessionNotFound();
-    this.#clock.recorded(stored.lastActiveAt);
-    this.#clock.ensureArmed(stored.lastActiveAt + this.#config.sessionTtlMs);
-    const { record, interrupted } = interruptOrphanedStreams(this.ctx.storage, this.#sessions, this.#streams, stored);
-    // Their tools are not stored (only their ids): the points say how many, not which.
-    for (let i = 0; i < interrupted; i++) {
-      this.#metrics.write({ kind: 'call', tool: '', outcome: 'interrupted', durationMs: 0, events: 0 }, this.#principal.id);
-    }
-    const live = await this.#startServer(sessionId);
-    live.record = record;
-    await replayHandshake(live.transport, this.#pending, record);
-    return live;
-  }
-
-  /**
-   * Ends the session from outside (principals/principal-control.ts): an operator, or the
-   * revocation of its principal's grant. Every call still running is answered first, on its
-   * own stream, with an error that says why — so a client reading its stream live gets the
-   * explicit end rather than a stream that stops (one behind, or resuming later, finds the
-   * session gone) — and then the session is gone: 404 to every request after, as for one
-   * that never existed.
-   */
-  async #end({ reason }: { reason: EndReason }): Promise<Response> {
-    if (this.#load() === undefined) return new Response(null, { status: 404 });
-    const live = await this.#live?.catch(() => undefined);
-    const message =
-      reason === 'grant_revoked'
-        ? 'Request ended: the session was ended because the grant it was authorized by was revoked'
-        : 'Request ended: the session was ended by the server operator';
-    // Each answer is stored in a transaction of its own, then delivered: inside one around them
-    // all, a client would get answers that a failure of a later one rolled back. Should one
-    // fail, the end fails (500), what was answered stays answered, and ending again goes on.
-    answerOpenCalls(this.#streams, (id) => errorAnswer(id, JsonRpcCode.ServerError, message, { reason }));
-    await this.#destroy(live);
-    this.#metrics.write({ kind: 'session', outcome: 'deleted' }, this.#principal.id);
-    return new Response(null, { status: 204 });
-  }
-
-  /** Ends the session: connections, handlers, and every byte it stored, in one step. */
-  async #destroy(live: LiveSession | undefined): Promise<void> {
-    // Forget the instance first: anything its handlers still emit finds no session to write to.
-    this.#live = undefined;
-    this.#current = undefined;
-    this.#router.forget();
-    this.#streams.closeAll();
-    await live?.server.close().catch(() => undefined);
-    await this.#clock.disarm();
-    await this.ctx.storage.deleteAll();
-  }
-
-  /**
-   * The stored session, brought to the current schema first if an older version stored it
-   * (the alarm can be the first thing a new deploy runs for a session); undefined, writing
-   * nothing, if there is none.
-   */
-  #load(): SessionRecord | undefined {
-    const version = storedVersion(this.ctx.storage.sql, SESSION_SCHEMA);
-    if (version === 0) return undefined;
-    if (version < SESSION_SCHEMA.version) upgradeSession(this.ctx.storage);
-    return this.#sessions.load();
-  }
+  // ---- Lifecycle ---------------------------------------------------------------------------
 
   /**
    * The registry's probe: 404 when no session is stored here; else how long it lives at least,
@@ -383,38 +285,14 @@ export abstract class McpSessionObject<Env extends ConfigEnv<Env> = ConfigVars> 
    * alarm's own rule), so the registry need not ask again before then (core/holdings.ts).
    */
   #probe(): Response {
-    const record = this.#load();
+    const record = this.#lifecycle.load();
     if (record === undefined) return new Response(null, { status: 404 });
     return Response.json({ liveUntil: record.lastActiveAt + this.#config.sessionTtlMs });
   }
 
-  /**
-   * Idle expiry (session-clock.ts). Its work is bounded, whatever the session's length: the
-   * session row and its newest stream are read, and an expired session is dropped whole.
-   */
+  /** Idle expiry (session-lifecycle.ts). */
   override async alarm(): Promise<void> {
-    this.#clock.fired();
-    const record = this.#load();
-    if (record === undefined) return;
-    const state = {
-      now: Date.now(),
-      lastActiveAt: record.lastActiveAt,
-      busy: (this.#live !== undefined && this.#streams.running) || this.#streams.hasConnections,
-      sessionTtlMs: this.#config.sessionTtlMs,
-    };
-    if (isExpired(state)) {
-      const live = await this.#live?.catch(() => undefined);
-      // Nothing but the revival can have run meanwhile; a request that arrived during it
-      // touched the session, and then it is not idle any more.
-      if ((this.#sessions.load()?.lastActiveAt ?? 0) === record.lastActiveAt) {
-        log({ msg: 'mcp.session.expired', idle_ms: state.now - record.lastActiveAt });
-        await this.#destroy(live);
-        // The alarm knows no principal (a session stores none): the point's index is empty.
-        this.#metrics.write({ kind: 'session', outcome: 'expired' }, undefined);
-        return;
-      }
-    }
-    this.#clock.arm(nextAlarm(state));
+    await this.#lifecycle.alarm();
   }
 
   // ---- Messages ----------------------------------------------------------------------------
@@ -429,7 +307,7 @@ export abstract class McpSessionObject<Env extends ConfigEnv<Env> = ConfigVars> 
 
   #epochHeader(extra: HeadersInit = {}): Headers {
     const headers = new Headers(extra);
-    const epoch = this.#current?.record.epoch ?? this.#sessions.epoch();
+    const epoch = this.#lifecycle.current?.record.epoch ?? this.#sessions.epoch();
     if (epoch !== undefined) headers.set(HEADERS.epoch, String(epoch));
     return headers;
   }
