@@ -1,11 +1,14 @@
 /**
- * The edge Worker: its configuration checked once per isolate first (edge-state.ts: a
- * deployment that cannot work answers every request with the fix, before anything else), then
- * the Host/Origin walls (on every route it serves), stateless checks and
+ * The edge Worker's app: the Host/Origin walls (on every route it serves), stateless checks and
  * authentication, then routing by era — a session's request to its Durable Object
  * (session-route.ts), a 2026-07-28 one to the SDK's handler (modern-route.ts). It holds no
  * session state and makes no protocol decision of its own; every check is a core function,
  * every rejection goes through errorResponse().
+ *
+ * What runs around the app on every request is worker-entry.ts: the configuration checked
+ * once per isolate first (edge-state.ts: a deployment that cannot work answers every request
+ * with the fix, before anything else), the endpoint's one spelling, AUTH=oauth's authorization
+ * server in front, and the request's log line and metrics point.
  */
 import { isLegacyRequest, type AuthInfo } from '@modelcontextprotocol/server';
 import { Hono, type Context } from 'hono';
@@ -28,20 +31,21 @@ import { createModernEndpoint } from '../stateless/modern-endpoint.ts';
 import { serveTasksInScope } from '../tasks/edge-tasks.ts';
 import { ALLOWED_METHODS, HEADERS, JsonRpcCode } from '../core/wire.ts';
 import type { VerifiedToken } from '../auth/authenticate.ts';
-import { type FetchHandler, oauthFront } from '../auth/oauth-server.ts';
-import { ANONYMOUS, OAUTH_PRINCIPAL_PREFIX, type Principal } from '../auth/principal.ts';
+import type { FetchHandler } from '../auth/oauth-server.ts';
+import { ANONYMOUS, type Principal } from '../auth/principal.ts';
 import { addressKey } from '../core/client-address.ts';
 import { METADATA_ROOT, metadataDocument, resourceUrl } from '../auth/protected-resource.ts';
 import { preflightResponse, withCors } from './cors.ts';
 import { refuseModern } from './refuse-modern.ts';
 import { serveModern } from './modern-route.ts';
 import { deleteSession, getFromSession, postToSession, startSession, type SessionRequest } from './session-route.ts';
-import { logRequest, metricEra, requestMetric } from './request-log.ts';
+import { metricEra } from './request-log.ts';
 import { Metrics } from '../metrics/metrics.ts';
 import { PrincipalControl } from '../principals/principal-control.ts';
 import { type Credential, PrincipalHoldings } from '../principals/principal-holdings.ts';
 import { serveAdminRoutes } from './admin-routes.ts';
 import { edgeStates, type EdgeState } from './edge-state.ts';
+import { workerEntry } from './worker-entry.ts';
 import type { McpWorkerOptions } from './worker-options.ts';
 
 export type { McpWorkerOptions } from './worker-options.ts';
@@ -268,72 +272,15 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
     return errorResponse(failure);
   });
 
-  // AUTH=oauth puts the embedded authorization server in front of the endpoint; its paths count
-  // against the same rate limit, per client address.
-  const oauthServer = oauthFront<E>(app as unknown as FetchHandler<E>, path, oauth, {
-    limiter: (env) => edgeOf(env).rateLimit,
-    periodSeconds: RATE_LIMIT_PERIOD_S,
-    // A client revoking its refresh token at the token endpoint (RFC 7009) ends its grant: what it opened ends too.
-    grantRevoked: (env, userId, grantId) => controlOf(env)?.revoke(`${OAUTH_PRINCIPAL_PREFIX}${userId}`, grantId),
+  // Around the app, on every request: the configuration, the endpoint's one spelling,
+  // AUTH=oauth's front, the request's log line and metrics point (worker-entry.ts).
+  return workerEntry<E>({
+    app: app as unknown as FetchHandler<E>,
+    path,
+    oauth,
+    edgeOf,
+    controlOf,
+    principalOfRequest,
+    rateLimitPeriodS: RATE_LIMIT_PERIOD_S,
   });
-  /**
-   * The app, or with AUTH=oauth the authorization server in front of it, which checks Host and
-   * Origin first on every path (a foreign one gets no challenge, no preflight, no metadata).
-   */
-  function serve(request: Request, env: E, ctx: ExecutionContext, config: TransportConfig, pathname: string) {
-    if (config.auth.mode !== 'oauth') return app.fetch(request, env, ctx);
-    return oauthServer(request, env, ctx, config, config.auth, pathname);
-  }
-
-  return {
-    async fetch(request: Request, env: E, ctx: ExecutionContext): Promise<Response> {
-      let config: TransportConfig;
-      try {
-        config = edgeOf(env).config;
-      } catch (error) {
-        // Misconfigured: every request, on every path, is told what to fix (logged once, edge-state.ts).
-        return errorResponse(asHttpError(error));
-      }
-      const started = Date.now();
-      const { pathname } = new URL(request.url);
-      // Hono routes by the decoded path: the endpoint spelled otherwise (`/%6Dcp`) would reach it
-      // past every check that reads the path as sent (the request log, the metrics, AUTH=oauth's
-      // front). Only the one spelling is the endpoint.
-      if (pathname !== path && decodedPath(pathname) === path) {
-        // Answered here, outside the app: behind the same walls as every route it serves.
-        return (
-          refusedByWalls(request, config) ??
-          errorResponse(new McpHttpError(404, JsonRpcCode.ServerError, `Not found: the MCP endpoint is ${path}`))
-        );
-      }
-      const response = await serve(request, env, ctx, config, pathname);
-      // Every request to the endpoint, whoever answered it (the app, or the authorization server's challenge).
-      if (pathname === path) {
-        if (config.requestLog) logRequest(request, response, started);
-        const metrics = Metrics.of(env, (promise) => ctx.waitUntil(promise));
-        if (metrics.enabled) metrics.write(requestMetric(request, response, started), principalOfRequest.get(request));
-      }
-      return response;
-    },
-  };
-}
-
-/** The walls' refusal (403) of a request answered outside the app, or undefined if it passes them. */
-function refusedByWalls(request: Request, config: TransportConfig): Response | undefined {
-  try {
-    checkHostAndOrigin(request.headers, config.allowedHosts, config.allowedOrigins, () => new URL(request.url).host);
-    return undefined;
-  } catch (error) {
-    return errorResponse(asHttpError(error));
-  }
-}
-
-/** `pathname` percent-decoded, or undefined where it does not decode. */
-function decodedPath(pathname: string): string | undefined {
-  if (!pathname.includes('%')) return pathname;
-  try {
-    return decodeURIComponent(pathname);
-  } catch {
-    return undefined;
-  }
 }
