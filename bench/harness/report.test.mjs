@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { formatTable, ratios, summarize, toJson, toSummary } from './report.mjs';
-import { WORKLOADS } from './workloads.mjs';
+import { WORKLOADS } from './workloads/index.mjs';
 
 const W1 = { id: 'W1', title: 'echo', metrics: [{ key: 'p50_ms', label: 'W1 echo p50 ms', better: 'lower' }], first_round_only: false };
 const W4b = {

@@ -21,7 +21,7 @@ import { parseArgs } from 'node:util';
 import { renderChart } from './chart.mjs';
 import { freePort } from './ports.mjs';
 import { formatTable, ratios, summarize, toJson, toSummary } from './report.mjs';
-import { SIZES, WORKLOADS as ALL_WORKLOADS } from './workloads.mjs';
+import { SIZES, WORKLOADS as ALL_WORKLOADS } from './workloads/index.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, '..', '..');

@@ -2,10 +2,10 @@
 // A workload returns one sample: { metrics: { key: number | null }, status?, raw }. A metric is
 // null when it does not apply (a peer that cannot resume has no "lost" count) and `status` says why.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { perOperation, perUnit } from './billing.mjs';
-import { initialize, modernListen, modernRequest, modernTaskStream, now, responseTo } from './client.mjs';
-import { median, percentile } from './stats.mjs';
-import { residentAfterIdle, streamFigures, taskEventsOf, timelineProblems } from './task-stream.mjs';
+import { perOperation, perUnit } from '../billing.mjs';
+import { initialize, modernListen, modernRequest, modernTaskStream, now, responseTo } from '../client.mjs';
+import { median, percentile } from '../stats.mjs';
+import { residentAfterIdle, streamFigures, taskEventsOf, timelineProblems } from '../task-stream.mjs';
 
 export const SIZES = {
   full: {
