@@ -64,7 +64,7 @@ export function longestGap(taskEvents) {
 }
 
 /**
- * T3's figures of one run, on W3's definitions (workloads/index.mjs `progressRun`): progress events ÷
+ * T3's figures of one run, on W3's definitions (workloads/shared.mjs `progressRun`): progress events ÷
  * (the call sent → the last progress event received), the call being the `tools/call` that
  * creates the task (`tCall`); and the first event's latency, from sending `tasks/stream`
  * (`tStream`) to the first `notifications/tasks/event` — with its seq (0: the task's creation,

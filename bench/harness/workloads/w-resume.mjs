@@ -1,0 +1,211 @@
+// The W family's resumption (2025-11-25, `GET` with `Last-Event-ID`): W4 a stream cut mid-way
+// and resumed (events lost and duplicated), W4b a resume after the call finished (does the
+// result arrive), W5 the cost of a replay from a big log against a small one. With the helpers
+// only they use: why a resume was refused (`cannotResume`), W5's logs and replays.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { initialize, now, responseTo } from '../client.mjs';
+import { median } from '../stats.mjs';
+import { CALL_TIMEOUT_MS, LONG_CALL_TIMEOUT_MS, isProgress, tokenOf, expectResult, withSession } from './shared.mjs';
+
+/** Why a resume could not be made or was refused, for the report. */
+function cannotResume(resume) {
+  if (resume === undefined) return 'cannot resume: no event id received';
+  if (!resume.ok)
+    return `cannot resume: ${resume.status ? `HTTP ${resume.status}` : (resume.error ?? resume.end)}${resume.body ? ` ${resume.body.slice(0, 120)}` : ''}`;
+  return undefined;
+}
+
+export const w4 = {
+  id: 'W4',
+  title: 'abort mid-stream, resume with Last-Event-ID',
+  metrics: [
+    { key: 'total_ms', label: 'W4 abort+resume total ms', better: 'lower' },
+    { key: 'lost', label: 'W4 lost events', better: 'lower' },
+    { key: 'duplicated', label: 'W4 duplicated events', better: 'lower' },
+  ],
+  async run({ peer, sizes }) {
+    return withSession(peer.url, async (session) => {
+      let seen = 0;
+      const call = await session.callTool(
+        'progress',
+        { n: sizes.w4N },
+        {
+          timeoutMs: LONG_CALL_TIMEOUT_MS,
+          stopAfter: (event, outcome) => isProgress(event, tokenOf(outcome)) && ++seen >= sizes.w4AbortAt,
+        },
+      );
+      if (call.end !== 'stopped')
+        throw new Error(`W4: the call was not cut after ${sizes.w4AbortAt} progress events (ended: ${call.end}, ${seen} seen)`);
+      const token = tokenOf(call);
+      const resume = call.lastEventId
+        ? await session.resume(call.lastEventId, {
+            timeoutMs: sizes.resumeTimeoutMs,
+            until: (event) => responseTo(event.message, call.requestId) !== undefined,
+          })
+        : undefined;
+      const refused = cannotResume(resume);
+      const raw = {
+        cursor: call.lastEventId ?? null,
+        before_abort: seen,
+        resume_status: resume?.status ?? null,
+        resumed_header: resume?.resumed ?? null,
+      };
+      if (refused) return { metrics: { total_ms: null, lost: null, duplicated: null }, status: refused, raw };
+      const counts = new Map();
+      for (const event of [...call.events, ...resume.events]) {
+        if (isProgress(event, token)) counts.set(event.message.params.progress, (counts.get(event.message.params.progress) ?? 0) + 1);
+      }
+      let lost = 0;
+      let duplicated = 0;
+      for (let k = 1; k <= sizes.w4N; k++) {
+        const c = counts.get(k) ?? 0;
+        if (c === 0) lost++;
+        else duplicated += c - 1;
+      }
+      const answer = resume.events.find((event) => responseTo(event.message, call.requestId));
+      raw.after_resume = resume.events.filter((event) => isProgress(event, token)).length;
+      return {
+        metrics: { total_ms: answer ? answer.t - call.tSent : null, lost, duplicated },
+        status: answer ? undefined : `result did not arrive after resume (${resume.end})`,
+        raw,
+      };
+    });
+  },
+};
+
+export const w4b = {
+  id: 'W4b',
+  title: 'abort right after the request, resume after the call finished',
+  metrics: [{ key: 'result_arrived', label: 'W4b result after resume', better: 'higher', kind: 'yesno' }],
+  async run({ peer, sizes }) {
+    return withSession(peer.url, async (session) => {
+      // Read nothing but the first SSE event (the priming event where the peer sends one): its id
+      // is the only cursor a client that dropped at once can have.
+      const call = await session.callTool('progress', { n: sizes.w4bN }, { timeoutMs: CALL_TIMEOUT_MS, stopAfter: () => true });
+      const first = call.events[0];
+      const raw = { first_event_id: first?.id ?? null, first_event_was_priming: first ? !first.hasData || first.data === '' : null };
+      if (!call.streamed)
+        return { metrics: { result_arrived: null }, status: `not applicable: answered without a stream (HTTP ${call.status})`, raw };
+      if (call.end === 'response')
+        return { metrics: { result_arrived: null }, status: 'not applicable: the result was the first event', raw };
+      await sleep(sizes.w4bWaitMs);
+      const resume = call.lastEventId
+        ? await session.resume(call.lastEventId, {
+            timeoutMs: sizes.resumeTimeoutMs,
+            until: (event) => responseTo(event.message, call.requestId) !== undefined,
+          })
+        : undefined;
+      const refused = cannotResume(resume);
+      raw.resume_status = resume?.status ?? null;
+      raw.resumed_header = resume?.resumed ?? null;
+      if (refused) return { metrics: { result_arrived: 0 }, status: refused, raw };
+      const answer = resume.events.find((event) => responseTo(event.message, call.requestId));
+      raw.progress_after_resume = resume.events.filter((event) => isProgress(event, tokenOf(call))).length;
+      return { metrics: { result_arrived: answer ? 1 : 0 }, status: answer ? undefined : `resumed (${resume.end}) but no result`, raw };
+    });
+  },
+};
+
+/**
+ * W5 log: `fillerEvents` progress events from calls of progress{n: fillerCall}, then one target
+ * call progress{n: replay + 1}. The cursor is the id received with the target's progress #1, so a
+ * resume replays exactly `replay` progress events plus the result, whatever the log before it.
+ */
+async function buildLog(url, logEvents, sizes) {
+  const session = await initialize(url);
+  try {
+    const started = now();
+    for (let left = logEvents - sizes.w5Replay; left > 0; left -= sizes.w5FillerCall) {
+      const n = Math.min(left, sizes.w5FillerCall);
+      expectResult(await session.callTool('progress', { n }, { timeoutMs: LONG_CALL_TIMEOUT_MS }), 'W5 filler');
+    }
+    const target = expectResult(
+      await session.callTool('progress', { n: sizes.w5Replay + 1 }, { timeoutMs: LONG_CALL_TIMEOUT_MS }),
+      'W5 target',
+    );
+    const first = target.events.find((event) => isProgress(event, tokenOf(target)) && event.message.params.progress === 1);
+    return { session, requestId: target.requestId, token: tokenOf(target), cursor: first?.id || undefined, build_ms: now() - started };
+  } catch (error) {
+    await session.close();
+    throw error;
+  }
+}
+
+async function replayMs(log, sizes) {
+  if (!log.cursor) return { ms: null, status: 'cannot resume: no event id received' };
+  const resume = await log.session.resume(log.cursor, {
+    timeoutMs: sizes.resumeTimeoutMs,
+    until: (event) => responseTo(event.message, log.requestId) !== undefined,
+  });
+  const refused = cannotResume(resume);
+  if (refused) return { ms: null, status: refused };
+  const answer = resume.events.find((event) => responseTo(event.message, log.requestId));
+  const replayed = resume.events.filter((event) => isProgress(event, log.token)).length;
+  if (!answer) return { ms: null, status: `replay ended (${resume.end}) without the result`, replayed };
+  if (replayed !== sizes.w5Replay)
+    return { ms: answer.t - resume.tSent, status: `replayed ${replayed} progress events, expected ${sizes.w5Replay}`, replayed };
+  return { ms: answer.t - resume.tSent, replayed };
+}
+
+export const w5 = {
+  id: 'W5',
+  title: 'replay cost: the last stream of a big log vs a whole small log',
+  metrics: [
+    { key: 'replay_big_ms', label: 'W5 replay 1k of big log ms', better: 'lower' },
+    { key: 'replay_small_ms', label: 'W5 replay 1k of small log ms', better: 'lower' },
+    { key: 'big_over_small', label: 'W5 big/small ratio', better: 'lower' },
+  ],
+  async run({ peer, sizes, state }) {
+    // Logs are built once per peer (not timed) and rebuilt once older than w5RebuildAfterMs,
+    // before a retention policy could prune them (ours keeps finished streams 10 min by default).
+    if (!state.w5 || now() - state.w5.builtAt > sizes.w5RebuildAfterMs) {
+      await w5.cleanup({ state });
+      const small = await buildLog(peer.url, sizes.w5SmallLog, sizes);
+      const big = await buildLog(peer.url, sizes.w5BigLog, sizes).catch(async (error) => {
+        await small.session.close();
+        throw error;
+      });
+      state.w5 = { small, big, builtAt: now() };
+    }
+    // Alternating replays of the same two cursors; the sample is the median of each. A failed
+    // replay ends the repetitions (it would only fail again, each time after a timeout).
+    const { small, big } = state.w5;
+    const smallMs = [];
+    const bigMs = [];
+    const notes = new Set();
+    let failed = false;
+    for (let i = 0; i < sizes.w5Repeats && !failed; i++) {
+      for (const [name, log, into] of [
+        ['small', small, smallMs],
+        ['big', big, bigMs],
+      ]) {
+        const replay = await replayMs(log, sizes);
+        if (replay.status) notes.add(`${name}: ${replay.status}`);
+        if (replay.ms != null) into.push(replay.ms);
+        else failed = true;
+      }
+    }
+    const bigMedian = median(bigMs) ?? null;
+    const smallMedian = median(smallMs) ?? null;
+    return {
+      metrics: {
+        replay_big_ms: bigMedian,
+        replay_small_ms: smallMedian,
+        big_over_small: bigMedian != null && smallMedian != null ? bigMedian / smallMedian : null,
+      },
+      status: [...notes].join('; ') || undefined,
+      raw: {
+        replay_small_ms: smallMs,
+        replay_big_ms: bigMs,
+        build_small_ms: small.build_ms,
+        build_big_ms: big.build_ms,
+        cursors: { small: small.cursor ?? null, big: big.cursor ?? null },
+      },
+    };
+  },
+  async cleanup({ state }) {
+    if (!state.w5) return;
+    await Promise.all([state.w5.small.session.close(), state.w5.big.session.close()]);
+    state.w5 = undefined;
+  },
+};
