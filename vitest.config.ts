@@ -1,7 +1,7 @@
 import { cloudflareTest } from '@cloudflare/vitest-plugin';
 import { defineConfig } from 'vitest/config';
-import { dropExpectedWorkerdLines } from './scripts/test-quiet-workerd.mjs';
-import { wranglerConfigImport } from './scripts/wrangler-config-import.mjs';
+import { dropExpectedWorkerdLines } from './scripts/support/test-quiet-workerd.mjs';
+import { wranglerConfigImport } from './scripts/support/wrangler-config-import.mjs';
 import { TEST_METRICS_KEY } from './test/fixture-server/metrics-recorder.ts';
 import { TEST_ADMIN_TOKEN, TEST_ISSUER, TEST_PUBLIC_JWKS } from './test/support/tokens.ts';
 

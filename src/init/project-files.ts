@@ -25,7 +25,7 @@ export interface ProjectFile {
   readonly text: string;
 }
 
-/** The compatibility date this library is tested at (the repository's wrangler.toml; scripts/check-package.mjs compares them). */
+/** The compatibility date this library is tested at (the repository's wrangler.toml; scripts/ci/check-package.mjs compares them). */
 export const COMPATIBILITY_DATE = '2026-11-17';
 
 /** The server's runtime dependencies: the SDK and the library's peers (hono, jose, the OAuth provider and OpenID client), at the versions tested. */

@@ -1,7 +1,7 @@
 /**
  * GitHub as an identity source (src/auth/sign-in/github.ts), against a stand-in of GitHub's
  * endpoints answering as GitHub documents them (test/support/github-stand-in.ts, injected as
- * `fetch`; scripts/github-stand-in.mjs serves the same one on 127.0.0.1 to the real `fetch`):
+ * `fetch`; scripts/ci/github-stand-in.mjs serves the same one on 127.0.0.1 to the real `fetch`):
  * every request recorded, so the tests say where the client secret and the token went.
  */
 import { describe, expect, it } from 'vitest';

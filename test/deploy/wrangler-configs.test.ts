@@ -1,6 +1,6 @@
 /**
  * Every wrangler config in the repository (the demo's at the root, the test fixture's, the
- * benchmark peers'), as wrangler itself reads it (scripts/wrangler-config-import.mjs: its parser
+ * benchmark peers'), as wrangler itself reads it (scripts/support/wrangler-config-import.mjs: its parser
  * and its normalisation, which decides what an environment inherits): each Durable Object class a
  * Worker binds of its own (a binding with `script_name` is another Worker's class) has a live
  * `exports` entry with SQLite storage, in every environment, and no config keeps the older

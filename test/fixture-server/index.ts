@@ -91,7 +91,7 @@ const worker = createMcpWorker<Env>({
 
 export default {
   fetch(request, env, ctx) {
-    // The listen streams each bus shard holds, for scripts/bus-fanout.mjs (a user's Worker has no such route).
+    // The listen streams each bus shard holds, for scripts/faults/bus-fanout.mjs (a user's Worker has no such route).
     if (new URL(request.url).pathname === '/_fixture/bus-sockets') {
       const shard = (index: number) => env.MCP_BUS.get(env.MCP_BUS.idFromName(busShardName(index)));
       return busShardSockets(shard, readConfig(env).busShards).then((sockets) => Response.json({ sockets }));

@@ -1,5 +1,5 @@
 /**
- * Fuzzing the Worker in workerd, the short variant (scripts/fuzz.mjs is the long one, against
+ * Fuzzing the Worker in workerd, the short variant (scripts/faults/fuzz.mjs is the long one, against
  * `wrangler dev`): fast-check sequences of whole HTTP requests — any method, path, Accept,
  * Content-Type, MCP-Protocol-Version, Mcp-Session-Id, Last-Event-ID, Mcp-Method, Mcp-Name,
  * Origin and Host, bodies of bytes, JSON, JSON-RPC right and wrong, batches, huge ids — naming

@@ -1,6 +1,6 @@
 /**
  * The fuzzer behind test/fuzz/edge-fuzz.test.ts (a few thousand requests in workerd) and
- * scripts/fuzz.mjs (100,000 against `wrangler dev`): fast-check generates whole HTTP requests
+ * scripts/faults/fuzz.mjs (100,000 against `wrangler dev`): fast-check generates whole HTTP requests
  * — methods, headers, bodies, session ids, cursors — and sequences of them (fuzz-actions.ts,
  * fuzz-bodies.ts), a world (this file) runs them against any `fetch` and judges every answer
  * against four invariants:
@@ -16,7 +16,7 @@
  *    it (`checkWitness`).
  *
  * The fuzz-*.ts files are plain TypeScript with erasable types only, and import no
- * `cloudflare:*`, so Node 24 runs them as is from scripts/fuzz.mjs, and the test runs them in workerd.
+ * `cloudflare:*`, so Node 24 runs them as is from scripts/faults/fuzz.mjs, and the test runs them in workerd.
  */
 import { type Action, BODY_METHOD, BODY_NAME, BODY_NAME_B64, type CursorRef, SESSION_VERSION, type SessionRef } from './fuzz-actions.ts';
 import { errorShapeProblem, headersOf, isObject, readAnswer, WHOLE_ANSWER_MS } from './fuzz-answers.ts';
@@ -417,7 +417,7 @@ function base64(bytes: Uint8Array): string {
 function streamOf(bytes: Uint8Array): ReadableStream<Uint8Array> {
   // In workerd, a native stream: a JavaScript ReadableStream body that the Worker never reads
   // (a GET or DELETE, a refused request) makes workerd print "read end of pipe was aborted" for
-  // each, though nothing failed. Under Node (scripts/fuzz.mjs) there is no native stream.
+  // each, though nothing failed. Under Node (scripts/faults/fuzz.mjs) there is no native stream.
   if (typeof IdentityTransformStream === 'function') {
     const { readable, writable } = new IdentityTransformStream();
     const writer = writable.getWriter();

@@ -2,7 +2,7 @@
  * What `init` depends on for mcp-edge-sessions (src/init/package-source.ts): `--from` when given;
  * else where npm recorded this copy came from; else a refusal that names `--from`, before
  * anything is written. The lockfile entries are npm 11's (npx's cache `~/.npm/_npx/<hash>/`
- * records a tarball relative to itself). scripts/check-package.mjs runs the real thing.
+ * records a tarball relative to itself). scripts/ci/check-package.mjs runs the real thing.
  */
 import { describe, expect, it } from 'vitest';
 import { type PackageOrigin, type PackageSource, packageSource } from '../../src/init/package-source.ts';

@@ -1,7 +1,7 @@
 /**
  * The files `init` writes (src/init/project-files.ts): what each option changes. That the
  * project installs, type-checks, passes its test, deploys (dry run) and answers the official
- * client is proven from the packed tarball by scripts/check-package.mjs.
+ * client is proven from the packed tarball by scripts/ci/check-package.mjs.
  */
 import { describe, expect, it } from 'vitest';
 import type { InitOptions } from '../../src/init/init-options.ts';
@@ -264,7 +264,7 @@ describe('projectFiles', () => {
   ] as const)('auth %s %s: the docs it names are the installed package’s, and no registry page', (auth, idp) => {
     for (const [path, written] of Object.entries(files({ auth, idp }))) {
       const text = written.replace(/\[[^\]]*\]\(/g, '('); // a link's text is no reference
-      // Every docs/… it names is under node_modules/mcp-edge-sessions/ (scripts/check-package.mjs checks each is there).
+      // Every docs/… it names is under node_modules/mcp-edge-sessions/ (scripts/ci/check-package.mjs checks each is there).
       for (const { index } of text.matchAll(/docs\//g))
         expect(text.slice(index - 'node_modules/mcp-edge-sessions/'.length, index), path).toBe('node_modules/mcp-edge-sessions/');
       expect(text, path).not.toContain('npmjs.com');

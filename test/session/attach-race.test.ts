@@ -4,7 +4,7 @@
  * valid point, GETs without a cursor, replays of a finished call and its final-event cursor —
  * end with exactly one live attachment per open stream, and no event reaches a connection after
  * a newer attachment of its stream fenced it. (The full run, 1,000 at a time against `wrangler
- * dev`: scripts/race.mjs.)
+ * dev`: scripts/faults/race.mjs.)
  *
  * Observed from the client: the SSE bytes each connection received (every event continues its
  * cursor, no gap, no duplicate, never another stream's), the order in which the object attached

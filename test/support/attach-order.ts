@@ -4,7 +4,7 @@
  * `X-Race-Last-Seq`, the stream's last stored event at that moment, where the connection the
  * attachment fences must stop. It records and stamps, nothing else: it wraps
  * ConnectionTable's `open` and `attach` and RelayEndpoint's `answer` (the way rollback.test.ts
- * injects failures). Used by test/session/attach-race.test.ts, and by scripts/race.mjs through
+ * injects failures). Used by test/session/attach-race.test.ts, and by scripts/faults/race.mjs through
  * test/fixture-server/race-entry.ts.
  */
 import type { StreamRecord } from '../../src/core/resume.ts';

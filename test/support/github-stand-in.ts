@@ -8,7 +8,7 @@
  *
  * One handler (`Request` → `Response`) for two uses: injected as `fetch` in workerd
  * (test/core/github-sign-in.test.ts), and served on 127.0.0.1 by node:http
- * (scripts/github-stand-in.mjs), where the Worker's real `fetch` reaches it. Plain TypeScript
+ * (scripts/ci/github-stand-in.mjs), where the Worker's real `fetch` reaches it. Plain TypeScript
  * Node can strip (no parameter properties, no enums), imported by path from both.
  */
 

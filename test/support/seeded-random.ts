@@ -1,7 +1,7 @@
 /**
  * mulberry32: a small seeded PRNG, so a run that fails replays with the same choices. Shared by
- * the storms of test/session/attach-race.test.ts and scripts/race.mjs, and the faults of
- * scripts/fault-proxy.mjs (Node 24 runs this file as is). Values in [0, 1).
+ * the storms of test/session/attach-race.test.ts and scripts/faults/race.mjs, and the faults of
+ * scripts/faults/fault-proxy.mjs (Node 24 runs this file as is). Values in [0, 1).
  */
 export function seededRandom(seed: number): () => number {
   let state = seed >>> 0;

@@ -74,7 +74,7 @@ export function readSignInConfig(vars: SignInVars): SignInConfig {
   }
   // Discovery and the code exchange carry the client's secret and the user's tokens: https,
   // except to a provider on this machine (localhost, 127.0.0.0/8, [::1]), in development, where
-  // nothing crosses a network (scripts/oidc-e2e.mjs runs a real provider on 127.0.0.1).
+  // nothing crosses a network (scripts/ci/oidc-e2e.mjs runs a real provider on 127.0.0.1).
   if (!isHttpsOrLoopback(url))
     throw new Error(
       `configuration: OIDC_ISSUER must be an https URL (http only for a provider on this machine: localhost, 127.0.0.0/8 or [::1]), got ${JSON.stringify(issuer)}`,

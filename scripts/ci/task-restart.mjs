@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { killGroup, waitUntilReady } from './dev-server.mjs';
+import { killGroup, waitUntilReady } from '../support/dev-server.mjs';
 
 const port = Number(process.env.TASK_RESTART_PORT ?? 8799);
 const url = `http://localhost:${port}/mcp`;

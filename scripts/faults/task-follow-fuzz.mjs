@@ -19,8 +19,8 @@
 // `too_many_task_streams` (a running task's streams the server has not yet seen closed) is a
 // typed refusal, counted apart.
 import fc from 'fast-check';
-import { SseParser } from '../src/core/sse-parser.ts';
-import { errorShapeProblem, isObject } from '../test/fuzz/fuzz-answers.ts';
+import { SseParser } from '../../src/core/sse-parser.ts';
+import { errorShapeProblem, isObject } from '../../test/fuzz/fuzz-answers.ts';
 import { answerOf, createChatter, isTerminalStatus, modernMeta, postModern, readTaskStream } from './task-follow-raw.mjs';
 
 const RELATED = 'io.modelcontextprotocol/related-task';

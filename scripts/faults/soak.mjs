@@ -1,4 +1,4 @@
-// Soak: N calls of `countdown` and `tally` through the fault proxy (scripts/fault-proxy.mjs)
+// Soak: N calls of `countdown` and `tally` through the fault proxy (scripts/faults/fault-proxy.mjs)
 // against `wrangler dev` (the fixture server), on loopback, bounded in count and time, seeded;
 // then N tasks followed through it (the `tasks` client, below). For each cut profile it counts,
 // per session client (the fork-safe transport and the official StreamableHTTPClientTransport):
@@ -13,7 +13,7 @@
 // (default all three), --seed N, --rate 0.3, --handshakes (fault the `initialize` responses
 // too; by default they are spared).
 //
-// The `tasks` client (scripts/task-soak.mjs): --tasks N (default 1,000) `chatter` tasks of
+// The `tasks` client (scripts/faults/task-soak.mjs): --tasks N (default 1,000) `chatter` tasks of
 // --task-steps S (5) steps, --task-interval-ms (100) apart, on the 2026-07-28 endpoint, created
 // straight at the server (never faulted) and each followed with `followTask` (dist/client)
 // through the fault proxy, --concurrency at a time; every request of a follow is faulted alike
@@ -31,8 +31,8 @@
 // the default run, all three clients, takes ~4 minutes (~75 s without the tasks client).
 import { parseArgs } from 'node:util';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { ForkSafeTransport } from '../dist/client/index.js';
-import { withDevServer } from './dev-server.mjs';
+import { ForkSafeTransport } from '../../dist/client/index.js';
+import { withDevServer } from '../support/dev-server.mjs';
 import { startFaultProxy } from './fault-proxy.mjs';
 import { soakTasks } from './task-soak.mjs';
 

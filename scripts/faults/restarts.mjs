@@ -3,7 +3,7 @@
 // 20). Each time, a call is running in one of several sessions; after the restart its stream is
 // resumed from the last event the client saw, and must replay gap-free up to an explicit
 // `request_interrupted` error in a new epoch; every other session must keep working. Then
-// `--task-kills` times (default 3) it is killed mid-`tasks/stream` (scripts/task-follow-restarts.mjs):
+// `--task-kills` times (default 3) it is killed mid-`tasks/stream` (scripts/faults/task-follow-restarts.mjs):
 // a long task's event stream, resumed after the restart with `after` = the last seq seen, must
 // replay every stored event after it, gap-free and each once, then the terminal `failed` status
 // event (`task_interrupted`) and the stream's result; never `completed`, never a re-run's events,
@@ -19,8 +19,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { killGroup, waitUntilReady } from './dev-server.mjs';
-import { JSON_HEADERS, openRawSession, readEvents } from './raw-session.mjs';
+import { killGroup, waitUntilReady } from '../support/dev-server.mjs';
+import { JSON_HEADERS, openRawSession, readEvents } from '../support/raw-session.mjs';
 import { killMidTaskStream } from './task-follow-restarts.mjs';
 
 const { values } = parseArgs({

@@ -1,4 +1,4 @@
-// A real OpenID provider on 127.0.0.1 for scripts/oidc-e2e.mjs: panva's `oidc-provider` (the
+// A real OpenID provider on 127.0.0.1 for scripts/ci/oidc-e2e.mjs: panva's `oidc-provider` (the
 // certified implementation, pinned in devDependencies), in this process, on a free loopback
 // port. One static confidential client (our Worker: client_secret_basic, its callbacks as the
 // only redirect URIs, PKCE required), any user: the provider's development interactions

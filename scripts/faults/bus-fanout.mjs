@@ -10,7 +10,7 @@
 // address (MAX_LISTENS_PER_PRINCIPAL 0): every stream comes from one.
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { withDevServer } from './dev-server.mjs';
+import { withDevServer } from '../support/dev-server.mjs';
 import { postModern } from './task-follow-raw.mjs';
 
 const { values } = parseArgs({

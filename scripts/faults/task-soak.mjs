@@ -1,4 +1,4 @@
-// The soak's `tasks` client (scripts/soak.mjs --clients tasks): N `chatter` tasks on the
+// The soak's `tasks` client (scripts/faults/soak.mjs --clients tasks): N `chatter` tasks on the
 // 2026-07-28 endpoint, each created straight at the server (no faults on creation) and followed
 // with `followTask` (the package's client, dist/client) through the fault proxy, which cuts
 // `rate` of its SSE answers — the `tasks/stream` responses, mid-stream for every cutting profile
@@ -15,7 +15,7 @@
 //   wrong events         an event whose type or payload is not the one its seq should carry, or beyond 3S+1
 // and what the faults did: streams resumed (tasks/stream requests after a follow's first) and
 // how many of those resumed mid-stream (with `after`, before the terminal event).
-import { followTask } from '../dist/client/index.js';
+import { followTask } from '../../dist/client/index.js';
 import { startFaultProxy } from './fault-proxy.mjs';
 import { createChatter } from './task-follow-raw.mjs';
 

@@ -1,7 +1,7 @@
 // Raw HTTP for the scripts that check the wire itself (walk-resume-table, race, restarts): a
 // session opened by hand (initialize, then notifications/initialized) and an SSE reader on the
 // library's own parser (Node 24 runs the .ts file as is).
-import { SseParser } from '../src/core/sse-parser.ts';
+import { SseParser } from '../../src/core/sse-parser.ts';
 
 export const VERSION = '2025-11-25';
 export const JSON_HEADERS = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };

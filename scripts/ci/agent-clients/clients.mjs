@@ -15,8 +15,8 @@
 //   - LangChain's adapters and mcp-use: a session only. Both drive the SDK v1 client
 //     (@modelcontextprotocol/sdk 1.32.2 and 1.26.0), which sends `initialize` with 2025-11-25 and
 //     knows no `server/discover`. LangChain's calls `tally` twice in its session: 1, then 2.
-// Run by scripts/conformance.mjs after the client matrix; alone, against a server already running:
-//   node scripts/agent-clients/clients.mjs [url]   (default http://localhost:8787/mcp)
+// Run by scripts/ci/conformance.mjs after the client matrix; alone, against a server already running:
+//   node scripts/ci/agent-clients/clients.mjs [url]   (default http://localhost:8787/mcp)
 // Either way the clients' own dependencies (this folder's lockfile) are installed first if needed,
 // before any server is asked anything: the install blocks this process for half a minute, long
 // enough for a server to close the connections its pool keeps, which a client's next POST would
@@ -30,7 +30,7 @@
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ensureDeps } from '../ensure-deps.mjs';
+import { ensureDeps } from '../../support/ensure-deps.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 

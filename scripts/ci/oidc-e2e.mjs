@@ -10,12 +10,12 @@
 // byte, as one into a session that never was. Those clients register dynamically (DCR). Then
 // CIMD: a client ID metadata document must be at an https URL on a public host (local ones are
 // refused by design, docs/auth.md), so the same Worker is served by Miniflare with its outbound
-// fetches answered for one reserved name, `cimd-client.example` (scripts/oidc-cimd.mjs); alice's
+// fetches answered for one reserved name, `cimd-client.example` (scripts/ci/oidc-cimd.mjs); alice's
 // client names its document there as its `client_id`, never registers, signs in the same way and
 // is the same principal.
 import { randomBytes } from 'node:crypto';
 import { Client, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
-import { portInUse } from './dev-server.mjs';
+import { portInUse } from '../support/dev-server.mjs';
 import { CIMD_HOST, startCimdWorker } from './oidc-cimd.mjs';
 import { checker, countdown, oauthClient, startOidcStack } from './oidc-stack.mjs';
 
@@ -129,7 +129,7 @@ async function authorize(user) {
 }
 
 /**
- * alice's client by CIMD against the Worker `cimd` (scripts/oidc-cimd.mjs): its `client_id` is
+ * alice's client by CIMD against the Worker `cimd` (scripts/ci/oidc-cimd.mjs): its `client_id` is
  * its document's URL, which the Worker fetches; it never registers. `registrations` counts the
  * client's requests to the registration endpoint (its own fetch, counted).
  */

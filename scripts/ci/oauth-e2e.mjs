@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
-import { killGroup, waitUntilReady } from './dev-server.mjs';
+import { killGroup, waitUntilReady } from '../support/dev-server.mjs';
 import { oauthClient } from './oauth-client.mjs';
 
 const port = Number(process.env.OAUTH_E2E_PORT ?? 8800);

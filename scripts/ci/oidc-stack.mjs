@@ -1,5 +1,5 @@
-// What scripts/oidc-e2e.mjs (forms posted by hand) and scripts/oidc-browser.mjs (headless
-// Chromium) share: a real OpenID provider (oidc-provider, scripts/oidc-provider.mjs) on a free
+// What scripts/ci/oidc-e2e.mjs (forms posted by hand) and scripts/ci/oidc-browser.mjs (headless
+// Chromium) share: a real OpenID provider (oidc-provider, scripts/ci/oidc-provider.mjs) on a free
 // 127.0.0.1 port and `npm run dev -- --env oidc` told its issuer, a client secret and an admin
 // token made for this run (never written down), every process stopped by `cleanUp`; and the
 // official SDK's OAuth client provider (DCR, or CIMD given a document's URL; PKCE) that records
@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { killGroup, portInUse, waitUntilReady } from './dev-server.mjs';
+import { killGroup, portInUse, waitUntilReady } from '../support/dev-server.mjs';
 import { startProvider } from './oidc-provider.mjs';
 
 export { oauthClient } from './oauth-client.mjs';
@@ -29,7 +29,7 @@ export function checker() {
 /**
  * The provider and the Worker on `port` (its MCP endpoint `url`), ready; `log` is the Worker's
  * output, `cleanUp` stops both and removes the Worker's state. Exits 1 if a port is taken.
- * `alsoPorts`: more ports whose Worker (scripts/oidc-cimd.mjs) the provider takes as its client
+ * `alsoPorts`: more ports whose Worker (scripts/ci/oidc-cimd.mjs) the provider takes as its client
  * too, with the same client secret (`clientSecret`).
  */
 export async function startOidcStack({ port, name, portVariable, alsoPorts = [] }) {

@@ -18,14 +18,14 @@
 // client alone: by an attachment sent after its answer arrived, and the stream's last event
 // (409 cursor_ahead names it) probed after that one's answer — coarse under load, as probes
 // queue behind the storm. (test/session/attach-race.test.ts is the short variant.)
-// Prints one line; exits 1 unless clean. Usage: node scripts/race.mjs
+// Prints one line; exits 1 unless clean. Usage: node scripts/faults/race.mjs
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseEventId } from '../src/core/event-id.ts';
-import { SseParser } from '../src/core/sse-parser.ts';
-import { seededRandom } from '../test/support/seeded-random.ts';
-import { withDevServer } from './dev-server.mjs';
-import { openRawSession } from './raw-session.mjs';
+import { parseEventId } from '../../src/core/event-id.ts';
+import { SseParser } from '../../src/core/sse-parser.ts';
+import { seededRandom } from '../../test/support/seeded-random.ts';
+import { withDevServer } from '../support/dev-server.mjs';
+import { openRawSession } from '../support/raw-session.mjs';
 
 // As `npm run conformance` runs wrangler: no metrics, no banner, its config kept in the repository.
 process.env.WRANGLER_SEND_METRICS ??= 'false';

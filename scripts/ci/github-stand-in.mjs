@@ -7,14 +7,14 @@
  * (`http://127.0.0.1:<port>`, which readGitHubConfig admits on loopback only). Checks the flow
  * end to end, that a redirect from GitHub is not followed (the trap it points to is never asked),
  * and that a GitHub that does not answer is a refusal, not a throw. Node strips the TypeScript
- * of both modules (Node 24, the project's). `node scripts/github-stand-in.mjs`; exits 1 on a
+ * of both modules (Node 24, the project's). `node scripts/ci/github-stand-in.mjs`; exits 1 on a
  * failure. One line of output.
  */
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
-import { githubAuthorizationUrl, githubIdentity, readGitHubConfig } from '../src/auth/sign-in/github.ts';
-import { userIdOf } from '../src/auth/sign-in/identity.ts';
-import { GitHubStandIn, OCTOCAT, STAND_IN_CLIENT_ID, STAND_IN_CLIENT_SECRET, s256 } from '../test/support/github-stand-in.ts';
+import { githubAuthorizationUrl, githubIdentity, readGitHubConfig } from '../../src/auth/sign-in/github.ts';
+import { userIdOf } from '../../src/auth/sign-in/identity.ts';
+import { GitHubStandIn, OCTOCAT, STAND_IN_CLIENT_ID, STAND_IN_CLIENT_SECRET, s256 } from '../../test/support/github-stand-in.ts';
 
 const CALLBACK = 'http://127.0.0.1:8787/authorize/callback';
 const VERIFIER = 'a-verifier-of-at-least-43-characters-0123456789';

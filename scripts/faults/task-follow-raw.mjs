@@ -2,7 +2,7 @@
 // (soak.mjs's tasks client, restarts.mjs's mid-stream kills, fuzz.mjs's tasks/stream phase):
 // one request with the Tasks extension declared, a `chatter` task created, a `tasks/stream`
 // read frame by frame on the library's own SSE parser (Node 24 runs the .ts file as is).
-import { SseParser } from '../src/core/sse-parser.ts';
+import { SseParser } from '../../src/core/sse-parser.ts';
 
 export const MODERN_VERSION = '2026-07-28';
 export const TASKS_CAPABILITIES = { extensions: { 'io.modelcontextprotocol/tasks': {} } };

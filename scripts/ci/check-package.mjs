@@ -16,10 +16,10 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { eraModes } from './client-matrix.mjs';
-import { withDevServer } from './dev-server.mjs';
+import { withDevServer } from '../support/dev-server.mjs';
 import { unresolvedReferences } from './doc-references.mjs';
 
-const root = resolve(import.meta.dirname, '..');
+const root = resolve(import.meta.dirname, '../..');
 const work = mkdtempSync(join(tmpdir(), 'mcp-edge-sessions-package-'));
 const PORT = 8930;
 const quiet = {

@@ -3,7 +3,7 @@
 // Prints one line — requests, 5xx, leaks, sessions without initialize, broken sessions, seed —
 // and exits 1 if any count but the first is non-zero.
 //
-// Then the tasks/stream phase (scripts/task-follow-fuzz.mjs): generated `tasks/stream`
+// Then the tasks/stream phase (scripts/faults/task-follow-fuzz.mjs): generated `tasks/stream`
 // requests — random taskId (real, spoiled, never issued, any string, unicode, huge, not a
 // string, missing) and `after` (omitted, within a real timeline, its last event, past it,
 // negative, fractional, huge, strings, null, arrays, raw NaN/Infinity/01) — against real tasks
@@ -13,7 +13,7 @@
 // It prints a second line — requests, 5xx, wrong answers, unknown-task errors unlike tasks/get,
 // events_gone, streams of ended tasks that did not end — and any of those non-zero exits 1.
 //
-// Usage: node scripts/fuzz.mjs [--requests N] [--task-requests T] [--seed S] [--concurrency C] [--port P]
+// Usage: node scripts/faults/fuzz.mjs [--requests N] [--task-requests T] [--seed S] [--concurrency C] [--port P]
 //   (default 100,000 requests then 5,000 generated tasks/stream requests — plus, beside each
 //   aimed at an unknown task, the tasks/get it is compared with —, a random seed, 8 sequences at
 //   a time, port 8823 or FUZZ_PORT; --requests 0 runs only the tasks/stream phase,
@@ -27,11 +27,11 @@ import { parseArgs } from 'node:util';
 import http from 'node:http';
 import { Readable } from 'node:stream';
 import fc from 'fast-check';
-import { withDevServer } from './dev-server.mjs';
-import { sequenceArb } from '../test/fuzz/fuzz-actions.ts';
-import { CLIENT_REFUSAL, LEGACY_VERSIONS, summary } from '../test/fuzz/fuzz-types.ts';
-import { checkWitness, openWitness } from '../test/fuzz/fuzz-witness.ts';
-import { FuzzWorld } from '../test/fuzz/fuzz-world.ts';
+import { withDevServer } from '../support/dev-server.mjs';
+import { sequenceArb } from '../../test/fuzz/fuzz-actions.ts';
+import { CLIENT_REFUSAL, LEGACY_VERSIONS, summary } from '../../test/fuzz/fuzz-types.ts';
+import { checkWitness, openWitness } from '../../test/fuzz/fuzz-witness.ts';
+import { FuzzWorld } from '../../test/fuzz/fuzz-world.ts';
 import { fuzzTaskStreams } from './task-follow-fuzz.mjs';
 
 const { values } = parseArgs({
@@ -55,7 +55,7 @@ if (
   !Number.isSafeInteger(seed) ||
   !(concurrency >= 1)
 ) {
-  console.error('usage: node scripts/fuzz.mjs [--requests N] [--task-requests T] [--seed S] [--concurrency C] [--port P]');
+  console.error('usage: node scripts/faults/fuzz.mjs [--requests N] [--task-requests T] [--seed S] [--concurrency C] [--port P]');
   process.exit(2);
 }
 // What `npm run conformance` sets: no metrics, no network lookups, no banner, no config in $HOME.

@@ -6,9 +6,9 @@
 // countdown through callToolAsTask (mcp-edge-sessions/client): a task followed to its result
 // in 2026-07-28, an inline answer in a session. Then a modern probe followed by a legacy
 // session from one process: neither locks the other out.
-// Usage: node scripts/client-matrix.mjs [url]   (default http://localhost:8787/mcp; needs `npm run build`)
+// Usage: node scripts/ci/client-matrix.mjs [url]   (default http://localhost:8787/mcp; needs `npm run build`)
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { callToolAsTask, readTaskEvent, TASKS_EXTENSION } from '../dist/client/index.js';
+import { callToolAsTask, readTaskEvent, TASKS_EXTENSION } from '../../dist/client/index.js';
 
 const MODES = [
   { label: 'legacy', mode: 'legacy' },

@@ -1,4 +1,4 @@
-// A loopback HTTP proxy that breaks connections on purpose, for the soak (scripts/soak.mjs):
+// A loopback HTTP proxy that breaks connections on purpose, for the soak (scripts/faults/soak.mjs):
 // 127.0.0.1 only, seeded (the same seed replays the same faults for the same traffic), each
 // fault decided per response. Profiles:
 //   bytes      cut an SSE response at a random byte offset (the client sees its body end early)
@@ -10,7 +10,7 @@
 // `rate` is the share of SSE responses that are faulted (0.3 = 30%). The handshake (a request
 // without a session id: `initialize`) is faulted only with `handshakes: true`.
 import http from 'node:http';
-import { seededRandom } from '../test/support/seeded-random.ts';
+import { seededRandom } from '../../test/support/seeded-random.ts';
 
 export function startFaultProxy({ target, profile, rate = 0.3, seed = 1, handshakes = false }) {
   const next = seededRandom(seed);

@@ -1,6 +1,6 @@
 // The official Node client (@modelcontextprotocol/sdk v1) against a running server:
 // lists tools, then calls countdown {from: 5, interval_ms: 100} with onprogress.
-// Usage: node scripts/sdk-client-check.mjs [url]   (default http://localhost:8787/mcp)
+// Usage: node scripts/ci/sdk-client-check.mjs [url]   (default http://localhost:8787/mcp)
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 

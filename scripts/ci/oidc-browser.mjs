@@ -1,6 +1,6 @@
 // Issue 43's sign-in once in a real browser: headless Chromium (Debian's package, /usr/bin/chromium;
 // skipped with one line, exit 0, where it is missing) driven by playwright-core, which downloads
-// no browser. The provider and the Worker are oidc-e2e's (scripts/oidc-stack.mjs), all on
+// no browser. The provider and the Worker are oidc-e2e's (scripts/ci/oidc-stack.mjs), all on
 // loopback, every wait bounded, every process stopped. The SDK client registers by DCR, named
 // with markup meant to run (HOSTILE), and its authorization URL is opened in the browser: our
 // /authorize → the provider's login (alice) and consent → our /authorize/callback → our consent

@@ -1,4 +1,4 @@
-// The references a text makes to files, and those that do not resolve (scripts/check-package.mjs):
+// The references a text makes to files, and those that do not resolve (scripts/ci/check-package.mjs):
 // a Markdown link (`[text](target)`, relative to the file's folder, its `#anchor` a heading of the
 // target as GitHub makes it) and a path written out in prose, a comment or a help text
 // (`node_modules/mcp-edge-sessions/docs/auth.md`, `docs/operations.md`: relative to the root or

@@ -1,7 +1,7 @@
 // Installs a folder's own dependencies (its package-lock.json) when they are missing or differ
 // from the lockfile, so that the benchmark's peers (bench/) and the agent frameworks' clients
-// (scripts/agent-clients/) work on a fresh clone without touching the product's own install.
-//   node scripts/ensure-deps.mjs <folder>     or     ensureDeps(folder, label)
+// (scripts/ci/agent-clients/) work on a fresh clone without touching the product's own install.
+//   node scripts/support/ensure-deps.mjs <folder>     or     ensureDeps(folder, label)
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -32,6 +32,6 @@ export function ensureDeps(folder, label = folder) {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const folder = process.argv[2];
-  if (folder === undefined) throw new Error('usage: node scripts/ensure-deps.mjs <folder>');
+  if (folder === undefined) throw new Error('usage: node scripts/support/ensure-deps.mjs <folder>');
   ensureDeps(resolve(folder));
 }

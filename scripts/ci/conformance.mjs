@@ -1,7 +1,7 @@
 // Runs the MCP conformance suite (the independent judge of protocol behaviour), the official
 // Node client and a raw-HTTP walk of the resume decision table against `wrangler dev` on
 // loopback, then the official v2 client in its three era modes and the clients of the agent
-// frameworks (scripts/agent-clients/, their own install) against the example. Two
+// frameworks (scripts/ci/agent-clients/, their own install) against the example. Two
 // releases of the suite: 0.1.16 with every scenario (`--suite all`, pending ones included)
 // and 0.2.0-alpha.12 with exactly what revisions 2025-11-25 and 2026-07-28 require. Fails on
 // any FAILURE or WARNING check — the suite's summary line hides warnings, so every
@@ -11,7 +11,7 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { withDevServer } from './dev-server.mjs';
+import { withDevServer } from '../support/dev-server.mjs';
 import { agentClients, installAgentClients } from './agent-clients/clients.mjs';
 import { clientMatrix } from './client-matrix.mjs';
 import { moreClients } from './client-matrix-more.mjs';

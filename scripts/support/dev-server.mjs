@@ -3,7 +3,7 @@
 // fixture server (test/fixture-server): the demo tools and the conformance suite's fixtures;
 // `config` names another wrangler config (the demo's, for the client matrix); `args` are
 // more of wrangler dev's arguments (`--var NAME:value`); `project` runs another project's own
-// `npm run dev` in its folder instead (one `init` wrote, for scripts/check-package.mjs).
+// `npm run dev` in its folder instead (one `init` wrote, for scripts/ci/check-package.mjs).
 import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -1,4 +1,4 @@
-// The rest of the client matrix (scripts/client-matrix.mjs runs the v2 client's three modes):
+// The rest of the client matrix (scripts/ci/client-matrix.mjs runs the v2 client's three modes):
 // this package's fork-safe transport under the v2 Client, the v1 SDK client
 // (@modelcontextprotocol/sdk), and mcp-remote bridging a stdio client (the v1 Client over
 // StdioClientTransport, as desktop hosts reach remote servers). Each calls `countdown` (five
@@ -14,7 +14,7 @@ import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { ForkSafeTransport } from '../dist/client/index.js';
+import { ForkSafeTransport } from '../../dist/client/index.js';
 
 const EXPECTED = '[1,2,3,4,5]';
 

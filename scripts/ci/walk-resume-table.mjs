@@ -1,10 +1,10 @@
 // Walks every row of the GET + Last-Event-ID decision table (docs/wire-contract.md) against
 // a running server with raw fetch, as any HTTP client would, and prints what each row answered.
 // Exits non-zero if an answer differs from the table.
-// Usage: node scripts/walk-resume-table.mjs [url]   (default http://localhost:8787/mcp)
+// Usage: node scripts/ci/walk-resume-table.mjs [url]   (default http://localhost:8787/mcp)
 // Bounded: every read has a deadline; the pruning row makes at most 12 calls.
 
-import { openRawSession, readEvents } from './raw-session.mjs';
+import { openRawSession, readEvents } from '../support/raw-session.mjs';
 
 /** A session with the walk's calls: `start` a tools/call (its stream is in the headers), or `call` it whole. */
 async function session(url) {
