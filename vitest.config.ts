@@ -1,5 +1,6 @@
 import { cloudflareTest } from '@cloudflare/vitest-plugin';
 import { defineConfig } from 'vitest/config';
+import { repositoryFolders } from './scripts/support/repository-folders.mjs';
 import { dropExpectedWorkerdLines } from './scripts/support/test-quiet-workerd.mjs';
 import { wranglerConfigImport } from './scripts/support/wrangler-config-import.mjs';
 import { TEST_METRICS_KEY } from './test/fixture-server/metrics-recorder.ts';
@@ -51,8 +52,9 @@ export default defineConfig({
     experimental: { diagnostics: false },
     projects: [
       {
-        // `…/wrangler.toml?wrangler`: a config as wrangler reads it (test/deploy/).
-        plugins: [worker(), wranglerConfigImport()],
+        // `…/wrangler.toml?wrangler`: a config as wrangler reads it (test/deploy/);
+        // `/CONTRIBUTING.md?folders`: the file with the repository's folders (test/repository/).
+        plugins: [worker(), wranglerConfigImport(), repositoryFolders()],
         test: {
           ...shared,
           name: 'default',
