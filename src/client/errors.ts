@@ -8,7 +8,7 @@
  */
 import type { TaskError } from '../core/task.ts';
 import type { ForkReason } from './continuation.ts';
-import type { DetailedTask } from './task-events.ts';
+import type { DetailedTask } from './task-types.ts';
 
 export type RequestId = string | number;
 

@@ -34,7 +34,8 @@ export { DEFAULT_RECONNECT, type ReconnectOptions } from './backoff.ts';
 export type { FetchLike } from './http.ts';
 export { DEFAULT_IDLE_TIMEOUT_MS } from './idle-limit.ts';
 export { followTask, type FollowedTask, type FollowTaskOptions } from './task-follower.ts';
-export { isTerminalEvent, readTaskEvent, type DetailedTask, type KnownTaskEvent, type TaskStreamEvent } from './task-events.ts';
+export { isTerminalEvent, readTaskEvent, type KnownTaskEvent } from './task-events.ts';
+export type { DetailedTask, TaskStreamEvent } from './task-types.ts';
 export {
   callToolAsTask,
   type CallToolAsTaskOptions,

@@ -21,7 +21,8 @@
  * wrapped, a plain `callTool` answered with a task rejects with that ProtocolError (its
  * `data.task.taskId` names the task to follow) instead of the SDK's error without the id.
  */
-import { readTask, type DetailedTask } from './task-events.ts';
+import { readTask } from './task-events.ts';
+import type { DetailedTask } from './task-types.ts';
 
 /** `error.data.reason` of a task answer handed to the Client as an error. */
 export const TASK_ANSWER = 'task_answer';

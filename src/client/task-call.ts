@@ -19,7 +19,7 @@ import { reconnectOptions } from './backoff.ts';
 import { TaskCancelledError, TaskFailedError, TaskInterruptedError, TaskProtocolError, ToolCallLostError } from './errors.ts';
 import { idleLimit } from './idle-limit.ts';
 import { catchTaskAnswers, taskOfRejection, type MessageSource } from './task-answer.ts';
-import type { DetailedTask } from './task-events.ts';
+import type { DetailedTask } from './task-types.ts';
 import { followTask, type FollowTaskOptions } from './task-follower.ts';
 
 /** A tool's result (`CallToolResult`): an inline answer's, or a completed task's. */

@@ -4,43 +4,16 @@
  * data". Every message is checked for the shape the follower relies on before anything of it is
  * delivered; payloads are passed on as JSON objects, read further only by `readTaskEvent`, which
  * knows this server's own event types. Pure: the follower (task-follower.ts) acts on the verdicts.
+ * The shapes it hands on, the task and its events, are declared below it in task-types.ts.
  */
 import { TASK_EVENT_TYPES } from '../core/task-events.ts';
 import { isTerminal, type TaskError, type TaskStatus } from '../core/task.ts';
 import type { TaskProtocolReason } from './errors.ts';
 import type { ErrorObject } from './http.ts';
+import type { DetailedTask, TaskStreamEvent } from './task-types.ts';
 
 /** "Task events related to a task MUST include io.modelcontextprotocol/related-task with the same taskId." */
 export const RELATED_TASK_META = 'io.modelcontextprotocol/related-task';
-
-/** One event of a task's stream, as it came (its payload unread). */
-export interface TaskStreamEvent {
-  /** The event's place in the task's timeline: 0 for its first, each next one +1. */
-  readonly seq: number;
-  readonly taskId: string;
-  /** A namespaced type: this server's are `mcp-edge-sessions.*`; a tool may emit its own (`com.example.partial`). */
-  readonly type: string;
-  /** Untrusted: read it with readTaskEvent, or check it before use; never run it. */
-  readonly payload: Readonly<Record<string, unknown>>;
-  readonly _meta?: Readonly<Record<string, unknown>>;
-}
-
-/** The task as `tasks/get` answers it (the Tasks extension's `DetailedTask`), the fields this client reads. */
-export interface DetailedTask {
-  readonly taskId: string;
-  readonly status: TaskStatus;
-  readonly statusMessage?: string;
-  readonly createdAt?: string;
-  readonly lastUpdatedAt?: string;
-  readonly ttlMs?: number;
-  readonly pollIntervalMs?: number;
-  /** `input_required`: the questions still open, by key. */
-  readonly inputRequests?: Readonly<Record<string, unknown>>;
-  /** `completed`: the tool's result (a `CallToolResult`), untrusted as any result is. */
-  readonly result?: Readonly<Record<string, unknown>>;
-  /** `failed`: why, as a JSON-RPC error. */
-  readonly error?: TaskError;
-}
 
 /** Not what the follower may act on: why, for its TaskProtocolError. */
 export interface Invalid {

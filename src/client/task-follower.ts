@@ -51,14 +51,8 @@ import {
   type ErrorObject,
   type FetchLike,
 } from './http.ts';
-import {
-  isTerminalEvent,
-  readStreamMessage,
-  readTaskAnswer,
-  type DetailedTask,
-  type StreamMessage,
-  type TaskStreamEvent,
-} from './task-events.ts';
+import { isTerminalEvent, readStreamMessage, readTaskAnswer, type StreamMessage } from './task-events.ts';
+import type { DetailedTask, TaskStreamEvent } from './task-types.ts';
 
 /** Task streams are a 2026-07-28 extension: every request names the revision, in its headers and its `_meta`. */
 const PROTOCOL_VERSION = '2026-07-28' satisfies (typeof MODERN_PROTOCOL_VERSIONS)[number];
