@@ -7,78 +7,32 @@
  * `GET` + `Last-Event-ID` after the backoff, and on a server that keeps the wire contract accepts
  * what comes back only as the exact continuation of the cursor (continuation.ts): anything else
  * fails the stream with a typed error, and nothing of it is delivered.
+ *
+ * What opens each connection, and checks its answer before a byte of it is read (the POST, the
+ * GET, the resume and its refusals), is stream-opener.ts; this file holds the loop over
+ * connections and what reads them: each event checked as the continuation of the stream's place,
+ * then delivered.
  */
 import type { JsonRpcMessage } from './sdk-transport.ts';
 import { reconnectDelay, STEADY_CONNECTION_MS, type ReconnectOptions } from './backoff.ts';
-import { continueAt, cursorAt, judgeResume, positionOf, resumeHeaders, streamStart, type Position } from './continuation.ts';
-import {
-  ForkDetectedError,
-  ForkSafeTransportError,
-  HttpStatusError,
-  ReconnectExhaustedError,
-  RequestCancelledError,
-  RequestLostError,
-  SessionLostError,
-  StreamRefusedError,
-  type RequestId,
-} from './errors.ts';
-import {
-  answeredId,
-  asMessage,
-  idKey,
-  isTransientStatus,
-  mediaType,
-  parseMessage,
-  readError,
-  reasonOf,
-  Retryable,
-  retryAfterMs,
-  sleep,
-} from './http.ts';
-import { answeredWithin, bodyText } from './idle-limit.ts';
+import { continueAt, type Position } from './continuation.ts';
+import { ForkDetectedError, ForkSafeTransportError, ReconnectExhaustedError, SessionLostError, type RequestId } from './errors.ts';
+import { answeredId, asMessage, idKey, mediaType, parseMessage, sleep } from './http.ts';
+import { bodyText } from './idle-limit.ts';
 import { sseBody, sseFrames } from './sse-frames.ts';
+import { Broken, StreamOpener, type OpenerHost, type RequestPlan, type StreamPlace } from './stream-opener.ts';
 
-/** What the transport lends each of its followers. */
-export interface FollowerHost {
-  /** Whether the server keeps the wire contract (its `initialize` answer had `Mcp-Session-Epoch`); read at every step. */
-  readonly forkSafe: boolean;
+/** What the transport lends each of its followers (what opens their connections: OpenerHost, stream-opener.ts). */
+export interface FollowerHost extends OpenerHost {
   readonly reconnect: ReconnectOptions;
-  /** How long a connection may carry nothing before it is taken as dead (idle-limit.ts); undefined: no limit. Read at every connection. */
-  readonly idleTimeoutMs: number | undefined;
   /** The server's last `retry:`, shared by the session's streams. */
   retryMs: number | undefined;
   /** Aborted when the transport closes or the session is lost (then with the SessionLostError as reason). */
   readonly signal: AbortSignal;
-  /** `GET`, with `Last-Event-ID` when `cursor` is given. */
-  get(cursor: string | undefined, signal: AbortSignal): Promise<Response>;
   /** A message as read, as the SDK is to get it (its requests' ids are not the SDK's on the wire: wire-ids.ts). */
   inbound(message: JsonRpcMessage): JsonRpcMessage;
   deliver(message: JsonRpcMessage): void;
-  /** A 404: the session is gone. The host aborts `signal` with a SessionLostError before this returns. */
-  sessionGone(): void;
-  /** Something the caller of no request should know (the standalone stream's troubles, an unreadable message). */
-  report(error: Error): void;
-  /** A request's resume was answered with a new standalone stream (`start`), which replaced the session's. */
-  standaloneReplaced(start: Position): void;
 }
-
-export interface RequestPlan {
-  readonly ids: readonly RequestId[];
-  /** POSTs the request (again); the host records what the answer's headers say. */
-  post(signal: AbortSignal): Promise<Response>;
-  /** Whether a POST that broke before any event may be sent again with the same id. */
-  mayResend(): boolean;
-  /** A cursor to start from instead of POSTing (the SDK's `resumptionToken`). */
-  readonly resumeFrom?: string | undefined;
-  readonly onresumptiontoken?: ((token: string) => void) | undefined;
-  /** The caller's per-request abort: aborting it stops the stream quietly. */
-  readonly signal?: AbortSignal | undefined;
-}
-
-/** A break worth another attempt. */
-class Broken extends Retryable {}
-
-type Opened = Response | 'done' | 'again';
 
 export class StreamFollower {
   readonly #host: FollowerHost;
@@ -90,12 +44,9 @@ export class StreamFollower {
   /** The host's signal when this follower began: the session it belongs to. */
   readonly #session: AbortSignal;
   readonly #signal: AbortSignal;
-  #cursor: string | undefined;
-  /** Where the stream is, on a server that keeps the wire contract. */
-  #position: Position | undefined;
-  #posted = false;
-  /** Whether the current connection advanced the cursor: progress resets the attempt count. */
-  #advanced = false;
+  /** Its cursor, and where the stream is on a server that keeps the wire contract; whether the current connection advanced it. */
+  readonly #place: StreamPlace = { cursor: undefined, position: undefined, advanced: false };
+  readonly #opener: StreamOpener;
 
   /** `plan` undefined: the standalone stream, followed from `from` when given. */
   constructor(host: FollowerHost, plan?: RequestPlan, from?: string) {
@@ -104,8 +55,9 @@ export class StreamFollower {
     for (const id of plan?.ids ?? []) this.#pending.set(idKey(id), id);
     this.#session = host.signal;
     this.#signal = AbortSignal.any([this.#session, this.#own.signal, ...(plan?.signal === undefined ? [] : [plan.signal])]);
+    this.#opener = new StreamOpener(host, plan, this.#place, this.#pending, this.#session, this.#signal);
     const start = plan === undefined ? from : plan.resumeFrom;
-    if (start !== undefined) this.#adopt(start);
+    if (start !== undefined) this.#opener.adopt(start);
   }
 
   get pendingIds(): RequestId[] {
@@ -114,7 +66,7 @@ export class StreamFollower {
 
   /** The stream's place: where a fork-safe follower is (before its first event, the stream's start). */
   get position(): Position | undefined {
-    return this.#position;
+    return this.#place.position;
   }
 
   /** Stops following the stream, quietly. */
@@ -137,11 +89,11 @@ export class StreamFollower {
     let askedWaitMs: number | undefined;
     for (;;) {
       if (this.#signal.aborted) return this.#stopped();
-      this.#advanced = false;
+      this.#place.advanced = false;
       /** When the current connection, accepted, began to be read. */
       let reading: number | undefined;
       try {
-        const opened = await this.#open();
+        const opened = await this.#opener.open();
         if (opened === 'done') return;
         if (opened === 'again') continue;
         reading = Date.now();
@@ -153,11 +105,11 @@ export class StreamFollower {
         askedWaitMs = error.retryAfterMs;
       }
       if (this.#signal.aborted) return this.#stopped();
-      if (reading !== undefined && Date.now() - reading >= STEADY_CONNECTION_MS) this.#advanced = true;
-      if (this.#advanced) attempt = 0;
+      if (reading !== undefined && Date.now() - reading >= STEADY_CONNECTION_MS) this.#place.advanced = true;
+      if (this.#place.advanced) attempt = 0;
       const delay = reconnectDelay(attempt, this.#host.retryMs, this.#host.reconnect, askedWaitMs);
       askedWaitMs = undefined;
-      if (delay === undefined) throw new ReconnectExhaustedError(attempt, this.#cursor, cause);
+      if (delay === undefined) throw new ReconnectExhaustedError(attempt, this.#place.cursor, cause);
       attempt++;
       await sleep(delay, this.#signal);
     }
@@ -167,141 +119,6 @@ export class StreamFollower {
   #stopped(): void {
     const reason: unknown = this.#session.reason;
     if (reason instanceof SessionLostError && this.#pending.size > 0) throw new SessionLostError(reason.sessionId, this.pendingIds);
-  }
-
-  /** Takes `cursor` as the point to resume from (a duplicate_request_id's, a caller's resumption token). */
-  #adopt(cursor: string): void {
-    this.#cursor = cursor;
-    this.#position = this.#host.forkSafe ? positionOf(cursor) : undefined;
-  }
-
-  #open(): Promise<Opened> {
-    // An answer that named its stream, then broke before any event, resumes from the stream's start: for
-    // a POST no 409 round trip (no second session for `initialize`), for a GET no superseding stream.
-    if (this.#cursor === undefined && (this.#posted || this.#plan === undefined)) this.#cursor = cursorAt(this.#position);
-    if (this.#cursor !== undefined) return this.#resume(this.#cursor);
-    return this.#plan === undefined ? this.#openStandalone() : this.#post(this.#plan);
-  }
-
-  async #post(plan: RequestPlan): Promise<Opened> {
-    if (this.#posted && !plan.mayResend()) throw new RequestLostError(plan.ids[0] ?? '', 'the POST broke before any event');
-    const resent = this.#posted;
-    this.#posted = true;
-    const response = await this.#fetch(() => plan.post(this.#signal));
-    if (response.status === 202) {
-      // Nothing is owed on this POST (JSON mode): its requests were cancelled, their stream taken
-      // by another connection, or the session ended. One still waiting asks again: the server
-      // names the stream's start (409 duplicate_request_id), or says the session is gone (404).
-      await response.body?.cancel().catch(() => undefined);
-      if (this.#pending.size === 0) return 'done';
-      // Where the contract is not kept (or for `initialize`, before it is known), asking again proves nothing.
-      if (!this.#host.forkSafe) throw new HttpStatusError(202, undefined, 'accepted without an answer, with requests still waiting');
-      throw new Broken('accepted (202) with requests still waiting');
-    }
-    if (response.ok) {
-      this.#position = this.#host.forkSafe ? streamStart(response.headers) : undefined;
-      return response;
-    }
-    const { error, text } = await readError(response, this.#host.idleTimeoutMs);
-    const cursor = error?.data?.cursor;
-    // Only a re-send can be this request's duplicate. On a first POST the id was another
-    // request's (wire-ids.ts keeps that from happening): its answer is not this one's.
-    if (response.status === 409 && reasonOf(error) === 'duplicate_request_id' && typeof cursor === 'string' && resent) {
-      // The first POST did reach the server, which answers it on the stream this cursor starts:
-      // replaying it is the only way to the result without running the call twice.
-      if (positionOf(cursor) === undefined && this.#host.forkSafe) throw new ForkDetectedError('malformed_id', cursor, 'not an event id');
-      this.#adopt(cursor);
-      return 'again';
-    }
-    // A refusal whose body was cut says nothing; asking again will get it whole.
-    const unread = response.status === 409 && error === undefined;
-    if ((unread || isTransientStatus(response.status)) && plan.mayResend()) {
-      throw new Broken(`${response.status}`, { cause: text, retryAfterMs: retryAfterMs(response) });
-    }
-    throw new HttpStatusError(response.status, error, text);
-  }
-
-  async #openStandalone(): Promise<Opened> {
-    const response = await this.#fetch(() => this.#boundedGet(undefined));
-    if (response.ok) {
-      this.#position = this.#host.forkSafe ? streamStart(response.headers) : undefined;
-      // The standalone stream owes nothing: a connection that opens is all the progress it can
-      // make, so a server that closes idle listeners is reconnected to for as long as it answers.
-      this.#advanced = true;
-      return response;
-    }
-    const { error, text } = await readError(response, this.#host.idleTimeoutMs);
-    if (response.status === 405) return 'done'; // the server offers no standalone stream
-    if (isTransientStatus(response.status)) throw new Broken(`${response.status}`, { cause: text, retryAfterMs: retryAfterMs(response) });
-    throw new HttpStatusError(response.status, error, text);
-  }
-
-  async #resume(cursor: string): Promise<Opened> {
-    const response = await this.#fetch(() => this.#boundedGet(cursor));
-    if (response.ok) {
-      if (!this.#host.forkSafe) {
-        this.#position = undefined;
-        return response;
-      }
-      if (mediaType(response) === 'application/json') {
-        // A resume is answered with the stream's events: a JSON body carries no event ids, so
-        // nothing in it can be checked as the continuation of the cursor.
-        await response.body?.cancel().catch(() => undefined);
-        throw new ForkDetectedError('missing_id', cursor, 'a JSON answer to a resume: its messages carry no event ids');
-      }
-      const verdict = judgeResume(this.#position ?? positionOf(cursor), resumeHeaders(response.headers));
-      // A standalone cursor with nothing after it: nothing was missed; this is a new standalone stream.
-      if (verdict.kind === 'continued' || (verdict.kind === 'new-standalone' && this.#plan === undefined)) {
-        this.#position = verdict.kind === 'continued' ? verdict.position : verdict.start;
-        return response;
-      }
-      await response.body?.cancel().catch(() => undefined);
-      if (verdict.kind === 'fork') throw new ForkDetectedError(verdict.reason, cursor, verdict.detail);
-      // Finished at the cursor; this was the session's new standalone stream, replacing the one followed.
-      if (!this.#session.aborted) this.#host.standaloneReplaced(verdict.start);
-      // The follower's cursor is never the answer's event (it would have stopped there; seq 0, from
-      // the headers, holds none), so the request was cancelled; a caller's token may have been it.
-      if (this.#plan?.resumeFrom === undefined) throw new RequestCancelledError(this.pendingIds, cursor);
-      throw new ForkDetectedError('not_resumed', cursor, 'the stream had already finished at the resumption token');
-    }
-    const { error, text } = await readError(response, this.#host.idleTimeoutMs);
-    if (isTransientStatus(response.status)) throw new Broken(`${response.status}`, { cause: text, retryAfterMs: retryAfterMs(response) });
-    if (![400, 409, 410].includes(response.status)) throw new HttpStatusError(response.status, error, text);
-    const refusal = new StreamRefusedError(reasonOf(error), response.status, cursor, error?.message ?? text);
-    if (this.#plan !== undefined) throw refusal;
-    // The standalone stream owes no answer: say what was lost, then listen afresh, unless a
-    // newer GET took the stream over (taking it back would only fight it).
-    this.#host.report(refusal);
-    if (refusal.reason === 'stream_superseded') return 'done';
-    this.#cursor = undefined;
-    this.#position = undefined;
-    throw new Broken(refusal.message, { cause: refusal });
-  }
-
-  /**
-   * A GET, whose answer this server gives at once (a resume's replay, a stream's first bytes):
-   * one that has not come within the idle limit went down a dead connection (a pooled one a NAT
-   * dropped without a word), and is abandoned — a break, so it is asked again. A POST is not
-   * bounded so: a JSON-mode answer comes only when its call ends.
-   */
-  #boundedGet(cursor: string | undefined): Promise<Response> {
-    return answeredWithin(this.#host.idleTimeoutMs, this.#signal, (signal) => this.#host.get(cursor, signal));
-  }
-
-  /** A fetch whose failure is a break (the network), and whose 404 ends the session. */
-  async #fetch(request: () => Promise<Response>): Promise<Response> {
-    let response: Response;
-    try {
-      response = await request();
-    } catch (error) {
-      throw new Broken('the request failed', { cause: error });
-    }
-    if (response.status === 404) {
-      await response.body?.cancel().catch(() => undefined);
-      this.#host.sessionGone();
-      throw new Broken('session not found');
-    }
-    return response;
   }
 
   /** Reads one connection: `done` when the stream owes nothing more, `broken` when it ended early. */
@@ -325,8 +142,8 @@ export class StreamFollower {
         if (frame.retry !== undefined) this.#host.retryMs = frame.retry;
         this.#check(frame, first);
         if (frame.id !== undefined || frame.data !== undefined) first = false;
-        if (frame.id !== undefined && frame.id !== this.#cursor) {
-          this.#cursor = frame.id;
+        if (frame.id !== undefined && frame.id !== this.#place.cursor) {
+          this.#place.cursor = frame.id;
           this.#plan?.onresumptiontoken?.(frame.id);
         }
         if (frame.data !== undefined && frame.data !== '' && (frame.event ?? 'message') === 'message') {
@@ -340,14 +157,14 @@ export class StreamFollower {
 
   /** Fails the stream at the first event that does not continue it; on a plain server, any new id is progress. */
   #check(frame: { id?: string; data?: string }, first: boolean): void {
-    if (this.#position === undefined) {
-      if (frame.id !== undefined && frame.id !== this.#cursor) this.#advanced = true;
+    if (this.#place.position === undefined) {
+      if (frame.id !== undefined && frame.id !== this.#place.cursor) this.#place.advanced = true;
       return;
     }
-    const step = continueAt(this.#position, frame, first);
-    if (!step.ok) throw new ForkDetectedError(step.reason, this.#cursor, step.detail);
-    this.#position = step.position;
-    if (step.advanced) this.#advanced = true;
+    const step = continueAt(this.#place.position, frame, first);
+    if (!step.ok) throw new ForkDetectedError(step.reason, this.#place.cursor, step.detail);
+    this.#place.position = step.position;
+    if (step.advanced) this.#place.advanced = true;
   }
 
   async #message(read: JsonRpcMessage | undefined, raw: unknown): Promise<void> {
