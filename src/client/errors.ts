@@ -149,7 +149,7 @@ export class HttpStatusError extends ForkSafeTransportError {
   }
 }
 
-// ---- Following a task's events (task-follower.ts) ------------------------------------------
+// ---- Following a task's events (task-follower.ts; its requests: task-opener.ts) ------------
 
 /** The task methods the follower sends. */
 export type TaskMethod = 'tasks/stream' | 'tasks/get';

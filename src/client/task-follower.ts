@@ -21,54 +21,24 @@
  * not show one (another server's event types) is confirmed by one more stream once the task has
  * ended, which is complete by the SEP's rule: with nothing retained after the cursor on an ended
  * task, the receiver "MUST return TaskStreamResult immediately".
+ *
+ * The requests themselves, and what a refusal of one means (another attempt or a typed error),
+ * are task-opener.ts; this file holds the follow: the attempts and their backoff, and the reading
+ * of each answer, event by event, to the task's end.
  */
-import type { MODERN_PROTOCOL_VERSIONS } from '../core/era.ts';
-import { encodeHeaderValue } from '../core/header-value.ts';
 import { SseParser } from '../core/sse-parser.ts';
-import { answeredWithin, bodyText, idleLimit } from './idle-limit.ts';
+import { bodyText, idleLimit } from './idle-limit.ts';
 import { sseBody, sseFrames } from './sse-frames.ts';
-import { isTerminal, TASKS_EXTENSION } from '../core/task.ts';
-import { HEADERS } from '../core/wire.ts';
+import { isTerminal } from '../core/task.ts';
 import { reconnectDelay, reconnectOptions, STEADY_CONNECTION_MS, type ReconnectOptions } from './backoff.ts';
-import {
-  HttpStatusError,
-  ReconnectExhaustedError,
-  TaskEventsGoneError,
-  TaskFollowCancelledError,
-  TaskMethodNotFoundError,
-  TaskProtocolError,
-  TaskRefusedError,
-  type TaskMethod,
-} from './errors.ts';
-import {
-  isTransientStatus,
-  mediaType,
-  readError,
-  reasonOf,
-  Retryable,
-  retryAfterMs,
-  sleep,
-  type ErrorObject,
-  type FetchLike,
-} from './http.ts';
+import { ReconnectExhaustedError, TaskFollowCancelledError, TaskProtocolError } from './errors.ts';
+import { mediaType, sleep } from './http.ts';
 import { isTerminalEvent, readStreamMessage, readTaskAnswer, type StreamMessage } from './task-events.ts';
+import { TaskOpener, Transient, type TaskTarget } from './task-opener.ts';
 import type { DetailedTask, TaskStreamEvent } from './task-types.ts';
 
-/** Task streams are a 2026-07-28 extension: every request names the revision, in its headers and its `_meta`. */
-const PROTOCOL_VERSION = '2026-07-28' satisfies (typeof MODERN_PROTOCOL_VERSIONS)[number];
-/** "Clients that call tasks/stream against a receiver that does not support task event streams receive -32601." */
-const METHOD_NOT_FOUND = -32601;
-const INTERNAL_ERROR = -32603;
-const DEFAULT_CLIENT_INFO = { name: 'mcp-edge-sessions/task-follower', version: '1' } as const;
-
-export interface FollowTaskOptions {
-  /** The MCP endpoint. */
-  readonly url: string | URL;
-  readonly taskId: string;
-  /** Defaults to the global fetch. */
-  readonly fetch?: FetchLike;
-  /** Sent with every request (an `Authorization` header, say); the follower's own headers win. */
-  readonly headers?: HeadersInit;
+/** Where the requests go and what they carry (TaskTarget, task-opener.ts), and how the task is followed. */
+export interface FollowTaskOptions extends TaskTarget {
   /** The last event already processed (a cursor kept from an earlier follow): the stream starts after it. */
   readonly after?: number;
   /**
@@ -86,8 +56,6 @@ export interface FollowTaskOptions {
    * DEFAULT_IDLE_TIMEOUT_MS (45 s, three of this server's heartbeats); 0: no limit.
    */
   readonly idleTimeoutMs?: number;
-  /** `_meta["io.modelcontextprotocol/clientInfo"]` of every request. */
-  readonly clientInfo?: { readonly name: string; readonly version: string };
 }
 
 export interface FollowedTask {
@@ -134,17 +102,13 @@ export async function followTask(options: FollowTaskOptions): Promise<FollowedTa
   return new TaskFollower(options).run();
 }
 
-/** A failure worth another attempt: the network, a 5xx or 429, a stream cut before its result. */
-class Transient extends Retryable {}
-
 class TaskFollower {
   readonly #options: FollowTaskOptions;
   readonly #taskId: string;
-  readonly #fetch: FetchLike;
   readonly #reconnect: ReconnectOptions;
   readonly #idleTimeoutMs: number | undefined;
   readonly #signal: AbortSignal;
-  readonly #meta: Record<string, unknown>;
+  readonly #opener: TaskOpener;
   #lastSeq: number | undefined;
   #nextId = 1;
   /** The server's last `retry:`, the backoff's base. */
@@ -164,17 +128,12 @@ class TaskFollower {
     this.#options = options;
     this.#taskId = taskId;
     this.#lastSeq = after;
-    this.#fetch = options.fetch ?? ((input, init) => fetch(input, init));
     this.#reconnect = reconnectOptions(options.reconnect);
     // On by default for any server: a resume with `after` is a read, always safe, so a server that
     // sends no heartbeats costs at most one `tasks/stream` per idle limit while its task is quiet.
     this.#idleTimeoutMs = idleLimit(options.idleTimeoutMs, true);
     this.#signal = options.signal ?? new AbortController().signal;
-    this.#meta = {
-      'io.modelcontextprotocol/protocolVersion': PROTOCOL_VERSION,
-      'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS_EXTENSION]: {} } },
-      'io.modelcontextprotocol/clientInfo': options.clientInfo ?? DEFAULT_CLIENT_INFO,
-    };
+    this.#opener = new TaskOpener(options, this.#idleTimeoutMs, this.#signal);
   }
 
   async run(): Promise<FollowedTask> {
@@ -218,8 +177,8 @@ class TaskFollower {
   async #stream(): Promise<void> {
     const id = this.#nextId++;
     const after = this.#lastSeq;
-    const response = await this.#post('tasks/stream', id, { taskId: this.#taskId, ...(after !== undefined && { after }) });
-    if (!response.ok) return this.#refused('tasks/stream', response, after);
+    const response = await this.#opener.post('tasks/stream', id, { taskId: this.#taskId, ...(after !== undefined && { after }) });
+    if (!response.ok) return this.#opener.refused('tasks/stream', response, after);
     const type = mediaType(response);
     if (type === 'application/json') {
       // Answered at once: its result (nothing after the cursor of an ended task) or its refusal.
@@ -256,7 +215,7 @@ class TaskFollower {
       case 'end':
         return 'end';
       case 'error':
-        throw this.#failure('tasks/stream', 200, message.error, after);
+        throw this.#opener.failure('tasks/stream', 200, message.error, after);
       case 'other':
         return 'more';
       case 'invalid':
@@ -279,58 +238,14 @@ class TaskFollower {
   /** One `tasks/get`. */
   async #get(): Promise<DetailedTask> {
     const id = this.#nextId++;
-    const response = await this.#post('tasks/get', id, { taskId: this.#taskId });
-    if (!response.ok) return this.#refused('tasks/get', response, undefined);
+    const response = await this.#opener.post('tasks/get', id, { taskId: this.#taskId });
+    if (!response.ok) return this.#opener.refused('tasks/get', response, undefined);
     const idleMs = this.#idleTimeoutMs;
     const body = mediaType(response) === 'text/event-stream' ? await responseInStream(response, idleMs) : await jsonOf(response, idleMs);
     const answer = readTaskAnswer(body, id, this.#taskId);
     if (answer.kind === 'task') return answer.task;
-    if (answer.kind === 'error') throw this.#failure('tasks/get', 200, answer.error, undefined);
+    if (answer.kind === 'error') throw this.#opener.failure('tasks/get', 200, answer.error, undefined);
     throw this.#violation(answer.reason, answer.detail);
-  }
-
-  async #post(method: TaskMethod, id: number, params: Record<string, unknown>): Promise<Response> {
-    const headers = new Headers(this.#options.headers);
-    headers.set('Content-Type', 'application/json');
-    headers.set('Accept', 'application/json, text/event-stream');
-    headers.set(HEADERS.protocolVersion, PROTOCOL_VERSION);
-    headers.set(HEADERS.method, method);
-    headers.set(HEADERS.name, encodeHeaderValue(this.#taskId));
-    const body = JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: this.#meta } });
-    // Both methods are answered at once (a stream's first bytes, a task's state): an answer that
-    // has not begun within the idle limit went down a dead connection, and is asked again.
-    try {
-      return await answeredWithin(this.#idleTimeoutMs, this.#signal, (signal) =>
-        this.#fetch(this.#options.url, { method: 'POST', headers, body, signal }),
-      );
-    } catch (error) {
-      throw new Transient('the request failed', { cause: error });
-    }
-  }
-
-  /** A non-2xx answer: another attempt for a transient status, else its typed refusal. */
-  async #refused(method: TaskMethod, response: Response, after: number | undefined): Promise<never> {
-    const { error, text } = await readError(response, this.#idleTimeoutMs);
-    if (isTransientStatus(response.status))
-      throw new Transient(`${response.status}`, { cause: text, retryAfterMs: retryAfterMs(response) });
-    if (error !== undefined) throw this.#failure(method, response.status, error, after);
-    throw new HttpStatusError(response.status, undefined, text);
-  }
-
-  /** A JSON-RPC error, keyed on `data.reason` first: -32010 is the SEP's example, in a range without shared meaning. */
-  #failure(method: TaskMethod, status: number, error: ErrorObject, after: number | undefined): Error {
-    const reason = reasonOf(error);
-    if (reason === 'events_gone') {
-      const earliest = error.data?.earliestSeq;
-      return new TaskEventsGoneError(this.#taskId, Number.isSafeInteger(earliest) ? (earliest as number) : undefined, after);
-    }
-    // This server bounds the streams open on a task at once: one frees when another client's ends.
-    if (reason === 'too_many_task_streams') return new Transient(reason, { cause: error });
-    // The server's own failure, answered in-band on a 200 (a task object reset by a deploy, one
-    // that failed to answer): the same as a 5xx, worth another attempt within the budget.
-    if (error.code === INTERNAL_ERROR) return new Transient('internal_error', { cause: error });
-    if (error.code === METHOD_NOT_FOUND) return new TaskMethodNotFoundError(method, this.#taskId);
-    return new TaskRefusedError(method, this.#taskId, status, error.code, reason, error.message ?? '');
   }
 
   #violation(reason: TaskProtocolError['reason'], detail: string): TaskProtocolError {
