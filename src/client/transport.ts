@@ -9,14 +9,19 @@
  * wire contract (docs/wire-contract.md; recognized by `Mcp-Session-Epoch` on the `initialize`
  * answer) resumes are checked event by event; on any other server the transport still resumes
  * with `Last-Event-ID` as the spec says, and reports `mode: 'plain'`.
+ *
+ * The session's standalone stream (its opening, replacement, and taking up again after its
+ * reconnects ran out) is standalone-stream.ts; this file sends the requests and keeps the
+ * session: its id, protocol version, mode and epoch, and its loss.
  */
 import type { JsonRpcMessage, Transport, TransportSendOptions } from './sdk-transport.ts';
 import { HEADERS } from '../core/wire.ts';
 import { reconnectOptions, type ReconnectOptions } from './backoff.ts';
-import { formatPosition, headerNumber, isLaterStream, type Position } from './continuation.ts';
-import { ForkSafeTransportError, HttpStatusError, ReconnectExhaustedError, SessionLostError, type RequestId } from './errors.ts';
+import { headerNumber } from './continuation.ts';
+import { ForkSafeTransportError, HttpStatusError, SessionLostError, type RequestId } from './errors.ts';
 import { isRequest, readError, type FetchLike } from './http.ts';
 import { answeredWithin, idleLimit } from './idle-limit.ts';
+import { StandaloneStream } from './standalone-stream.ts';
 import { StreamFollower, type FollowerHost } from './stream-follower.ts';
 import { WireIds } from './wire-ids.ts';
 
@@ -70,9 +75,8 @@ export class ForkSafeTransport implements Transport {
   /** Aborted by close() and by the loss of the session; undefined while not started. */
   #session: AbortController | undefined;
   readonly #followers = new Set<StreamFollower>();
-  #standalone: StreamFollower | undefined;
-  /** The standalone stream ran out of reconnect attempts here (its cursor): reopened there at the server's next answer. */
-  #standaloneGaveUp: { readonly cursor: string | undefined } | undefined;
+  /** The session's standalone stream (standalone-stream.ts). */
+  readonly #standalone: StandaloneStream;
   /** Set by a 404 until the next `initialize`: every request meanwhile is refused at once. */
   #lost: SessionLostError | undefined;
   readonly #host: FollowerHost;
@@ -105,8 +109,9 @@ export class ForkSafeTransport implements Transport {
       deliver: (message) => this.onmessage?.(message),
       sessionGone: () => this.#sessionGone(),
       report: (error) => this.onerror?.(error),
-      standaloneReplaced: (start) => this.#listen(start),
+      standaloneReplaced: (start) => this.#standalone.listen(start),
     };
+    this.#standalone = new StandaloneStream(this.#host, this.#followers, options, () => this.#sessionId);
   }
 
   get sessionId(): string | undefined {
@@ -136,7 +141,7 @@ export class ForkSafeTransport implements Transport {
     this.#session = new AbortController();
     // Reconnecting to a session that is already initialized: its standalone stream is not
     // opened by a `notifications/initialized` this time.
-    if (this.#sessionId !== undefined) this.#listen();
+    if (this.#sessionId !== undefined) this.#standalone.listen();
   }
 
   async close(): Promise<void> {
@@ -144,7 +149,7 @@ export class ForkSafeTransport implements Transport {
     this.#session = undefined;
     session?.abort(new ForkSafeTransportError('the transport was closed'));
     this.#followers.clear();
-    this.#standalone = undefined;
+    this.#standalone.forget();
     const onclose = this.onclose;
     // Client.connect chains the callbacks it finds on the transport: left in place, a Client that
     // connects this transport again (a new session after a 404) would see every message twice.
@@ -178,7 +183,7 @@ export class ForkSafeTransport implements Transport {
       throw failure;
     }
     await response.body?.cancel().catch(() => undefined);
-    if ('method' in message && message.method === 'notifications/initialized') this.#listen();
+    if ('method' in message && message.method === 'notifications/initialized') this.#standalone.listen();
   }
 
   /**
@@ -233,42 +238,6 @@ export class ForkSafeTransport implements Transport {
     }
   }
 
-  /**
-   * Opens the standalone stream, unless it is open, switched off, or there is no session. With
-   * `from`, the server replaced it with a new one (a request's resume was answered so): the old
-   * one's connection gets nothing more, so it is left, and the new one followed from its start.
-   */
-  #listen(from?: Position, resume?: string): void {
-    this.#standaloneGaveUp = undefined;
-    if (this.#options.standaloneStream === false || this.#sessionId === undefined) return;
-    const current = this.#standalone;
-    if (current !== undefined) {
-      // Two replacements may be handled out of order: only a later stream than the one followed counts.
-      if (from === undefined || (current.position !== undefined && !isLaterStream(from, current.position))) return;
-      current.stop();
-    }
-    const follower = new StreamFollower(this.#host, undefined, resume ?? (from && formatPosition(from)));
-    this.#standalone = follower;
-    this.#followers.add(follower);
-    follower
-      .run()
-      .catch((error: unknown) => {
-        // Out of attempts (the network, say, was down): reported, and taken up again where it
-        // was at the next answer from the server (#observe), so listening does not end for good.
-        if (error instanceof ReconnectExhaustedError && this.#standalone === follower) {
-          // Let go of it now, not a microtask later (finally): an answer observed in between must find none to keep.
-          this.#standalone = undefined;
-          this.#followers.delete(follower);
-          this.#standaloneGaveUp = { cursor: error.cursor };
-        }
-        if (!(error instanceof SessionLostError)) this.onerror?.(error instanceof Error ? error : new Error(String(error)));
-      })
-      .finally(() => {
-        this.#followers.delete(follower);
-        if (this.#standalone === follower) this.#standalone = undefined;
-      });
-  }
-
   /** A 404: the session is gone, with every request still waiting in it. Reported once. */
   #sessionGone(): void {
     if (this.#lost !== undefined) return;
@@ -288,8 +257,7 @@ export class ForkSafeTransport implements Transport {
    */
   #leaveSession(ended: SessionLostError): void {
     this.#sessionId = undefined;
-    this.#standalone = undefined;
-    this.#standaloneGaveUp = undefined;
+    this.#standalone.leave();
     const session = this.#session;
     if (session === undefined) return;
     this.#session = new AbortController();
@@ -332,7 +300,7 @@ export class ForkSafeTransport implements Transport {
     const epoch = headerNumber(response.headers.get(HEADERS.epoch));
     if (epoch !== undefined) this.#epoch = epoch;
     if (!response.ok) return;
-    if (this.#standaloneGaveUp !== undefined && !initialize) this.#listen(undefined, this.#standaloneGaveUp.cursor);
+    if (!initialize) this.#standalone.answered();
     if (initialize) this.#sessionId = response.headers.get(HEADERS.sessionId) ?? undefined;
     // Decided by the handshake's answer, or, for a session this transport was given, by the first
     // answer from it: until then nothing is re-sent, and no resume is checked.
