@@ -11,7 +11,7 @@ declare module '*?raw' {
   export default text;
 }
 
-/** Vite's glob import (test/deploy/wrangler-configs.test.ts reads every wrangler config with it, test/layout/import-circles.test.ts every module of src/). */
+/** Vite's glob import (test/deploy/wrangler-configs.test.ts reads every wrangler config with it, test/repository/import-circles.test.ts every module of src/). */
 interface ImportMeta {
   glob<T>(pattern: string, options: { query: string; import: 'default'; eager: true }): Record<string, T>;
 }

@@ -2,7 +2,7 @@
  * 2026-07-28 routing headers (`Mcp-Name`, `Mcp-Param-*`): a value that is not header-safe is
  * sent as `=?base64?<base64 of its UTF-8>?=`. Pure: decoding, for the places this server reads
  * such a header itself (the SDK validates them against the body), and encoding, for the client
- * that sends one (client/task-follower.ts).
+ * that sends one (client/task-opener.ts).
  */
 const SENTINEL = /^=\?base64\?(.*)\?=$/;
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
