@@ -1,6 +1,6 @@
 /**
  * MCP Events (SEP-3415, "Events Extension", draft; read at modelcontextprotocol/modelcontextprotocol
- * `seps/0000-events-extension.md`, commit 5eb6862): every name, number and shape of its wire that
+ * `seps/0000-events-extension.md`, commits 5eb6862 and 6859def): every name, number and shape of its wire that
  * poll, push and task event sources use, in this one module, so that a revision of the draft is an
  * edit here. Nothing is served yet (docs/events.md): this is the contract the next slices build on.
  *
