@@ -59,8 +59,10 @@ function toBase64Url(bytes: Uint8Array): string {
 function fromBase64Url(text: string): Uint8Array | undefined {
   if (!/^[A-Za-z0-9_-]*$/.test(text)) return undefined;
   try {
-    const binary = atob(text.replaceAll('-', '+').replaceAll('_', '/'));
-    return Uint8Array.from(binary, (c) => c.charCodeAt(0));
+    const bytes = Uint8Array.from(atob(text.replaceAll('-', '+').replaceAll('_', '/')), (c) => c.charCodeAt(0));
+    // One spelling per cursor: a last character differing only in unused bits decodes to the same
+    // bytes, and is refused rather than accepted as a second name for the same position.
+    return toBase64Url(bytes) === text ? bytes : undefined;
   } catch {
     return undefined;
   }

@@ -105,6 +105,15 @@ describe('mintCursor / decodeCursor', () => {
     { name: 'too long', text: () => 'a'.repeat(MAX_CURSOR_LENGTH + 1), reason: 'malformed_cursor' },
     { name: 'another server’s cursor (another key)', text: () => 'minted-with-other', reason: 'forged_cursor' },
     { name: 'a payload rewritten to seq 0 with the old mac', text: () => 'rewritten', reason: 'forged_cursor' },
+    {
+      name: 'a second spelling of the mac (its unused low bits set)',
+      text: (real) => {
+        const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+        const last = alphabet.indexOf(real.at(-1)!);
+        return real.slice(0, -1) + alphabet[last ^ 1];
+      },
+      reason: 'malformed_cursor',
+    },
     { name: 'a made-up 32-byte mac', text: (real) => `${real.split('.')[0]}.${'A'.repeat(43)}`, reason: 'forged_cursor' },
   ])('refused: $name', async ({ text, reason }) => {
     const real = await mintCursor(at(9), keys);
