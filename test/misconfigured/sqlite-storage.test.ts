@@ -10,10 +10,11 @@
  */
 import { createExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ENDED, SseReader } from '../support/sse-reader.ts';
 import { bearer, TEST_ISSUER, TEST_PUBLIC_JWKS } from '../support/tokens.ts';
 import worker from './index.ts';
+import { captureLogLines } from '../support/log-lines.ts';
 
 /** The project's bindings, the fixture's and the ones without SQLite. */
 type Bindings = Env & {
@@ -95,24 +96,10 @@ function expectTheFix(message: string, binding: string) {
   expect(message).toContain('cannot be converted');
 }
 
-let logged: { msg: string; subject?: string }[];
-beforeEach(() => {
-  logged = [];
-  const capture = (line: unknown) => {
-    try {
-      logged.push(JSON.parse(String(line)));
-    } catch {
-      // Not one of the library's lines.
-    }
-  };
-  vi.spyOn(console, 'error').mockImplementation(capture);
-  vi.spyOn(console, 'log').mockImplementation(capture);
-});
-afterEach(() => {
-  vi.restoreAllMocks();
-});
+const lines = captureLogLines();
+const logged = () => lines().map(({ line }) => line);
 
-const configLines = () => logged.filter(({ msg }) => msg === 'mcp.config.error');
+const configLines = () => logged().filter(({ msg }) => msg === 'mcp.config.error');
 
 describe('a task class without SQLite', () => {
   it.each([
@@ -130,7 +117,7 @@ describe('a task class without SQLite', () => {
     }
     expect(configLines()).toEqual([expect.objectContaining({ subject: 'MCP_TASKS' })]);
     expect(
-      logged.filter(({ msg }) => msg === 'mcp.tool.error'),
+      logged().filter(({ msg }) => msg === 'mcp.tool.error'),
       'the refusal is not the tool failing',
     ).toEqual([]);
   });

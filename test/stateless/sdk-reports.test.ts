@@ -5,9 +5,10 @@
  * below make the SDK itself report, so a rewording in an SDK upgrade fails here.
  */
 import { MissingRequiredClientCapabilityError, UnsupportedProtocolVersionError } from '@modelcontextprotocol/server';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isRefusal, sdkReport } from '../../src/stateless/sdk-reports.ts';
 import { MODERN, modernRequest, postModernRaw } from '../support/modern-http.ts';
+import { captureLogLines } from '../support/log-lines.ts';
 
 describe('isRefusal', () => {
   it.each([
@@ -39,24 +40,9 @@ describe('isRefusal', () => {
 });
 
 describe('what the SDK reports, through the Worker', () => {
-  let lines: { stream: 'out' | 'err'; line: Record<string, unknown> }[];
-  beforeEach(() => {
-    lines = [];
-    const capture = (stream: 'out' | 'err') => (text: unknown) => {
-      try {
-        lines.push({ stream, line: JSON.parse(String(text)) as Record<string, unknown> });
-      } catch {
-        // Not one of this server's lines.
-      }
-    };
-    vi.spyOn(console, 'log').mockImplementation(capture('out'));
-    vi.spyOn(console, 'error').mockImplementation(capture('err'));
-  });
-  afterEach(() => {
-    vi.restoreAllMocks();
-  });
+  const lines = captureLogLines();
 
-  const modernLines = () => lines.filter(({ line }) => typeof line.msg === 'string' && line.msg.startsWith('mcp.modern.'));
+  const modernLines = () => lines().filter(({ line }) => typeof line.msg === 'string' && line.msg.startsWith('mcp.modern.'));
 
   it.each([
     {

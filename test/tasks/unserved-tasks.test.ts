@@ -8,10 +8,11 @@
 import { createExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { McpServer } from '@modelcontextprotocol/server';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createMcpWorker, runTask } from '../../src/lib.ts';
 import { MODERN } from '../support/modern-http.ts';
 import { TASKS } from '../support/task-http.ts';
+import { captureLogLines } from '../support/log-lines.ts';
 
 const text = (value: string) => ({ content: [{ type: 'text' as const, text: value }] });
 
@@ -57,20 +58,12 @@ async function call(name: string, capabilities: Record<string, unknown>) {
   return { status: response.status, body: (await response.json()) as any };
 }
 
-let logged: Record<string, unknown>[];
-beforeEach(() => {
-  logged = [];
-  vi.spyOn(console, 'error').mockImplementation((line: unknown) => {
-    try {
-      logged.push(JSON.parse(String(line)));
-    } catch {
-      // Not one of the library's lines.
-    }
-  });
-});
-afterEach(() => {
-  vi.restoreAllMocks();
-});
+const lines = captureLogLines();
+/** What went to the error stream. */
+const logged = () =>
+  lines()
+    .filter(({ stream }) => stream === 'err')
+    .map(({ line }) => line);
 
 describe('runTask where the Worker serves no tasks', () => {
   it('a client that did not declare the extension: the result, inline (the protocol fallback)', async () => {
@@ -90,7 +83,7 @@ describe('runTask where the Worker serves no tasks', () => {
     expect(body.error.message).toContain('pass `tasks: (env) => env.MCP_TASKS` to createMcpWorker');
     expect(body.error.message).toContain('[[durable_objects.bindings]] name = "MCP_TASKS"');
     // The isolate's first: logged, with the same words; the tool's refusal is no tool error.
-    expect(logged).toEqual([
+    expect(logged()).toEqual([
       { msg: 'mcp.config.error', subject: 'tasks', error: body.error.message.slice('server misconfigured: '.length) },
     ]);
   });
@@ -106,6 +99,6 @@ describe('runTask where the Worker serves no tasks', () => {
   it('logged once per isolate, not per call', async () => {
     await call('report', TASKS);
     await call('only_task', {});
-    expect(logged).toEqual([]);
+    expect(logged()).toEqual([]);
   });
 });

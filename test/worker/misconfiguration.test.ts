@@ -8,10 +8,11 @@
  */
 import { createExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import operations from '../../docs/operations.md?raw';
 import fixture from '../fixture-server/index.ts';
 import { initializeRequest, POST_HEADERS } from '../support/mcp-http.ts';
+import { captureLogLines } from '../support/log-lines.ts';
 
 type Vars = Record<string, unknown>;
 
@@ -43,24 +44,10 @@ async function answer(
   return { status: response.status, body: JSON.parse(text), text };
 }
 
-let logged: { msg: string; subject?: string; error?: string }[];
-beforeEach(() => {
-  logged = [];
-  const capture = (line: unknown) => {
-    try {
-      logged.push(JSON.parse(String(line)));
-    } catch {
-      // Not one of the library's lines.
-    }
-  };
-  vi.spyOn(console, 'error').mockImplementation(capture);
-  vi.spyOn(console, 'log').mockImplementation(capture);
-});
-afterEach(() => {
-  vi.restoreAllMocks();
-});
+const lines = captureLogLines();
+const logged = () => lines().map(({ line }) => line);
 
-const configLines = () => logged.filter(({ msg }) => msg === 'mcp.config.error');
+const configLines = () => logged().filter(({ msg }) => msg === 'mcp.config.error');
 
 describe('a binding the Worker was given an accessor for, missing', () => {
   it.each([
@@ -211,7 +198,7 @@ describe('what the chosen AUTH needs', () => {
     expect(body.error.message).toContain(says);
     expect(text).not.toContain(SECRET);
     expect(text).not.toContain(SECRET.slice(0, 16));
-    expect(JSON.stringify(logged)).not.toContain(SECRET.slice(0, 16));
+    expect(JSON.stringify(logged())).not.toContain(SECRET.slice(0, 16));
   });
 
   it("AUTH=oauth misconfigured: the authorization server's paths are answered the same, before its walls", async () => {

@@ -5,31 +5,17 @@
  * 2026-07-28 path, and in a task's round. A tool that throws nothing logs nothing. The
  * Worker, its objects and this test share one isolate, so console spies see all.
  */
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { messages, openSession } from '../support/mcp-http.ts';
 import { answerOf, modernRequest } from '../support/modern-http.ts';
 import { createTask, waitForStatus } from '../support/task-http.ts';
+import { captureLogLines } from '../support/log-lines.ts';
 
 const MESSAGE = 'This tool intentionally returns an error for testing';
 
-let lines: { stream: 'out' | 'err'; line: Record<string, unknown> }[];
-beforeEach(() => {
-  lines = [];
-  const capture = (stream: 'out' | 'err') => (text: unknown) => {
-    try {
-      lines.push({ stream, line: JSON.parse(String(text)) as Record<string, unknown> });
-    } catch {
-      // Not one of the library's lines.
-    }
-  };
-  vi.spyOn(console, 'log').mockImplementation(capture('out'));
-  vi.spyOn(console, 'error').mockImplementation(capture('err'));
-});
-afterEach(() => {
-  vi.restoreAllMocks();
-});
+const lines = captureLogLines();
 
-const toolErrors = () => lines.filter(({ line }) => line.msg === 'mcp.tool.error');
+const toolErrors = () => lines().filter(({ line }) => line.msg === 'mcp.tool.error');
 
 describe('a tool that throws', () => {
   it('in a session: isError with the message only, and one log line with the stack', async () => {
