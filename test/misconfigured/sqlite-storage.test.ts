@@ -15,6 +15,7 @@ import { ENDED, SseReader } from '../support/sse-reader.ts';
 import { bearer, TEST_ISSUER, TEST_PUBLIC_JWKS } from '../support/tokens.ts';
 import worker from './index.ts';
 import { captureLogLines } from '../support/log-lines.ts';
+import { modernRequestOf } from '../support/modern-http.ts';
 
 /** The project's bindings, the fixture's and the ones without SQLite. */
 type Bindings = Env & {
@@ -31,37 +32,16 @@ const environment = (set: Record<string, unknown>) => ({ ...bindings, ...set }) 
 
 const JWT = { AUTH: 'jwt', AUTH_ISSUER: TEST_ISSUER, AUTH_JWKS: JSON.stringify(TEST_PUBLIC_JWKS), AUTH_SCOPES: 'mcp' };
 const TASKS = { extensions: { 'io.modelcontextprotocol/tasks': {} } };
-const MODERN = '2026-07-28';
 
 let id = 0;
 /** A 2026-07-28 request of `method` (its `Mcp-Name` from `params.name` or `params.taskId`). */
-function modern(method: string, params: Record<string, unknown>, capabilities: object = TASKS, headers: Record<string, string> = {}) {
-  const name = (params.name ?? params.taskId) as string | undefined;
-  return new Request('http://localhost/mcp', {
-    method: 'POST',
-    headers: {
-      Host: 'localhost',
-      'Content-Type': 'application/json',
-      Accept: 'application/json, text/event-stream',
-      'MCP-Protocol-Version': MODERN,
-      'Mcp-Method': method,
-      ...(name !== undefined && { 'Mcp-Name': name }),
-      ...headers,
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: ++id,
-      method,
-      params: {
-        ...params,
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': MODERN,
-          'io.modelcontextprotocol/clientCapabilities': capabilities,
-          'io.modelcontextprotocol/clientInfo': { name: 'test', version: '1' },
-        },
-      },
-    }),
-  });
+function modern(
+  method: string,
+  params: Record<string, unknown>,
+  capabilities: Record<string, unknown> = TASKS,
+  headers: Record<string, string> = {},
+) {
+  return modernRequestOf(method, params, capabilities, headers, ++id);
 }
 
 const initialize = (headers: Record<string, string> = {}) =>

@@ -3,39 +3,47 @@
  * client capabilities and info in `_meta`, and the routing headers (`MCP-Protocol-Version`,
  * `Mcp-Method`, `Mcp-Name`). No session.
  */
-import { fetchWorker } from './mcp-http.ts';
+import { exports } from 'cloudflare:workers';
+import { fetchWorker, URL_ } from './mcp-http.ts';
 
 export const MODERN = '2026-07-28';
 
 let nextId = 1;
 
+/** A 2026-07-28 request's headers, `headers` over them. */
+const modernHeaders = (headers: Record<string, string>) => ({
+  Host: 'localhost',
+  'Content-Type': 'application/json',
+  Accept: 'application/json, text/event-stream',
+  'MCP-Protocol-Version': MODERN,
+  ...headers,
+});
+
 /** POSTs `body` as it is, with a 2026-07-28 request's headers and `headers` over them. */
 export function postModernRaw(body: string, headers: Record<string, string> = {}) {
-  return fetchWorker({
-    method: 'POST',
-    headers: {
-      Host: 'localhost',
-      'Content-Type': 'application/json',
-      Accept: 'application/json, text/event-stream',
-      'MCP-Protocol-Version': MODERN,
-      ...headers,
-    },
-    body,
-  });
+  return fetchWorker({ method: 'POST', headers: modernHeaders(headers), body });
 }
 
-export function modernRequest(
+/**
+ * A 2026-07-28 request of `method` as a Request, for a Worker of the test's own: its revision,
+ * capabilities and client info in `_meta`, its routing headers (`Mcp-Method`; `Mcp-Name` from
+ * `params.name`, `uri` or `taskId`), `headers` over them. modernRequest sends one to the fixture.
+ */
+export function modernRequestOf(
   method: string,
   params: Record<string, unknown> = {},
   capabilities: Record<string, unknown> = {},
   headers: Record<string, string> = {},
-) {
+  id: number = nextId++,
+): Request {
   const name = [params.name, params.uri, params.taskId].find((value) => typeof value === 'string') as string | undefined;
   const { _meta, ...rest } = params as { _meta?: Record<string, unknown> };
-  return postModernRaw(
-    JSON.stringify({
+  return new Request(URL_, {
+    method: 'POST',
+    headers: modernHeaders({ 'Mcp-Method': method, ...(name !== undefined && { 'Mcp-Name': name }), ...headers }),
+    body: JSON.stringify({
       jsonrpc: '2.0',
-      id: nextId++,
+      id,
       method,
       params: {
         ...rest,
@@ -47,8 +55,16 @@ export function modernRequest(
         },
       },
     }),
-    { 'Mcp-Method': method, ...(name !== undefined && { 'Mcp-Name': name }), ...headers },
-  );
+  });
+}
+
+export function modernRequest(
+  method: string,
+  params: Record<string, unknown> = {},
+  capabilities: Record<string, unknown> = {},
+  headers: Record<string, string> = {},
+) {
+  return exports.default.fetch(modernRequestOf(method, params, capabilities, headers));
 }
 
 /** The one JSON-RPC message of a JSON answer, or the last one of an SSE answer. */

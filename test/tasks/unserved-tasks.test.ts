@@ -10,7 +10,7 @@ import { env } from 'cloudflare:workers';
 import { McpServer } from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
 import { createMcpWorker, runTask } from '../../src/lib.ts';
-import { MODERN } from '../support/modern-http.ts';
+import { modernRequestOf } from '../support/modern-http.ts';
 import { TASKS } from '../support/task-http.ts';
 import { captureLogLines } from '../support/log-lines.ts';
 
@@ -29,31 +29,7 @@ const worker = createMcpWorker<Env>({
 
 let id = 0;
 async function call(name: string, capabilities: Record<string, unknown>) {
-  const request = new Request('http://localhost/mcp', {
-    method: 'POST',
-    headers: {
-      Host: 'localhost',
-      'Content-Type': 'application/json',
-      Accept: 'application/json, text/event-stream',
-      'MCP-Protocol-Version': MODERN,
-      'Mcp-Method': 'tools/call',
-      'Mcp-Name': name,
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: ++id,
-      method: 'tools/call',
-      params: {
-        name,
-        arguments: {},
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': MODERN,
-          'io.modelcontextprotocol/clientCapabilities': capabilities,
-          'io.modelcontextprotocol/clientInfo': { name: 'test', version: '1' },
-        },
-      },
-    }),
-  });
+  const request = modernRequestOf('tools/call', { name, arguments: {} }, capabilities, {}, ++id);
   const response = await worker.fetch(request, env, createExecutionContext());
   return { status: response.status, body: (await response.json()) as any };
 }
