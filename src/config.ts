@@ -5,6 +5,7 @@
 import { readAuthConfig, type AuthConfig, type AuthVars } from './auth/auth-config.ts';
 import { parseHostAllowlist, parseOriginAllowlist, type Allowlist } from './core/allowlist.ts';
 import { readIpv6Prefix } from './core/client-address.ts';
+import { MAX_HEARTBEAT_MS } from './core/events-wire.ts';
 import { readMetricsKey } from './core/metrics.ts';
 
 export type ResponseMode = 'sse' | 'json';
@@ -83,6 +84,10 @@ export interface TransportConfig {
    * name, is served beyond loopback (auth/consent-page.ts). Only `DEMO_SIGN_IN = "anyone-is-anyone"`.
    */
   readonly demoSignIn: boolean;
+  /** MCP Events: the interval of `notifications/events/heartbeat` on push streams (≤ 30 s: "at least every 30 seconds"). */
+  readonly eventsHeartbeatMs: number;
+  /** MCP Events push streams (`events/stream`) one principal (or client address) holds on an isolate; 0 = unbounded. */
+  readonly maxEventStreamsPerPrincipal: number;
 }
 
 export interface ConfigVars extends AuthVars {
@@ -125,6 +130,11 @@ export interface ConfigVars extends AuthVars {
   readonly METRICS_KEY?: string;
   /** `anyone-is-anyone`: the demo sign-in page served beyond loopback (anyone may sign in as anyone). */
   readonly DEMO_SIGN_IN?: string;
+  readonly EVENTS_HEARTBEAT_MS?: string;
+  readonly MAX_EVENT_STREAMS_PER_PRINCIPAL?: string;
+  /** Secrets: the key MCP Events cursors are sealed with, and the one it replaces during a rotation (events/cursor-keys.ts). */
+  readonly EVENTS_CURSOR_KEY?: string;
+  readonly EVENTS_CURSOR_KEY_PREVIOUS?: string;
 }
 
 /** Loopback on every port (`:*`): the dev server's, the conformance runs', MCP Inspector's page (core/allowlist.ts). */
@@ -268,5 +278,12 @@ export function readConfig(env: object): TransportConfig {
     auth: readAuthConfig(vars),
     rateLimitIpv6Prefix: readIpv6Prefix(vars.RATE_LIMIT_IPV6_PREFIX),
     demoSignIn: demoSignIn(vars.DEMO_SIGN_IN),
+    eventsHeartbeatMs: atMost(
+      'EVENTS_HEARTBEAT_MS',
+      positiveInteger('EVENTS_HEARTBEAT_MS', vars.EVENTS_HEARTBEAT_MS, 15_000),
+      MAX_HEARTBEAT_MS,
+    ),
+    // Each is a response the isolate holds and a socket to its log's object, as a listen is.
+    maxEventStreamsPerPrincipal: nonNegativeInteger('MAX_EVENT_STREAMS_PER_PRINCIPAL', vars.MAX_EVENT_STREAMS_PER_PRINCIPAL, 32),
   };
 }

@@ -12,6 +12,18 @@ export { McpEventBus } from './stateless/bus-object.ts';
 export { busShardName, busShardSockets } from './stateless/event-bus.ts';
 export type { RequestStateSeal } from './stateless/request-state.ts';
 export { McpTaskObject } from './tasks/task-object.ts';
+export { McpEventLog } from './events/event-log-object.ts';
+export {
+  defineEventType,
+  EventEmitError,
+  EventType,
+  MAX_EVENT_DATA_BYTES,
+  type Emission,
+  type EventTypeDefinition,
+} from './events/event-type.ts';
+export { DEFAULT_RETENTION, type Retention } from './events/event-retention.ts';
+export { resetEventLog } from './events/event-logs.ts';
+export type { EventLogNamespace } from './events/event-logs.ts';
 export { emitTaskEvent, runTask, type RunTaskOptions, type ToolOutcome } from './tasks/run-task.ts';
 export type { TaskNamespace } from './tasks/task-directory.ts';
 export { McpSessionObject } from './session/session-object.ts';

@@ -16,7 +16,7 @@ import type { ConfigProblem } from './misconfiguration.ts';
 export type BindingKind = 'durable-object' | 'kv' | 'rate-limit' | 'analytics-engine';
 
 /** What each use of a binding is, and how wrangler.toml declares it. */
-export type BindingUse = 'sessions' | 'bus' | 'tasks' | 'principals' | 'rateLimit' | 'oauthKv' | 'metrics';
+export type BindingUse = 'sessions' | 'bus' | 'tasks' | 'events' | 'principals' | 'rateLimit' | 'oauthKv' | 'metrics';
 
 interface UseSpec {
   readonly kind: BindingKind;
@@ -50,6 +50,13 @@ export const BINDING_USES: Readonly<Record<BindingUse, UseSpec>> = {
     className: '<your class extending McpTaskObject>',
     purpose: 'the Tasks extension',
     without: "remove `tasks` from createMcpWorker's options (and runTask from the tools) to serve no tasks",
+  },
+  events: {
+    kind: 'durable-object',
+    usualName: 'MCP_EVENTS',
+    className: 'McpEventLog',
+    purpose: 'the event logs of MCP Events',
+    without: "remove `events` from createMcpWorker's options (no event types are served)",
   },
   principals: {
     kind: 'durable-object',

@@ -200,8 +200,14 @@ export function subscriptionMeta(subscriptionId: JsonRpcId): SubscriptionMeta {
 export type ActiveParams = { readonly cursor: string | null; readonly truncated: boolean } & SubscriptionMeta;
 export type EventParams = EventOccurrence & SubscriptionMeta;
 export type HeartbeatParams = { readonly cursor: string | null } & SubscriptionMeta;
+/**
+ * The nested error of `error` and `terminated`: "`{error: {code: integer, message: string, data?: object}}`"
+ * — one of the table's, or a JSON-RPC error of the server's own (an upstream unreachable).
+ */
+export type StreamError = EventsError | { readonly code: number; readonly message: string; readonly data?: JsonObject };
+
 /** `error` (transient: the stream stays open) and `terminated` (the subscription ended) share one shape. */
-export type ErrorParams = { readonly error: EventsError } & SubscriptionMeta;
+export type ErrorParams = { readonly error: StreamError } & SubscriptionMeta;
 export type TerminatedParams = ErrorParams;
 
 /** "an empty result that carries only `resultType` and the subscription ID in `_meta`". */

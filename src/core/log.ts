@@ -28,6 +28,13 @@ export type LogEvent =
    * only; the log gets the tool's name, the error and its stack.
    */
   | { readonly msg: 'mcp.tool.error'; readonly tool: string; readonly error: string; readonly stack: string }
+  /**
+   * MCP Events: a push stream's feed failed or fell out of step with its log (events/push-stream.ts);
+   * the stream attaches again from its own position.
+   */
+  | { readonly msg: 'mcp.events.error'; readonly error: string }
+  /** MCP Events served under the public development cursor key: no EVENTS_CURSOR_KEY, on loopback (events/cursor-keys.ts). Once per isolate. */
+  | { readonly msg: 'mcp.events.development_key' }
   /** A failure the SDK's 2026-07-28 handler reported (a handler that threw, a transport failure), or the bus's. */
   | { readonly msg: 'mcp.modern.error'; readonly error: string }
   /** A 2026-07-28 request the SDK refused (the client's mistake, answered 4xx): not a failure (stateless/sdk-reports.ts). */

@@ -154,6 +154,15 @@ export const TASK_ROUTES = {
   relay: '/task/relay',
 } as const;
 
+/** Worker → event log object (events/event-log-object.ts); its other calls are RPC methods. */
+export const EVENT_LOG_ROUTES = {
+  /**
+   * WebSocket upgrade, with `eventAttach`: a push stream's feed, from where its cursor says on:
+   * the start decided, the backlog, then each occurrence as it is stored.
+   */
+  attach: '/events/attach',
+} as const;
+
 /**
  * Between the Worker and its objects only: the Worker never passes them on, and removes any a
  * client sends (all begin `Mcp-Internal-`). On an object's first answer to an SSE request,
@@ -184,6 +193,8 @@ export const INTERNAL_HEADERS = {
    * it was away (answered 403).
    */
   listenRevocations: 'Mcp-Internal-Listen-Revocations',
+  /** On an event log attach: which log, from which cursor, as JSON (events/event-log-object.ts `AttachRequest`). */
+  eventAttach: 'Mcp-Internal-Event-Attach',
 } as const;
 
 /** JSON-RPC 2.0 codes, plus the implementation-defined server range MCP transports use. */

@@ -19,6 +19,9 @@ import { bindingProblems, BINDING_USES, type BindingUse, type FoundBinding } fro
 import { log } from '../core/log.ts';
 import { MisconfiguredError, variableProblem, type ConfigProblem } from '../core/misconfiguration.ts';
 import type { PrincipalRegistryNamespace } from '../principals/principal-registry.ts';
+import { EventCatalog } from '../events/event-catalog.ts';
+import type { EventLogNamespace } from '../events/event-logs.ts';
+import type { EventType } from '../events/event-type.ts';
 import type { DurableEventBus } from '../stateless/event-bus.ts';
 import { requestStateSeal } from '../stateless/request-state.ts';
 import { type FetchNamespace, StorageGuard } from './storage-guard.ts';
@@ -31,6 +34,7 @@ export interface WorkerBindings<E> {
   readonly tasks?: ((env: E) => FetchNamespace) | undefined;
   readonly principals?: ((env: E) => PrincipalRegistryNamespace) | undefined;
   readonly rateLimit?: ((env: E) => RateLimit) | undefined;
+  readonly events?: { readonly types: readonly EventType[]; readonly logs: (env: E) => EventLogNamespace } | undefined;
   /** Whether a modern factory is served (its requestState keys are then read). */
   readonly modern: boolean;
 }
@@ -43,6 +47,8 @@ export interface EdgeState {
   readonly busObjects: FetchNamespace | undefined;
   readonly principals: PrincipalRegistryNamespace | undefined;
   readonly rateLimit: RateLimit | undefined;
+  /** The event types served and the namespace of their logs (MCP Events), where the Worker has them. */
+  readonly events: { readonly catalog: EventCatalog; readonly logs: EventLogNamespace } | undefined;
   /** The listens and relayed streams this isolate holds, per principal (stream-shares.ts). */
   readonly shares: StreamShares;
   /** The modern endpoint, once first needed. */
@@ -93,6 +99,7 @@ function checkedState<E extends object>(env: E, bindings: WorkerBindings<E>, pat
   read('tasks', bindings.tasks);
   read('principals', bindings.principals);
   read('rateLimit', bindings.rateLimit);
+  read('events', bindings.events?.logs);
   const named = env as { OAUTH_KV?: unknown; MCP_METRICS?: unknown; AUTH?: unknown };
   const checked: FoundBinding[] = [...found].map(([use, { name, value }]) => ({ use, name, value, required: true }));
   // AUTH=oauth's provider reads OAUTH_KV by that name; read as the configuration reads AUTH, so a
@@ -115,6 +122,7 @@ function checkedState<E extends object>(env: E, bindings: WorkerBindings<E>, pat
     return value === undefined ? undefined : guarded(use)!.namespace(value);
   };
   const registry = found.get('principals')?.value as PrincipalRegistryNamespace | undefined;
+  const logs = found.get('events')?.value as EventLogNamespace | undefined;
   return {
     config,
     authenticate: authenticator(config.auth, path),
@@ -123,6 +131,7 @@ function checkedState<E extends object>(env: E, bindings: WorkerBindings<E>, pat
     busObjects: namespace('bus'),
     principals: registry === undefined ? undefined : guarded('principals')!.registry(registry),
     rateLimit: found.get('rateLimit')?.value as RateLimit | undefined,
+    events: logs === undefined ? undefined : { catalog: new EventCatalog(bindings.events!.types), logs },
     shares: new StreamShares(config),
   };
 }

@@ -25,6 +25,9 @@ import { EdgeTasks, UnservedTasks } from '../tasks/edge-tasks.ts';
 import { taskScope } from '../tasks/run-task.ts';
 import { TaskDirectory, type TaskNamespace } from '../tasks/task-directory.ts';
 import { isTaskListen, serveTaskListen } from '../tasks/task-listen.ts';
+import { EdgeEvents, eventsScope } from '../events/edge-events.ts';
+import type { CursorKeySecrets } from '../events/cursor-keys.ts';
+import type { EdgeState } from './edge-state.ts';
 import { relayResponse } from './sse-relay.ts';
 import { releasedAtEnd, requestIdOf, type StreamShares } from './stream-shares.ts';
 
@@ -44,9 +47,38 @@ export interface ModernRequest {
   readonly holder: string;
   /** Whether a revocation can end this request's listen stream: a registry, and a bus to reach it by. */
   readonly revocable: boolean;
+  /** The event types served and their logs (MCP Events), where the Worker has them. */
+  readonly events: EdgeState['events'];
+  /** The environment: the event cursor keys are its secrets. */
+  readonly env: CursorKeySecrets;
 }
 
+/**
+ * Where event types are served, the request runs with its events host in scope (events/edge-events.ts);
+ * an `events/stream` that opened is answered with its stream, held here, instead of the SDK's placeholder.
+ */
 export async function serveModern(endpoint: McpHttpHandler, tasks: TaskNamespace | undefined, modern: ModernRequest): Promise<Response> {
+  const { events, principal, request, config, shares, holder, holdings, bus, revocable, env } = modern;
+  if (events === undefined) return serveModernRequest(endpoint, tasks, modern);
+  const scope = new EdgeEvents({
+    ...events,
+    principal,
+    env,
+    request,
+    config,
+    takeSlot: () => shares.eventStream(holder),
+    maxStreams: shares.eventStreamsPerPrincipal,
+    revocation: revocable && bus !== undefined ? { bus, principal: principal.id, grant: holdings?.grant ?? '' } : undefined,
+  });
+  const response = await eventsScope.run(scope, () => serveModernRequest(endpoint, tasks, modern));
+  if (scope.refusal === undefined && scope.stream === undefined) return response;
+  await response.body?.cancel().catch(() => undefined);
+  // A refusal is a configuration error, found before any stream opened.
+  if (scope.refusal !== undefined) throw scope.refusal;
+  return scope.stream!.response;
+}
+
+async function serveModernRequest(endpoint: McpHttpHandler, tasks: TaskNamespace | undefined, modern: ModernRequest): Promise<Response> {
   const { request, executionCtx, config, principal, authInfo, holdings, bus, shares, holder, revocable } = modern;
   // Over the Durable Object bus a listen's subscription can hear no more (the bus unreachable,
   // a revocation) while the SDK's stream stays open: such a listen is served endably.

@@ -10,6 +10,10 @@
  *   and up to a connection buffer of its own: a session's GET streams and POST responses, and
  *   `tasks/stream` streams. MAX_STREAMS_PER_PRINCIPAL each; the isolate's only bound on them is
  *   what its principals may hold.
+ * - event streams: MCP Events push streams (`events/stream`, events/push-stream.ts), each with
+ *   its socket to its log's object. Their own pool: "Server SDKs MUST exempt events/stream from
+ *   any general cap on concurrent requests", so they are not counted with the streams above;
+ *   MAX_EVENT_STREAMS_PER_PRINCIPAL each, refused with the extension's ResourceExhausted.
  *
  * A slot is taken before anything of its stream is opened (a refusal costs the object nothing)
  * and given back when the stream ends, whoever ends it. Past its share a principal is refused
@@ -27,10 +31,23 @@ import { JsonRpcCode } from '../core/wire.ts';
 export class StreamShares {
   readonly #listens: SlotPool;
   readonly #streams: SlotPool;
+  readonly #events: SlotPool;
 
-  constructor({ maxListenStreams, maxListensPerPrincipal, maxStreamsPerPrincipal }: TransportConfig) {
+  constructor({ maxListenStreams, maxListensPerPrincipal, maxStreamsPerPrincipal, maxEventStreamsPerPrincipal }: TransportConfig) {
     this.#listens = new SlotPool(maxListensPerPrincipal, maxListenStreams);
     this.#streams = new SlotPool(maxStreamsPerPrincipal);
+    this.#events = new SlotPool(maxEventStreamsPerPrincipal);
+  }
+
+  /** An event stream slot for `holder`, or undefined at its share (answered ResourceExhausted by the caller). */
+  eventStream(holder: string): Release | undefined {
+    const taken = this.#events.take(holder);
+    return typeof taken === 'function' ? taken : undefined;
+  }
+
+  /** A principal's share of event streams (0: unbounded). */
+  get eventStreamsPerPrincipal(): number {
+    return this.#events.perKey;
   }
 
   /**
@@ -63,9 +80,9 @@ export class StreamShares {
     return httpErrors.tooManyStreams(this.#streams.perKey, id);
   }
 
-  /** The slots `holder` holds: [listens, streams]. */
-  heldBy(holder: string): readonly [number, number] {
-    return [this.#listens.heldBy(holder), this.#streams.heldBy(holder)];
+  /** The slots `holder` holds: [listens, streams, event streams]. */
+  heldBy(holder: string): readonly [number, number, number] {
+    return [this.#listens.heldBy(holder), this.#streams.heldBy(holder), this.#events.heldBy(holder)];
   }
 }
 

@@ -7,6 +7,8 @@
  * and optional by its absence is the metrics dataset, `MCP_METRICS` (metrics/metrics.ts).
  */
 import type { OAuthOptions } from '../auth/oauth-server.ts';
+import type { EventLogNamespace } from '../events/event-logs.ts';
+import type { EventType } from '../events/event-type.ts';
 import type { PrincipalRegistryNamespace } from '../principals/principal-registry.ts';
 import type { ModernServerFactory } from '../stateless/modern-endpoint.ts';
 import type { TaskNamespace } from '../tasks/task-directory.ts';
@@ -37,6 +39,16 @@ export interface McpWorkerOptions<E> {
    * with the configuration error that names this option (tasks/run-task.ts).
    */
   readonly tasks?: (env: E) => TaskNamespace;
+  /**
+   * MCP Events (SEP-3415, docs/events.md): the event types served to 2026-07-28 clients
+   * (`events/list`, `events/poll`, `events/stream`), and the namespace of the `McpEventLog`
+   * class their logs are kept in (`env.MCP_EVENTS`). Cursors are sealed with the
+   * `EVENTS_CURSOR_KEY` secret. Without it, no `events/*` method is served.
+   */
+  readonly events?: {
+    readonly types: readonly EventType[];
+    readonly logs: (env: E) => EventLogNamespace;
+  };
   /**
    * AUTH=oauth: your own sign-in and consent page; when absent, the one `SIGN_IN` names (an
    * OpenID Connect issuer, Cloudflare Access, GitHub, or the demo's, which authenticates nobody

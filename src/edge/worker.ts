@@ -29,6 +29,7 @@ import { eraOfHeader } from '../core/era.ts';
 import { busShardName, DurableEventBus } from '../stateless/event-bus.ts';
 import { createModernEndpoint } from '../stateless/modern-endpoint.ts';
 import { serveTasksInScope } from '../tasks/edge-tasks.ts';
+import { serveEventsInScope } from '../events/edge-events.ts';
 import { ALLOWED_METHODS, HEADERS, JsonRpcCode } from '../core/wire.ts';
 import type { VerifiedToken } from '../auth/authenticate.ts';
 import type { FetchHandler } from '../auth/oauth-server.ts';
@@ -76,12 +77,13 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
   oauth,
   rateLimit,
   principals,
+  events,
 }: McpWorkerOptions<E>) {
   const app = new Hono<Env<E>>();
   /** Who each request authenticated as, for its metrics point (none for one refused before). */
   const principalOfRequest = new WeakMap<Request, string>();
   /** Each environment's state, checked once per isolate; throws the MisconfiguredError of one that does not hold (edge-state.ts). */
-  const edgeOf = edgeStates<E>({ sessions, bus, tasks, principals, rateLimit, modern: modern !== undefined }, path);
+  const edgeOf = edgeStates<E>({ sessions, bus, tasks, principals, rateLimit, events, modern: modern !== undefined }, path);
 
   // DNS-rebinding defence first, on every route the Worker serves — the endpoint, the resource
   // metadata, the operator's routes, a path it does not serve — registered before all of them:
@@ -160,7 +162,10 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
         heartbeatMs,
         bus: edge.bus,
         maxListenStreams: c.get('config').maxListenStreams,
-        ...(edge.tasks !== undefined && { decorate: serveTasksInScope }),
+        decorate: (server) => {
+          if (edge.tasks !== undefined) serveTasksInScope(server);
+          if (edge.events !== undefined) serveEventsInScope(server);
+        },
       });
       return serveModern(edge.modern, edge.tasks, {
         request: c.req.raw,
@@ -174,6 +179,8 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
         holder: c.get('holder'),
         // A revocation reaches a listen stream through the bus, and finds what to end in the registry.
         revocable: c.get('holdings') !== undefined && edge.bus !== undefined,
+        events: edge.events,
+        env: c.env,
       });
     }
     checkPostAccept(headers);

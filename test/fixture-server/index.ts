@@ -21,6 +21,7 @@ import { registerDemoTools, registerStatelessTools } from './demo-tools.ts';
 import { withRecorder } from './metrics-recorder.ts';
 import { registerModernConformanceFixtures } from './modern-fixtures.ts';
 import { registerTaskFixtures } from './task-fixtures.ts';
+import { noteEvents, registerNoteTool } from './note-events.ts';
 
 export class FixtureSession extends McpSessionObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
@@ -64,6 +65,7 @@ function modernServer(context: ModernContext): McpServer {
   registerConformanceFixtures(server);
   registerModernConformanceFixtures(server, context);
   registerTaskFixtures(server);
+  registerNoteTool(server);
   return server;
 }
 
@@ -78,7 +80,7 @@ export class FixtureTasks extends McpTaskObject<Env> {
   }
 }
 
-export { McpEventBus, McpPrincipalRegistry } from '../../src/lib.ts';
+export { McpEventBus, McpEventLog, McpPrincipalRegistry } from '../../src/lib.ts';
 
 const worker = createMcpWorker<Env>({
   sessions: (env) => env.MCP_SESSION,
@@ -87,6 +89,7 @@ const worker = createMcpWorker<Env>({
   tasks: (env) => env.MCP_TASKS,
   rateLimit: (env) => env.MCP_RATE_LIMIT,
   principals: (env) => env.MCP_PRINCIPALS,
+  events: { types: [noteEvents], logs: (env) => env.MCP_EVENTS },
 });
 
 export default {

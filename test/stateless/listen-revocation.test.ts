@@ -495,6 +495,8 @@ describe('a listen whose bus stays unreachable', () => {
         shares: new StreamShares(readConfig({})),
         holder: 'address:unknown',
         revocable: false,
+        events: undefined,
+        env: {},
       });
       reader = new SseReader(response);
       await vi.advanceTimersByTimeAsync(60_000);

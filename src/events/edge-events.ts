@@ -1,0 +1,143 @@
+/**
+ * MCP Events for one 2026-07-28 request at the edge: the host the events methods are served for
+ * (event-methods.ts), built by the Worker from what it established — the principal, the
+ * isolate's event stream slots, where a revocation can reach a stream — and read back by it
+ * once the SDK has answered (modern-route.ts): an `events/stream` that opened leaves its stream
+ * here, which the Worker holds in place of the SDK's placeholder answer.
+ *
+ * A stream's slot is taken before its log's object is asked anything (a refused stream costs the
+ * object nothing) and given back when the stream ends, whoever ends it. A principal at its share
+ * is answered ResourceExhausted (`{limit: "events/stream", max}`): another principal's streams
+ * are decided apart. Where a revocation can reach it (a registry, and a bus: the same condition
+ * as a listen's, stateless/endable-listen.ts), the stream holds a bus subscription under its
+ * owner's tags; the revocation that closes it ends the stream with `notifications/events/terminated`
+ * Forbidden — "If the user's access is revoked …, the server terminates the subscription with the
+ * signal for its mode".
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { McpServer, ServerEventBus } from '@modelcontextprotocol/server';
+import type { Principal } from '../auth/principal.ts';
+import type { TransportConfig } from '../config.ts';
+import type { CursorKeys } from '../core/event-cursor.ts';
+import type { JsonRpcId, McpHttpError } from '../core/errors.ts';
+import { eventsError, type EventsError } from '../core/events-wire.ts';
+import type { Scope } from '../core/scope.ts';
+import type { Release } from '../core/slots.ts';
+import { listenScope, listenTags } from '../stateless/event-bus.ts';
+import { cursorKeys, type CursorKeySecrets } from './cursor-keys.ts';
+import type { EventCatalog } from './event-catalog.ts';
+import { eventLog, type EventLogNamespace } from './event-logs.ts';
+import { serveEventMethods, type EventsHost } from './event-methods.ts';
+import type { Subscription } from './event-subscription.ts';
+import { openPushStream, type PushStream } from './push-stream.ts';
+
+/** What `poll` answers clients as `nextPollMs`: an event type's log is cheap to read, not free. */
+export const NEXT_POLL_MS = 5_000;
+
+/** Who may revoke a stream: the bus its subscription is held on, and the tags of its principal (and grant). */
+export interface StreamRevocation {
+  readonly bus: ServerEventBus;
+  readonly principal: string;
+  readonly grant: string;
+}
+
+export interface EdgeEventsOptions {
+  readonly catalog: EventCatalog;
+  readonly logs: EventLogNamespace;
+  readonly principal: Principal;
+  readonly env: CursorKeySecrets;
+  readonly request: Request;
+  readonly config: TransportConfig;
+  /** One of the isolate's event stream slots for this request's holder, or undefined at its share. */
+  readonly takeSlot: () => Release | undefined;
+  readonly maxStreams: number;
+  readonly revocation: StreamRevocation | undefined;
+}
+
+export class EdgeEvents implements EventsHost {
+  readonly catalog: EventCatalog;
+  readonly logs: EventLogNamespace;
+  readonly principal: Principal;
+  readonly nextPollMs = NEXT_POLL_MS;
+  /** Set by an `events/stream` that opened: the Worker answers with it. */
+  stream: PushStream | undefined;
+  /** Set when the request is answered with a configuration error instead of the SDK's answer. */
+  refusal: McpHttpError | undefined;
+  readonly #options: EdgeEventsOptions;
+
+  constructor(options: EdgeEventsOptions) {
+    this.catalog = options.catalog;
+    this.logs = options.logs;
+    this.principal = options.principal;
+    this.#options = options;
+  }
+
+  keys(): Promise<CursorKeys> {
+    return cursorKeys(this.#options.env, this.#options.request.url);
+  }
+
+  refuse(error: McpHttpError): void {
+    this.refusal = error;
+  }
+
+  async openStream(
+    subscription: Subscription,
+    maxAgeMs: number | undefined,
+    id: JsonRpcId,
+    keys: CursorKeys,
+  ): Promise<EventsError | undefined> {
+    const { config, request, takeSlot, maxStreams, revocation } = this.#options;
+    const release = takeSlot();
+    if (release === undefined) {
+      return eventsError('ResourceExhausted', `at most ${maxStreams} event streams at once`, { limit: 'events/stream', max: maxStreams });
+    }
+    let unsubscribe: (() => void) | undefined;
+    let ended = false;
+    const opened = await openPushStream({
+      log: eventLog(this.logs, subscription.log),
+      name: subscription.log,
+      retention: subscription.type.retention,
+      eventName: subscription.type.name,
+      accepts: subscription.accepts,
+      cursor: subscription.cursor,
+      maxAgeMs,
+      keys,
+      subscriptionId: id,
+      heartbeatMs: config.eventsHeartbeatMs,
+      bufferBytes: config.connectionBufferBytes,
+      maxConnectionAgeMs: config.maxConnectionAgeMs,
+      signal: request.signal,
+      onEnd: () => {
+        ended = true;
+        release();
+        unsubscribe?.();
+      },
+    }).catch((error: unknown) => {
+      release();
+      throw error;
+    });
+    if ('refusal' in opened) {
+      release();
+      return opened.refusal;
+    }
+    this.stream = opened;
+    if (revocation !== undefined) {
+      const tags = await listenTags(revocation.principal, revocation.grant);
+      const revoked = () => opened.terminate(eventsError('Forbidden', 'access revoked', { reason: 'grant_revoked' }));
+      // The subscription hears nothing this stream uses: its socket is there for a revocation to close.
+      unsubscribe = listenScope.run({ tags, revoked, unreachable: () => undefined }, () => revocation.bus.subscribe(() => undefined));
+      // Ended while the tags were computed: nothing is left to revoke.
+      if (ended) unsubscribe();
+    }
+    return undefined;
+  }
+}
+
+/** The events host of the request being served, where the Worker serves event types. */
+export const eventsScope: Scope<EdgeEvents> = new AsyncLocalStorage();
+
+/** `decorate` for the edge's modern endpoint: within a request that has events, serve their methods. */
+export function serveEventsInScope(server: McpServer): void {
+  const scope = eventsScope.getStore();
+  if (scope !== undefined) serveEventMethods(server, scope);
+}

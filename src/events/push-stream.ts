@@ -1,0 +1,356 @@
+/**
+ * One `events/stream` push stream, held by the Worker (SEP-3415, *Push*; docs/events.md). Its
+ * log's object hibernates between occurrences: the stream holds a WebSocket to it (the feed,
+ * event-log-object.ts), writes its heartbeats itself, and wakes nothing while nothing happens.
+ *
+ * The stream's position — the log id and the seq of the next occurrence to deliver — is the
+ * stream's own, never the socket's: every occurrence it is told is checked against it (one
+ * already delivered is dropped, one past it means something was missed) and every cursor it
+ * writes is minted from it. So whatever happens to the socket — the object restarted by a
+ * deploy, the feed paused because the client reads slower than occurrences come, a seq out of
+ * step — the answer is the same: attach again from the position, which the object decides as
+ * any cursor (a continuation; or, if retention or a reset overtook it, `truncated` with a fresh
+ * position, which the stream announces with a fresh `notifications/events/active`, as the text
+ * says for "a gap mid-stream"). Nothing is skipped silently, nothing is delivered twice.
+ *
+ * Messages are written in order: each one goes through one chain of promises (minting a cursor
+ * is asynchronous), so a heartbeat never overtakes the event before it.
+ */
+import type { CursorKeys, EventCursor } from '../core/event-cursor.ts';
+import { mintCursor } from '../core/event-cursor.ts';
+import type { JsonRpcId } from '../core/errors.ts';
+import {
+  EventsNotification,
+  type EventsError,
+  type JsonObject,
+  type StreamError,
+  type StreamNotification,
+  subscriptionMeta,
+} from '../core/events-wire.ts';
+import { log } from '../core/log.ts';
+import { MisconfiguredError } from '../core/misconfiguration.ts';
+import { encodeEvent } from '../core/sse.ts';
+import { EVENT_LOG_ROUTES, INTERNAL_HEADERS, JsonRpcCode, SSE_RESPONSE_HEADERS } from '../core/wire.ts';
+import type { AttachAnswer, AttachRequest, FeedMessage } from './event-log-object.ts';
+import type { LogName, StoredOccurrence } from './event-log-store.ts';
+import type { EventLogStub } from './event-logs.ts';
+import type { Retention } from './event-retention.ts';
+
+export interface PushStreamOptions {
+  readonly log: EventLogStub;
+  readonly name: LogName;
+  readonly retention: Retention;
+  /** The event type's name, on every occurrence. */
+  readonly eventName: string;
+  /** Whether the subscription's arguments select an occurrence's data. */
+  readonly accepts: (data: JsonObject) => boolean;
+  readonly cursor: EventCursor | null;
+  readonly maxAgeMs: number | undefined;
+  readonly keys: CursorKeys;
+  /** The `events/stream` request's id: the subscription id in every notification's `_meta`. */
+  readonly subscriptionId: JsonRpcId;
+  readonly heartbeatMs: number;
+  /** Bytes written and not yet read by the client past which the feed pauses (and resumes from the log). */
+  readonly bufferBytes: number;
+  /** The server ends the stream after this long (0: never): the client reconnects with its cursor. */
+  readonly maxConnectionAgeMs: number;
+  /** The client's request: aborted, the stream ends. */
+  readonly signal: AbortSignal;
+  /** Called once, when the stream has ended, whoever ended it. */
+  readonly onEnd: () => void;
+}
+
+export interface PushStream {
+  readonly response: Response;
+  /** Ends the subscription: `notifications/events/terminated` with `error`, then the stream's result. */
+  terminate(error: EventsError): void;
+}
+
+/** Occurrences one catch-up read asks for. */
+const PAGE = 64;
+const PAGE_BYTES = 256 * 1024;
+/** Attaches failing in a row before the client is told (`notifications/events/error`); the stream keeps trying. */
+const FAILURES_BEFORE_ERROR = 3;
+const RETRY_BASE_MS = 100;
+const RETRY_MAX_MS = 5_000;
+
+/** A push stream over `options.log`, or the refusal of its cursor (-32602, no stream opened). */
+export async function openPushStream(options: PushStreamOptions): Promise<PushStream | { readonly refusal: EventsError }> {
+  const stream = new Feed(options);
+  const refusal = await stream.start();
+  return refusal ?? stream;
+}
+
+class Feed implements PushStream {
+  readonly response: Response;
+  readonly #options: PushStreamOptions;
+  readonly #encoder = new TextEncoder();
+  #controller!: ReadableStreamDefaultController<Uint8Array>;
+  #logId = '';
+  #position = 0;
+  #socket: WebSocket | undefined;
+  /** Every write and every message handled, in order. */
+  #chain: Promise<void> = Promise.resolve();
+  #ended = false;
+  /** The client reads slower than occurrences come: the socket was closed, and pull() resumes from the log. */
+  #paused = false;
+  #failures = 0;
+  #heartbeats: ReturnType<typeof setInterval> | undefined;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #retryTimer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(options: PushStreamOptions) {
+    this.#options = options;
+    const body = new ReadableStream<Uint8Array>(
+      {
+        start: (controller) => {
+          this.#controller = controller;
+        },
+        pull: () => {
+          if (!this.#paused || this.#ended) return;
+          this.#paused = false;
+          this.#enqueue(() => this.#attach());
+        },
+        cancel: () => this.#end(),
+      },
+      new ByteLengthQueuingStrategy({ highWaterMark: options.bufferBytes }),
+    );
+    this.response = new Response(body, { headers: SSE_RESPONSE_HEADERS });
+  }
+
+  /** Attaches from the request's cursor: the refusal, or undefined once `active` is written. */
+  async start(): Promise<{ readonly refusal: EventsError } | undefined> {
+    const { cursor, maxAgeMs } = this.#options;
+    const first = await this.#attachFrom(cursor, maxAgeMs);
+    if ('refusal' in first) return first;
+    if ('backlog' in first) {
+      const { logId, decision } = first.backlog;
+      await this.#active(logId, decision.fromSeq, decision.truncated);
+      this.#enqueue(() => this.#catchUp());
+    } else {
+      // The socket's first message is its start: `active` is written from it.
+      this.#listen(first.socket, true);
+    }
+    this.#options.signal.addEventListener('abort', () => this.#end(), { once: true });
+    const { heartbeatMs, maxConnectionAgeMs } = this.#options;
+    this.#heartbeats = setInterval(() => this.#enqueue(() => this.#heartbeat()), heartbeatMs);
+    if (maxConnectionAgeMs > 0) this.#timer = setTimeout(() => this.#enqueue(() => this.#finish()), maxConnectionAgeMs);
+    return undefined;
+  }
+
+  terminate(error: EventsError): void {
+    this.#enqueue(async () => {
+      this.#write({ method: EventsNotification.terminated, params: { error, ...this.#meta() } });
+      this.#finish();
+    });
+  }
+
+  #enqueue(work: () => Promise<void> | void): void {
+    this.#chain = this.#chain.then(async () => {
+      if (this.#ended) return;
+      try {
+        await work();
+      } catch (error) {
+        this.#fail(error);
+      }
+    });
+  }
+
+  async #attachFrom(cursor: EventCursor | null, maxAgeMs: number | undefined): Promise<{ socket: WebSocket } | AttachAnswer> {
+    const { log: logStub, name, retention } = this.#options;
+    const attach: AttachRequest = { ...name, retention, cursor, ...(maxAgeMs !== undefined && { maxAgeMs }) };
+    const response = await logStub.fetch(
+      new Request(`https://event-log.internal${EVENT_LOG_ROUTES.attach}`, {
+        headers: { Upgrade: 'websocket', [INTERNAL_HEADERS.eventAttach]: JSON.stringify(attach) },
+      }),
+    );
+    if (response.webSocket !== null) {
+      response.webSocket.accept();
+      return { socket: response.webSocket };
+    }
+    if (response.status === 400 || response.status === 200) return (await response.json()) as AttachAnswer;
+    throw new Error(`the event log answered an attach with ${response.status}`);
+  }
+
+  /** Attaches again from the stream's own position (after a lost socket, a gap, a pause, a backlog read). */
+  async #attach(): Promise<void> {
+    this.#closeSocket();
+    const { name } = this.#options;
+    const answer = await this.#attachFrom({ ...name, logId: this.#logId, next: this.#position }, undefined);
+    if ('refusal' in answer) throw new FeedRefused(answer.refusal);
+    if ('backlog' in answer) {
+      const { logId, decision } = answer.backlog;
+      await this.#restart(logId, decision.fromSeq, decision.truncated);
+      return this.#catchUp();
+    }
+    this.#failures = 0;
+    this.#listen(answer.socket, false);
+  }
+
+  #listen(socket: WebSocket, first: boolean): void {
+    this.#socket = socket;
+    let started = !first;
+    socket.addEventListener('message', (event) => {
+      if (this.#socket !== socket) return;
+      const message = JSON.parse(String(event.data)) as FeedMessage;
+      this.#enqueue(async () => {
+        if (this.#socket !== socket) return;
+        if ('start' in message) {
+          const { logId, fromSeq, truncated } = message.start;
+          if (!started) {
+            started = true;
+            return this.#active(logId, fromSeq, truncated);
+          }
+          return this.#restart(logId, fromSeq, truncated);
+        }
+        return this.#deliver(message.occurrence);
+      });
+    });
+    socket.addEventListener('close', () => {
+      if (this.#socket !== socket || this.#ended || this.#paused) return;
+      this.#socket = undefined;
+      this.#retry();
+    });
+  }
+
+  /** The first `notifications/events/active`: where the stream starts, and whether anything before it was skipped. */
+  async #active(logId: string, fromSeq: number, truncated: boolean): Promise<void> {
+    this.#logId = logId;
+    this.#position = fromSeq;
+    this.#write({ method: EventsNotification.active, params: { cursor: await this.#cursor(), truncated, ...this.#meta() } });
+  }
+
+  /** A start after the first: a continuation says nothing; a skip is "a fresh notifications/events/active with truncated: true". */
+  async #restart(logId: string, fromSeq: number, truncated: boolean): Promise<void> {
+    if (!truncated && logId === this.#logId && fromSeq === this.#position) return;
+    await this.#active(logId, fromSeq, true);
+  }
+
+  async #deliver(occurrence: StoredOccurrence): Promise<void> {
+    if (occurrence.seq < this.#position) return;
+    if (occurrence.seq > this.#position) {
+      // Never skipped: something between was missed, so the stream reads it from the log.
+      log({ msg: 'mcp.events.error', error: `feed sent seq ${occurrence.seq} at position ${this.#position}: attaching again` });
+      return this.#attach();
+    }
+    this.#position = occurrence.seq + 1;
+    const data = JSON.parse(occurrence.data) as JsonObject;
+    if (!this.#options.accepts(data)) return;
+    const { eventId, timestamp } = occurrence;
+    const cursor = await this.#cursor();
+    this.#write({
+      method: EventsNotification.event,
+      params: { eventId, name: this.#options.eventName, timestamp, data, cursor, ...this.#meta() },
+    });
+  }
+
+  /** Reads from the position by pages until the head is near, then attaches. */
+  async #catchUp(): Promise<void> {
+    const { log: logStub, name, retention } = this.#options;
+    for (;;) {
+      if (this.#ended || this.#paused) return;
+      const cursor = { ...name, logId: this.#logId, next: this.#position };
+      const answer = await logStub.read({ ...name, retention, cursor, limit: PAGE, maxBytes: PAGE_BYTES });
+      const { decision } = answer;
+      if (decision.kind === 'refused') throw new FeedRefused(decision.invalid);
+      await this.#restart(answer.logId, decision.fromSeq, decision.truncated);
+      for (const occurrence of answer.occurrences) await this.#deliver(occurrence);
+      if (answer.nextSeq - this.#position <= PAGE) return this.#attach();
+    }
+  }
+
+  async #heartbeat(): Promise<void> {
+    // "the position the server has checked up to": everything before it was delivered or not selected.
+    this.#write({ method: EventsNotification.heartbeat, params: { cursor: await this.#cursor(), ...this.#meta() } });
+  }
+
+  #retry(): void {
+    this.#failures++;
+    if (this.#failures === FAILURES_BEFORE_ERROR) {
+      // "a recoverable failure … The subscription stays active."
+      const error: StreamError = { code: JsonRpcCode.InternalError, message: 'the event log is unreachable; retrying' };
+      this.#write({ method: EventsNotification.error, params: { error, ...this.#meta() } });
+    }
+    // One retry pending at a time.
+    if (this.#retryTimer !== undefined) clearTimeout(this.#retryTimer);
+    this.#retryTimer = setTimeout(() => this.#enqueue(() => this.#attach()), Math.min(RETRY_BASE_MS * 2 ** this.#failures, RETRY_MAX_MS));
+  }
+
+  #fail(error: unknown): void {
+    if (error instanceof FeedRefused || error instanceof MisconfiguredError) {
+      const ended: StreamError = error instanceof FeedRefused ? error.error : { code: error.code, message: error.message };
+      this.#write({ method: EventsNotification.terminated, params: { error: ended, ...this.#meta() } });
+      this.#finish();
+      return;
+    }
+    log({ msg: 'mcp.events.error', error: `push stream: ${String(error)}` });
+    this.#closeSocket();
+    this.#retry();
+  }
+
+  async #cursor(): Promise<string> {
+    const { name, keys } = this.#options;
+    return mintCursor({ ...name, logId: this.#logId, next: this.#position }, keys);
+  }
+
+  #meta() {
+    return subscriptionMeta(this.#options.subscriptionId);
+  }
+
+  #write(notification: StreamNotification): void {
+    this.#frame({ jsonrpc: '2.0', ...notification });
+  }
+
+  #frame(message: unknown): void {
+    if (this.#ended) return;
+    try {
+      this.#controller.enqueue(this.#encoder.encode(`event: message\n${encodeEvent({ data: JSON.stringify(message) })}`));
+    } catch {
+      this.#end();
+      return;
+    }
+    if ((this.#controller.desiredSize ?? 1) <= 0 && !this.#paused) {
+      // The client is behind: stop taking the feed; pull() resumes from the log when it has read.
+      this.#paused = true;
+      this.#closeSocket();
+    }
+  }
+
+  /** The server ends the stream: its result ("an empty result … closes the stream gracefully"), then the end. */
+  #finish(): void {
+    this.#frame({ jsonrpc: '2.0', id: this.#options.subscriptionId, result: { resultType: 'complete', ...this.#meta() } });
+    try {
+      this.#controller.close();
+    } catch {
+      // Already cancelled by the client.
+    }
+    this.#end();
+  }
+
+  #closeSocket(): void {
+    const socket = this.#socket;
+    this.#socket = undefined;
+    try {
+      socket?.close(1000, 'done');
+    } catch {
+      // Already closed.
+    }
+  }
+
+  /** "the server MUST stop delivering events and release the associated resources." */
+  #end(): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    if (this.#heartbeats !== undefined) clearInterval(this.#heartbeats);
+    for (const timer of [this.#timer, this.#retryTimer]) if (timer !== undefined) clearTimeout(timer);
+    this.#closeSocket();
+    this.#options.onEnd();
+  }
+}
+
+/** The log refused the stream's own position: it cannot continue (a server fault, never a client's cursor). */
+class FeedRefused extends Error {
+  constructor(readonly error: EventsError) {
+    super(error.message);
+  }
+}
