@@ -12,13 +12,10 @@ export const noteEvents = defineEventType({
   name: 'demo.note',
   description: 'A note someone posted (post_note); `contains` selects notes whose text contains it',
   inputSchema: z.object({ contains: z.string().optional() }),
-  payloadSchema: z.object({ text: z.string(), n: z.number().int() }),
+  payloadSchema: z.object({ text: z.string(), n: z.number().int().describe('the length of text, in characters') }),
   delivery: ['poll', 'push', 'webhook'],
   matches: ({ contains }, { text }) => contains === undefined || text.includes(contains),
 });
-
-/** Notes are numbered by how many this isolate posted: `n`, for a reader to check order by. */
-let posted = 0;
 
 export function registerNoteTool(server: McpServer): void {
   server.registerTool(
@@ -29,7 +26,7 @@ export function registerNoteTool(server: McpServer): void {
     },
     async ({ text, eventId }) => {
       const emitted = await noteEvents.emit((env as Env).MCP_EVENTS, {
-        data: { text, n: ++posted },
+        data: { text, n: text.length },
         ...(eventId !== undefined && { eventId }),
       });
       return { content: [{ type: 'text', text: JSON.stringify(emitted) }], structuredContent: emitted };

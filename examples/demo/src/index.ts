@@ -3,6 +3,8 @@
  * each 2025 session to its Durable Object, a `DemoSession`, whose McpServer holds the tools,
  * and serves each 2026-07-28 request with an McpServer of its own (`modern`). A tool that
  * calls `runTask` becomes a task for 2026-07-28 clients that take one, run by a `DemoTasks`.
+ * `post_note` emits a `demo.note` event (events.ts), kept in its log (`McpEventLog`) and served
+ * to 2026-07-28 clients by `events/poll` and `events/stream`.
  */
 import { McpServer } from '@modelcontextprotocol/server';
 import {
@@ -13,6 +15,7 @@ import {
   type ModernContext,
   type SessionContext,
 } from 'mcp-edge-sessions';
+import { notes } from './events.ts';
 import { registerStatelessTools, registerTools } from './tools.ts';
 
 export class DemoSession extends McpSessionObject<Env> {
@@ -37,7 +40,7 @@ export class DemoTasks extends McpTaskObject<Env> {
   }
 }
 
-export { McpEventBus, McpPrincipalRegistry } from 'mcp-edge-sessions';
+export { McpEventBus, McpEventLog, McpPrincipalRegistry } from 'mcp-edge-sessions';
 
 export default createMcpWorker<Env>({
   sessions: (env) => env.MCP_SESSION,
@@ -46,4 +49,5 @@ export default createMcpWorker<Env>({
   tasks: (env) => env.MCP_TASKS,
   rateLimit: (env) => env.MCP_RATE_LIMIT,
   principals: (env) => env.MCP_PRINCIPALS,
+  events: { types: [notes], logs: (env) => env.MCP_EVENTS },
 }) satisfies ExportedHandler<Env>;

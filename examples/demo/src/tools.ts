@@ -1,14 +1,16 @@
 /**
- * The demo's tools. `countdown` streams progress (or runs as a task) and `confirm` asks the
- * client something: both need no session, so they serve both protocol eras. `tally` and `note` keep state in the
+ * The demo's tools. `countdown` streams progress (or runs as a task), `confirm` asks the
+ * client something and `post_note` emits an event (events.ts): they need no session, so they serve both protocol eras. `tally` and `note` keep state in the
  * session's storage: sessions only.
  */
 import { acceptedContent, inputRequired, type McpServer } from '@modelcontextprotocol/server';
 import { runTask, type SessionContext } from 'mcp-edge-sessions';
 import * as z from 'zod';
+import { registerNoteTool } from './events.ts';
 
 /** Tools that need no session: registered on the session's server and on every 2026-07-28 request's. */
 export function registerStatelessTools(server: McpServer): void {
+  registerNoteTool(server);
   server.registerTool(
     'countdown',
     {
