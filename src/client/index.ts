@@ -3,7 +3,8 @@
  * streams and refuses any answer that is not the exact continuation of what it received;
  * `followTask`, which follows a 2026-07-28 task's event stream to its end the same way; and
  * `callToolAsTask`, which calls a tool through the SDK's Client so that the server may make it a
- * task, and follows that task to its result.
+ * task, and follows that task to its result; and `followEvents`, which follows one MCP Events
+ * subscription by poll or push, persisting its cursor through the application.
  */
 export { ForkSafeTransport, type ForkSafeTransportOptions, type TransportMode } from './transport.ts';
 export {
@@ -45,5 +46,24 @@ export {
   type ToolCallRequestOptions,
   type ToolResult,
 } from './task-call.ts';
+export { followEvents, type EventFollow, type EventFollowEnd, type FollowEventsOptions } from './event-follower.ts';
+export type { EventsDeliveryMode, EventsDeliveryOptions, EventsTruncation } from './event-delivery.ts';
+export type { EventsTarget } from './events-request.ts';
+export {
+  CURSOR_REFUSAL_REASONS,
+  EventsCursorRefusedError,
+  EventsFollowError,
+  EventsProtocolError,
+  EventsRequestError,
+  EventsTerminatedError,
+  type CursorRefusalReason,
+  type EventsErrorObject,
+  type EventsFollowMethod,
+  type EventsProtocolReason,
+} from './events-errors.ts';
+export { DEFAULT_DEDUP_WINDOW } from './recent-event-ids.ts';
+export type { EventOccurrence, EventsErrorName, JsonObject } from '../core/events-wire.ts';
+/** The Events extension's name, and the poll floor and heartbeat ceiling the follower defaults to. */
+export { DEFAULT_POLL_FLOOR_MS, EVENTS_EXTENSION_ID, MAX_HEARTBEAT_MS } from '../core/events-wire.ts';
 /** The Tasks extension's name: declare it in the Client's capabilities (`extensions: { [TASKS_EXTENSION]: {} }`) to be served tasks. */
 export { TASKS_EXTENSION } from '../core/task.ts';
