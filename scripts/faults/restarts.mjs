@@ -11,7 +11,9 @@
 //   restarts: <K> kills, <I> interruptions reported, <G> gaps, <B> broken sessions; <T> task stream kills,
 //     <TI> task interruptions reported, <TG> task gaps, <TR> repeated events, <TX> re-runs, <TD> replay differences
 // (one line) and exits 1 unless every kill was reported as an interruption and nothing else went
-// wrong. `--kills 0 --task-kills 3` runs only the task part. ~90 s with the defaults on 2
+// wrong. Then `--event-kills` times (default 3) it is killed between two posts of notes a push
+// follower follows (scripts/faults/event-restarts.mjs): every note posted before the kill and
+// after the restart is delivered to it once, in order. `--kills 0 --task-kills 3` runs only the task part. ~90 s with the defaults on 2
 // cores (a kill ~3 s, a task kill ~6 s: the restart, the streams and a 1 s re-run check).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -21,6 +23,7 @@ import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { killGroup, waitUntilReady } from '../support/dev-server.mjs';
 import { JSON_HEADERS, openRawSession, readEvents } from '../support/raw-session.mjs';
+import { killBetweenEmits } from './event-restarts.mjs';
 import { killMidTaskStream } from './task-follow-restarts.mjs';
 
 const { values } = parseArgs({
@@ -28,10 +31,14 @@ const { values } = parseArgs({
     kills: { type: 'string', default: '20' },
     sessions: { type: 'string', default: '4' },
     'task-kills': { type: 'string', default: '3' },
+    'event-kills': { type: 'string', default: '3' },
   },
 });
 const kills = Number(values.kills);
 const taskKills = Number(values['task-kills']);
+const eventKills = Number(values['event-kills']);
+/** Heartbeats every second: a follower finds a stream the kill left half-open silent in 2 s. */
+const EVENTS_HEARTBEAT_MS = 1_000;
 const sessionCount = Number(values.sessions);
 const port = Number(process.env.RESTARTS_PORT ?? 8801);
 const url = `http://localhost:${port}/mcp`;
@@ -41,7 +48,20 @@ let nextId = 1;
 function start() {
   const dev = spawn(
     'npx',
-    ['wrangler', 'dev', '-c', 'test/fixture-server/wrangler.toml', '--ip', '127.0.0.1', '--port', String(port), '--persist-to', state],
+    [
+      'wrangler',
+      'dev',
+      '-c',
+      'test/fixture-server/wrangler.toml',
+      '--ip',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--persist-to',
+      state,
+      '--var',
+      `EVENTS_HEARTBEAT_MS:${EVENTS_HEARTBEAT_MS}`,
+    ],
     { stdio: ['ignore', 'ignore', 'ignore'], detached: true },
   );
   return waitUntilReady(url, dev).then(() => dev);
@@ -85,6 +105,7 @@ let gaps = 0;
 let broken = 0;
 let failures = 0;
 const task = { interrupted: 0, gaps: 0, repeats: 0, reruns: 0, differences: 0, failures: 0 };
+const events = { lost: 0, duplicates: 0, outOfOrder: 0, wrong: 0, failures: 0 };
 try {
   dev = await start();
   const sessions = [];
@@ -138,6 +159,19 @@ try {
     for (const other of sessions) if (!(await ping(other))) broken++;
     console.log(line);
   }
+  for (let kill_ = 1; kill_ <= eventKills; kill_++) {
+    const { figures, line } = await killBetweenEmits(
+      url,
+      kill_,
+      async () => {
+        await killGroup(dev);
+        dev = await start();
+      },
+      { heartbeatMs: EVENTS_HEARTBEAT_MS },
+    );
+    for (const [name, value] of Object.entries(figures)) events[name] += value;
+    console.log(line);
+  }
 } catch (error) {
   console.error(String(error?.stack ?? error));
   failures++;
@@ -148,7 +182,9 @@ try {
 console.log(
   `restarts: ${kills} kills, ${interruptions} interruptions reported, ${gaps} gaps, ${broken} broken sessions; ` +
     `${taskKills} task stream kills, ${task.interrupted} task interruptions reported, ${task.gaps} task gaps, ` +
-    `${task.repeats} repeated events, ${task.reruns} re-runs, ${task.differences} replay differences`,
+    `${task.repeats} repeated events, ${task.reruns} re-runs, ${task.differences} replay differences; ` +
+    `${eventKills} event kills, ${events.lost} lost, ${events.duplicates} duplicate, ${events.outOfOrder} out of order, ${events.wrong} wrong notes`,
 );
+const eventsOk = Object.values(events).every((value) => value === 0);
 const tasksOk = task.interrupted === taskKills && task.gaps + task.repeats + task.reruns + task.differences + task.failures === 0;
-process.exit(failures === 0 && gaps === 0 && broken === 0 && interruptions === kills && tasksOk ? 0 : 1);
+process.exit(failures === 0 && gaps === 0 && broken === 0 && interruptions === kills && tasksOk && eventsOk ? 0 : 1);

@@ -9,8 +9,8 @@
 //   soak: <N> calls, <lost> lost, <dup> duplicate executions, <gaps> gaps, <dupev> duplicate events
 // Exits 1 if the fork-safe or tasks client's figures are not all zero (the official client's are shown
 // for comparison). Options: --calls N (default 200), --concurrency C (20), --sessions S (10),
-// --profiles bytes,first,half-open,reset (default all), --clients forksafe,official,tasks
-// (default all three), --seed N, --rate 0.3, --handshakes (fault the `initialize` responses
+// --profiles bytes,first,half-open,reset (default all), --clients forksafe,official,tasks,events
+// (default all four; `events` below), --seed N, --rate 0.3, --handshakes (fault the `initialize` responses
 // too; by default they are spared).
 //
 // The `tasks` client (scripts/faults/task-soak.mjs): --tasks N (default 1,000) `chatter` tasks of
@@ -27,6 +27,11 @@
 // of a 5-step task's 4.7 KB at 5 ms, where nearly every cut would come before the first event.
 // (`first` cuts before the first event, so its resumptions all start over: 0 mid-stream.) The
 // `tasks/get` answers are JSON, never faulted: every fault lands on a tasks/stream response.
+//
+// The `events` client (scripts/faults/event-soak.mjs): --events N (default 1,000) notes posted
+// straight at the server while --followers F (4) push followers follow them through the proxy.
+// One line per profile: soak: <N> events × <F> followers, <lost> lost, <dup> duplicates, <order>
+// out of order, <wrong> wrong. Exit 1 unless all four are 0. `--clients events` runs only it.
 // `--clients tasks` runs only the tasks client (~35 s a profile for 1,000 tasks on 2 cores);
 // the default run, all three clients, takes ~4 minutes (~75 s without the tasks client).
 import { parseArgs } from 'node:util';
@@ -34,6 +39,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { ForkSafeTransport } from '../../dist/client/index.js';
 import { withDevServer } from '../support/dev-server.mjs';
 import { startFaultProxy } from './fault-proxy.mjs';
+import { SOAK_HEARTBEAT_MS, soakEvents } from './event-soak.mjs';
 import { soakTasks } from './task-soak.mjs';
 
 const { values } = parseArgs({
@@ -42,13 +48,15 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '20' },
     sessions: { type: 'string', default: '10' },
     profiles: { type: 'string', default: 'bytes,first,half-open,reset' },
-    clients: { type: 'string', default: 'forksafe,official,tasks' },
+    clients: { type: 'string', default: 'forksafe,official,tasks,events' },
     seed: { type: 'string', default: '1' },
     rate: { type: 'string', default: '0.3' },
     handshakes: { type: 'boolean', default: false },
     tasks: { type: 'string', default: '1000' },
     'task-steps': { type: 'string', default: '5' },
     'task-interval-ms': { type: 'string', default: '100' },
+    events: { type: 'string', default: '1000' },
+    followers: { type: 'string', default: '4' },
   },
 });
 const calls = Number(values.calls);
@@ -170,23 +178,37 @@ await withDevServer(
     for (const profile of values.profiles.split(',')) {
       for (const kind of values.clients.split(',')) {
         const figures =
-          kind === 'tasks'
-            ? await soakTasks(direct, profile, {
-                tasks: Number(values.tasks),
-                concurrency,
-                steps: Number(values['task-steps']),
-                intervalMs: Number(values['task-interval-ms']),
-                rate,
-                seed,
-              })
-            : await soak(direct, profile, kind);
-        if ((kind === 'forksafe' || kind === 'tasks') && Object.values(figures).some((value) => value !== 0)) failed = true;
+          kind === 'events'
+            ? await soakEvents(direct, profile, { events: Number(values.events), followers: Number(values.followers), rate, seed })
+            : kind === 'tasks'
+              ? await soakTasks(direct, profile, {
+                  tasks: Number(values.tasks),
+                  concurrency,
+                  steps: Number(values['task-steps']),
+                  intervalMs: Number(values['task-interval-ms']),
+                  rate,
+                  seed,
+                })
+              : await soak(direct, profile, kind);
+        if ((kind === 'forksafe' || kind === 'tasks' || kind === 'events') && Object.values(figures).some((value) => value !== 0))
+          failed = true;
       }
     }
     // One loopback address plays every client, and a half-open connection holds its stream until
     // the Worker notices: no share of an isolate's streams per address (MAX_STREAMS_PER_PRINCIPAL).
   },
-  { args: ['--var', 'MAX_STREAMS_PER_PRINCIPAL:0'] },
+  // Every follower is one address too: no share of event streams either. Heartbeats every second,
+  // so a follower finds a half-open stream silent in 2 s (event-soak.mjs).
+  {
+    args: [
+      '--var',
+      'MAX_STREAMS_PER_PRINCIPAL:0',
+      '--var',
+      'MAX_EVENT_STREAMS_PER_PRINCIPAL:0',
+      '--var',
+      `EVENTS_HEARTBEAT_MS:${SOAK_HEARTBEAT_MS}`,
+    ],
+  },
 );
 if (unhandled > 0) console.log(`${unhandled} unhandled rejections`);
 process.exit(failed ? 1 : 0);
