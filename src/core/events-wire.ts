@@ -88,8 +88,8 @@ export type InvalidParamsReason =
 /** The typed `data` of each error, as the SEP's table describes it. */
 export interface EventsErrorData {
   readonly InvalidParams: { readonly reason: InvalidParamsReason; readonly [key: string]: unknown };
-  /** "`data.kind` (`"event"` | `"subscription"`) MAY disambiguate." */
-  readonly NotFound: { readonly kind?: 'event' | 'subscription' };
+  /** "`data.kind` (`"event"` | `"subscription"`) MAY disambiguate." Other members are ours (a task event source's `reason`). */
+  readonly NotFound: { readonly kind?: 'event' | 'subscription'; readonly [key: string]: unknown };
   readonly Forbidden: { readonly reason?: string };
   /** "`data.limit` names it (for example `"subscriptions"`), and `data.max` MAY give the ceiling." */
   readonly ResourceExhausted: { readonly limit: string; readonly max?: number };

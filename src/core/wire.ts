@@ -152,6 +152,10 @@ export const TASK_ROUTES = {
   stream: '/task/stream',
   /** WebSocket upgrade, with the relay header: continues a stream whose first part the Worker holds. */
   relay: '/task/relay',
+  /** MCP Events task event source (tasks/task-sources.ts): a page of the timeline from a cursor, for a poll. */
+  sourceRead: '/task/source/read',
+  /** WebSocket upgrade, with `eventAttach`: an `events/stream` push stream's feed of the task's timeline. */
+  sourceAttach: '/task/source/attach',
 } as const;
 
 /** Worker → event log object (events/event-log-object.ts); its other calls are RPC methods. */

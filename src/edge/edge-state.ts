@@ -131,7 +131,8 @@ function checkedState<E extends object>(env: E, bindings: WorkerBindings<E>, pat
     busObjects: namespace('bus'),
     principals: registry === undefined ? undefined : guarded('principals')!.registry(registry),
     rateLimit: found.get('rateLimit')?.value as RateLimit | undefined,
-    events: logs === undefined ? undefined : { catalog: new EventCatalog(bindings.events!.types), logs },
+    events:
+      logs === undefined ? undefined : { catalog: new EventCatalog(bindings.events!.types, { tasks: bindings.tasks !== undefined }), logs },
     shares: new StreamShares(config),
   };
 }

@@ -60,9 +60,12 @@ export interface ModernRequest {
 export async function serveModern(endpoint: McpHttpHandler, tasks: TaskNamespace | undefined, modern: ModernRequest): Promise<Response> {
   const { events, principal, request, config, shares, holder, holdings, bus, revocable, env } = modern;
   if (events === undefined) return serveModernRequest(endpoint, tasks, modern);
+  const { taskTtlMs: ttlMs, taskPollIntervalMs: pollIntervalMs } = config;
   const scope = new EdgeEvents({
     ...events,
     principal,
+    // Its tasks' timelines are task event sources (events/task-source.ts).
+    tasks: tasks === undefined ? undefined : new TaskDirectory(tasks, principal, { ttlMs, pollIntervalMs }, holdings),
     env,
     request,
     config,
@@ -117,7 +120,8 @@ async function serveModernRequest(endpoint: McpHttpHandler, tasks: TaskNamespace
     const listen = () => serveTaskListen(parsedBody, directory, takeSlot, { signal: request.signal, heartbeatMs, ...revocation });
     return revocable ? serveListenEndably(parsedBody, revocableBy, listen) : listen();
   }
-  const scope = new EdgeTasks(directory, parsedBody, request.headers);
+  // Where event types are served, a task created for a call that declared them names its event source.
+  const scope = new EdgeTasks(directory, parsedBody, request.headers, eventsScope.getStore()?.taskEventSources(parsedBody));
   const sdkServe = () => requestScope.run(executionCtx, () => taskScope.run(scope, sdk));
   const serve = endable ? () => serveListenEndably(parsedBody, revocableBy, sdkServe) : sdkServe;
   if (listening) return held(serve);

@@ -13,6 +13,11 @@
  * owner's tags; the revocation that closes it ends the stream with `notifications/events/terminated`
  * Forbidden — "If the user's access is revoked …, the server terminates the subscription with the
  * signal for its mode".
+ *
+ * Where the Worker serves tasks, the host also holds the principal's task directory: a
+ * subscription to a task event source reads the task's timeline (task-source.ts, `logOf`) instead
+ * of a log object, and a `tools/call` that declared the extension gets the `eventSource` of the
+ * task it creates (`taskEventSources`).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { McpServer, ServerEventBus } from '@modelcontextprotocol/server';
@@ -20,16 +25,18 @@ import type { Principal } from '../auth/principal.ts';
 import type { TransportConfig } from '../config.ts';
 import type { CursorKeys } from '../core/event-cursor.ts';
 import type { JsonRpcId, McpHttpError } from '../core/errors.ts';
-import { eventsError, type EventsError } from '../core/events-wire.ts';
+import { clientDeclaresEvents, eventsError, type EventsError, type TaskEventSource } from '../core/events-wire.ts';
 import type { Scope } from '../core/scope.ts';
 import type { Release } from '../core/slots.ts';
 import { listenScope, listenTags } from '../stateless/event-bus.ts';
 import { cursorKeys, type CursorKeySecrets } from './cursor-keys.ts';
 import type { EventCatalog } from './event-catalog.ts';
-import { eventLog, type EventLogNamespace } from './event-logs.ts';
+import { eventLog, type EventLogNamespace, type EventLogStub } from './event-logs.ts';
 import { serveEventMethods, type EventsHost } from './event-methods.ts';
 import type { Subscription } from './event-subscription.ts';
 import { openPushStream, type PushStream } from './push-stream.ts';
+import { taskEventSourceOf, taskEventType, taskTimelineLog } from './task-source.ts';
+import type { TaskDirectory } from '../tasks/task-directory.ts';
 
 /** What `poll` answers clients as `nextPollMs`: an event type's log is cheap to read, not free. */
 export const NEXT_POLL_MS = 5_000;
@@ -45,6 +52,8 @@ export interface EdgeEventsOptions {
   readonly catalog: EventCatalog;
   readonly logs: EventLogNamespace;
   readonly principal: Principal;
+  /** The principal's tasks, where the Worker serves them: their timelines are task event sources (task-source.ts). */
+  readonly tasks: TaskDirectory | undefined;
   readonly env: CursorKeySecrets;
   readonly request: Request;
   readonly config: TransportConfig;
@@ -80,6 +89,30 @@ export class EdgeEvents implements EventsHost {
     this.refusal = error;
   }
 
+  logOf(subscription: Subscription): EventLogStub {
+    if (subscription.type.name !== taskEventType.name) return eventLog(this.logs, subscription.log);
+    const { tasks } = this.#options;
+    // The catalog lists the task type only where the Worker serves tasks (edge-state.ts).
+    if (tasks === undefined) throw new Error(`${taskEventType.name} is listed, but this Worker serves no tasks`);
+    return taskTimelineLog(tasks, subscription.log.partition);
+  }
+
+  /**
+   * For the `tools/call` `message`, what its CreateTaskResult's `eventSource` is made with, if
+   * it gets one: only where tasks are served and the call declared the extension ("Servers MUST
+   * NOT include eventSource in CreateTaskResult unless the server and client have declared the
+   * Events capability"). Resolved before the task is created, so a configuration error (no
+   * cursor key) answers the call and creates no task.
+   */
+  taskEventSources(message: unknown): (() => Promise<(taskId: string) => Promise<TaskEventSource>>) | undefined {
+    const { method, params } = (typeof message === 'object' && message !== null ? message : {}) as { method?: unknown; params?: unknown };
+    if (this.#options.tasks === undefined || method !== 'tools/call' || !clientDeclaresEvents(params)) return undefined;
+    return async () => {
+      const keys = await this.keys();
+      return (taskId) => taskEventSourceOf(keys, taskId);
+    };
+  }
+
   async openStream(
     subscription: Subscription,
     maxAgeMs: number | undefined,
@@ -94,7 +127,7 @@ export class EdgeEvents implements EventsHost {
     let unsubscribe: (() => void) | undefined;
     let ended = false;
     const opened = await openPushStream({
-      log: eventLog(this.logs, subscription.log),
+      log: this.logOf(subscription),
       name: subscription.log,
       retention: subscription.type.retention,
       eventName: subscription.type.name,

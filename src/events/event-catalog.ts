@@ -1,6 +1,6 @@
 /**
- * The event types a server serves (createMcpWorker's `events.types`), by name, and their
- * listing: `events/list` pages through them in declaration order ("`nextCursor` … same
+ * The event types a server serves (createMcpWorker's `events.types`, and, where the Worker
+ * serves tasks, the type of task event sources: task-source.ts), by name, and their listing: `events/list` pages through them in declaration order ("`nextCursor` … same
  * semantics as `tools/list`"). The types are fixed for the Worker's life (declared in code), so
  * the server's settings declare no `listChanged` and no `notifications/events/list_changed` is
  * ever due: a deploy that changes them is a new Worker, and a client lists again when it
@@ -8,6 +8,7 @@
  */
 import { type EventTypeDescriptor, type ListEventsResult, refuseParams, type ParamsRefusal } from '../core/events-wire.ts';
 import type { EventType } from './event-type.ts';
+import { taskEventType } from './task-source.ts';
 
 /** Types one `events/list` page carries. */
 export const LIST_PAGE_SIZE = 100;
@@ -15,11 +16,19 @@ export const LIST_PAGE_SIZE = 100;
 export class EventCatalog {
   readonly #types = new Map<string, EventType>();
 
-  constructor(types: readonly EventType[]) {
+  /**
+   * `tasks`: the Worker serves tasks, so their timelines are event sources: "The named event type
+   * MUST be resolvable via events/list", listed after the author's types. Its name is the
+   * library's own, never an author's.
+   */
+  constructor(types: readonly EventType[], { tasks = false }: { readonly tasks?: boolean } = {}) {
     for (const type of types) {
+      if (type.name === taskEventType.name)
+        throw new TypeError(`event type ${type.name}: the name is the library's own (task event sources)`);
       if (this.#types.has(type.name)) throw new TypeError(`event type ${type.name} is declared twice`);
       this.#types.set(type.name, type);
     }
+    if (tasks) this.#types.set(taskEventType.name, taskEventType as unknown as EventType);
   }
 
   get(name: string): EventType | undefined {

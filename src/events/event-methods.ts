@@ -11,6 +11,9 @@
  *
  * `events/stream` answers with a stream the host holds, not with a result: on success the
  * handler returns the SDK an empty result that the Worker drops, as it does for `tasks/stream`.
+ *
+ * Every type is served by the same code; what a subscription reads is the host's choice
+ * (`logOf`): its type's log object, or a task's timeline for a task event source (task-source.ts).
  */
 import { fromJsonSchema, type McpServer, ProtocolError, type ServerContext } from '@modelcontextprotocol/server';
 import type { Principal } from '../auth/principal.ts';
@@ -27,17 +30,22 @@ import {
 import { McpHttpError, type JsonRpcId } from '../core/errors.ts';
 import { MisconfiguredError } from '../core/misconfiguration.ts';
 import type { EventCatalog } from './event-catalog.ts';
-import { eventLog, type EventLogNamespace } from './event-logs.ts';
+import type { EventLogStub } from './event-logs.ts';
 import { pollEvents } from './event-poll.ts';
 import { resolveSubscription, type Subscription } from './event-subscription.ts';
+import { SubscriptionRefused } from './task-source.ts';
 
 /** What serving the events methods needs of its host. */
 export interface EventsHost {
   readonly catalog: EventCatalog;
-  readonly logs: EventLogNamespace;
   readonly principal: Principal;
   /** What a poll's answer suggests as `nextPollMs`. */
   readonly nextPollMs: number;
+  /**
+   * What `subscription` reads: its type's log object, or, for a task event source, the task's
+   * timeline (task-source.ts), whose reads may throw SubscriptionRefused (the task ended or unknown).
+   */
+  logOf(subscription: Subscription): EventLogStub;
   /** The cursor keys (cursor-keys.ts), or the configuration error that says why there are none. */
   keys(): Promise<CursorKeys>;
   /** Opens the push stream of `subscription` for request `id` and holds it; or the refusal (no stream opened). */
@@ -66,7 +74,11 @@ export function serveEventMethods(server: McpServer, host: EventsHost): void {
       const subscription = await resolveSubscription(host.catalog, parsed, 'poll', host.principal, keys);
       if ('error' in subscription) throw protocolError(subscription.error);
       const request = { maxEvents: parsed.maxEvents, maxAgeMs: parsed.maxAgeMs, nextPollMs: host.nextPollMs };
-      const result = await pollEvents(eventLog(host.logs, subscription.log), subscription, request, keys);
+      const result = await pollEvents(host.logOf(subscription), subscription, request, keys).catch((error: unknown) => {
+        // A task event source's end: "a JSON-RPC error response to the next events/poll request".
+        if (error instanceof SubscriptionRefused) return { error: error.error };
+        throw error;
+      });
       if ('error' in result) throw protocolError(result.error);
       return result;
     });

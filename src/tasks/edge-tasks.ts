@@ -8,6 +8,7 @@ import { declarationOf } from '../core/binding-check.ts';
 import { McpHttpError } from '../core/errors.ts';
 import { log } from '../core/log.ts';
 import { MisconfiguredError, unservedTaskProblem } from '../core/misconfiguration.ts';
+import type { TaskEventSource } from '../core/events-wire.ts';
 import { declaresTasks, TASKS_EXTENSION, TASKS_REQUIRED } from '../core/task.ts';
 import { JsonRpcCode } from '../core/wire.ts';
 import { taskScope, type TaskScope } from './run-task.ts';
@@ -15,6 +16,9 @@ import { serveTaskMethods, type TaskDirectory } from './task-directory.ts';
 import type { TaskCall } from './task-store.ts';
 
 type JsonRpcMessage = { id?: unknown; method?: unknown; params?: unknown };
+
+/** Resolves, before a task is created, what its `eventSource` (task event sources, MCP Events) is made from. */
+export type EventSources = () => Promise<(taskId: string) => Promise<TaskEventSource>>;
 
 export class EdgeTasks implements Extract<TaskScope, { kind: 'edge' }> {
   readonly kind = 'edge';
@@ -29,20 +33,30 @@ export class EdgeTasks implements Extract<TaskScope, { kind: 'edge' }> {
 
   readonly #message: JsonRpcMessage | undefined;
   readonly #headers: Headers;
+  readonly #eventSources: EventSources | undefined;
 
+  /**
+   * `eventSources`: where the call declared MCP Events and the Worker serves them, what the
+   * CreateTaskResult's `eventSource` is made with (events/edge-events.ts `taskEventSources`).
+   */
   constructor(
     readonly directory: TaskDirectory,
     message: unknown,
     headers: Headers,
+    eventSources?: EventSources,
   ) {
     this.#message = typeof message === 'object' && message !== null && !Array.isArray(message) ? (message as JsonRpcMessage) : undefined;
     this.#headers = headers;
+    this.#eventSources = eventSources;
     this.declared = this.#message?.method === 'tools/call' && declaresTasks(this.#message.params);
   }
 
   async create(): Promise<Record<string, unknown>> {
     try {
-      return await this.directory.create(this.#call());
+      // Before the task exists: a configuration error answers the call, and no task runs unseen.
+      const sourceOf = await this.#eventSources?.();
+      const created = await this.directory.create(this.#call());
+      return sourceOf === undefined ? created : { ...created, eventSource: await sourceOf(created.taskId as string) };
     } catch (error) {
       // A refusal of the edge's own (the principal's task limit) answers the call, not the tool's isError.
       if (error instanceof McpHttpError) {

@@ -17,6 +17,7 @@ import { isTerminal, type TaskRecord } from '../core/task.ts';
 import type { TransportConfig } from '../config.ts';
 import type { Notification } from './notification-tap.ts';
 import type { TaskStore } from './task-store.ts';
+import type { TaskSources } from './task-sources.ts';
 import type { TaskStreams } from './task-streams.ts';
 import type { TaskTimeline } from './task-timeline.ts';
 import type { TaskWatches } from './task-watches.ts';
@@ -29,6 +30,8 @@ export interface TaskParts {
   readonly read: () => TaskRecord | undefined;
   readonly timeline: TaskTimeline;
   readonly streams: TaskStreams;
+  /** The task's MCP Events feeds (its event source's push streams). */
+  readonly sources: TaskSources;
   readonly watches: TaskWatches;
   readonly config: Pick<TransportConfig, 'taskMaxEventBytes'>;
   /** The task has reached a new status (the object counts it). */
@@ -41,16 +44,18 @@ export class TaskChanges {
   readonly #read: () => TaskRecord | undefined;
   readonly #timeline: TaskTimeline;
   readonly #streams: TaskStreams;
+  readonly #sources: TaskSources;
   readonly #watches: TaskWatches;
   readonly #config: Pick<TransportConfig, 'taskMaxEventBytes'>;
   readonly #reached: (task: TaskRecord) => void;
 
-  constructor(storage: DurableObjectStorage, { store, read, timeline, streams, watches, config, reached }: TaskParts) {
+  constructor(storage: DurableObjectStorage, { store, read, timeline, streams, sources, watches, config, reached }: TaskParts) {
     this.#storage = storage;
     this.#storeOf = store;
     this.#read = read;
     this.#timeline = timeline;
     this.#streams = streams;
+    this.#sources = sources;
     this.#watches = watches;
     this.#config = config;
     this.#reached = reached;
@@ -82,14 +87,16 @@ export class TaskChanges {
     const watched = this.#watches.watched;
     const before = watched ? this.#read()!.statusMessage : undefined;
     let first: number;
+    const at = Date.now();
     try {
-      first = this.#storage.transactionSync(() => this.#timeline.appendAll(task, events, Date.now()));
+      first = this.#storage.transactionSync(() => this.#timeline.appendAll(task, events, at));
     } catch (error) {
       this.#timeline.forget();
       throw error;
     }
     let streamed = 0;
     for (const [i, event] of events.entries()) streamed += this.#streams.deliver(task, { seq: first + i, ...event });
+    this.#sources.deliver(task, first, events, at);
     if (!watched) return streamed;
     const now = this.#read()!;
     if (now.statusMessage !== before) this.#watches.tell(now);
@@ -125,8 +132,13 @@ export class TaskChanges {
       this.#timeline.forget();
       throw error;
     }
-    if (ends) this.#streams.end(after, { seq: after.finalSeq!, ...statusEvent(after) });
-    else if (event !== undefined) this.#streams.deliver(after, { seq: event.seq, ...encodeBody(event) });
+    if (ends) {
+      this.#streams.end(after, { seq: after.finalSeq!, ...statusEvent(after) });
+      this.#sources.end(after, { seq: after.finalSeq!, ...encodeBody(statusEvent(after)), at: after.updatedAt });
+    } else if (event !== undefined) {
+      this.#streams.deliver(after, { seq: event.seq, ...encodeBody(event) });
+      this.#sources.deliver(after, event.seq, [encodeBody(event)], after.updatedAt);
+    }
     if (after.status !== before.status) this.#reached(after);
     this.#watches.tell(after);
   }

@@ -111,6 +111,21 @@ export class TaskDirectory {
     return response;
   }
 
+  /**
+   * The feed of an `events/stream` push stream over the task's timeline (its MCP Events task
+   * event source): `attach` is the feed's JSON (tasks/task-sources.ts reads its cursor). The
+   * object's answer — 101 with the socket, or JSON — or undefined when this principal has no such task.
+   */
+  async sourceAttach(taskId: string, attach: string): Promise<Response | undefined> {
+    if (!isWellFormedTaskId(taskId)) return undefined;
+    const response = await this.#object(taskId).fetch(
+      new Request(`https://task.internal${TASK_ROUTES.sourceAttach}`, {
+        headers: { Upgrade: 'websocket', [INTERNAL_HEADERS.eventAttach]: attach },
+      }),
+    );
+    return response.status === 404 ? undefined : response;
+  }
+
   /** The relay socket that continues a stream whose first part the Worker holds (edge/sse-relay.ts). */
   relay(taskId: string, token: string): Promise<Response> {
     return this.#object(taskId).fetch(

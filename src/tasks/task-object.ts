@@ -15,7 +15,7 @@
  * - its timeline stored before it is heard (SEP-2694, draft): each status change, progress and
  *   log line of its tool and event the tool emits is an event with the next seq, written in the
  *   transaction of the change it describes, then delivered to its `tasks/stream` streams
- *   (task-streams.ts) and listen watches; a progress line is that one event row, its
+ *   (task-streams.ts), its MCP Events push streams (task-sources.ts) and listen watches; a progress line is that one event row, its
  *   `statusMessage` read from it rather than written into the task again.
  * Why one object per task rather than a table per principal: a `tasks/get` wakes the one
  * object it reads (no principal's other tasks are loaded), rounds of different tasks never
@@ -59,6 +59,8 @@ import { MAX_CALL_BYTES, type TaskCreation } from './task-creation.ts';
 import { runRound, type RoundOptions } from './task-round.ts';
 import { TaskChanges } from './task-changes.ts';
 import { TaskStore } from './task-store.ts';
+import { TaskSources } from './task-sources.ts';
+import type { TaskSourceRead } from '../core/task-source.ts';
 import { TaskStreams, type StreamOpening, type TaskState } from './task-streams.ts';
 import { TaskTimeline } from './task-timeline.ts';
 import { TaskWatches } from './task-watches.ts';
@@ -74,6 +76,8 @@ export abstract class McpTaskObject<E extends ConfigEnv<E> = ConfigVars> extends
   readonly #config: TransportConfig;
   readonly #timeline: TaskTimeline;
   readonly #streams: TaskStreams;
+  /** Its timeline as an MCP Events task event source: polls' reads and push streams' feeds. */
+  readonly #sources: TaskSources;
   readonly #watches: TaskWatches;
   /** Every change of the task goes through it: stored with its events, then heard (task-changes.ts). */
   readonly #changes: TaskChanges;
@@ -90,12 +94,14 @@ export abstract class McpTaskObject<E extends ConfigEnv<E> = ConfigVars> extends
     this.#timeline = new TaskTimeline(ctx.storage.sql, { maxEvents: this.#config.taskMaxEvents });
     // Before anything else: a woken instance rebuilds its open streams from their sockets.
     this.#streams = new TaskStreams(ctx, this.#config.connectionBufferBytes, () => this.#state());
+    this.#sources = new TaskSources(ctx, () => this.#state());
     this.#watches = new TaskWatches(ctx);
     this.#changes = new TaskChanges(ctx.storage, {
       store: () => this.#store,
       read: () => this.#read(),
       timeline: this.#timeline,
       streams: this.#streams,
+      sources: this.#sources,
       watches: this.#watches,
       config: this.#config,
       reached: (task) => this.#count(task),
@@ -119,6 +125,7 @@ export abstract class McpTaskObject<E extends ConfigEnv<E> = ConfigVars> extends
       return task === undefined ? UNKNOWN() : this.#watches.open(task);
     }
     if (route === TASK_ROUTES.relay) return this.#streams.bind(request);
+    if (route === TASK_ROUTES.sourceAttach) return (await this.#live()) === undefined ? UNKNOWN() : this.#sources.attach(request);
     const body = (await request.json()) as Record<string, unknown>;
     if (route === TASK_ROUTES.create) return this.#create(body as unknown as TaskCreation);
     const task = await this.#live();
@@ -128,6 +135,10 @@ export abstract class McpTaskObject<E extends ConfigEnv<E> = ConfigVars> extends
         return json(detailedTaskOnWire(task));
       case TASK_ROUTES.stream:
         return this.#streams.open(body as unknown as StreamOpening) ?? UNKNOWN();
+      case TASK_ROUTES.sourceRead: {
+        const answer = this.#sources.read(body as unknown as TaskSourceRead);
+        return answer === undefined ? UNKNOWN() : json(answer);
+      }
       case TASK_ROUTES.update: {
         const responses = typeof body.inputResponses === 'object' && body.inputResponses !== null ? body.inputResponses : {};
         let rerun: RoundOptions['retry'];
@@ -203,6 +214,7 @@ export abstract class McpTaskObject<E extends ConfigEnv<E> = ConfigVars> extends
     this.#store = undefined;
     // Ended without their result: a client resuming is told the task is gone, not that it finished.
     this.#streams.closeAll();
+    this.#sources.closeAll();
     this.#watches.closeAll('task purged');
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();

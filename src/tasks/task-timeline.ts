@@ -1,6 +1,7 @@
 /**
- * A task's timeline in its object's SQLite (SEP-2694 events, draft; not served yet): seq 0, 1,
- * 2, … with nothing skipped, each event immutable. Shaped by what a row written costs:
+ * A task's timeline in its object's SQLite (SEP-2694 events, draft): seq 0, 1, 2, … with nothing
+ * skipped, each event immutable; read by `tasks/stream` (task-streams.ts) and, as an MCP Events
+ * task event source, by `events/poll` and `events/stream` (task-sources.ts). Shaped by what a row written costs:
  * - seq 0 is the task's creation and the last seq, once it ended, its terminal status: both
  *   are the task row itself (its creation; its final state, which never changes again), so
  *   they are derived from it, not stored — a task created and completed with nothing between
@@ -23,6 +24,7 @@ import {
   type TaskEvent,
   type TaskEventBody,
 } from '../core/task-events.ts';
+import type { TimedEvent } from '../core/task-source.ts';
 import type { TaskTimeline as Timeline } from '../core/task-stream.ts';
 import { isTerminal, newTask, type TaskRecord } from '../core/task.ts';
 import { tableExists } from '../storage/migrator.ts';
@@ -177,22 +179,44 @@ export class TaskTimeline {
     }));
   }
 
-  /** `events`, their payloads as stored (JSON text): what a stream sends, unparsed. */
-  encodedEvents(task: TaskRecord, fromSeq: number, limit = PAGE): EncodedEvent[] {
-    const events: EncodedEvent[] = [];
+  /**
+   * `events`, their payloads as stored (JSON text): what a stream sends, unparsed; with when
+   * each was stored (the creation's is the task's, the terminal one's its last update).
+   */
+  encodedEvents(task: TaskRecord, fromSeq: number, limit = PAGE): (EncodedEvent & TimedEvent)[] {
+    const events: (EncodedEvent & TimedEvent)[] = [];
     const { nextSeq, earliestSeq, terminal } = this.state(task);
     const from = Math.max(fromSeq, earliestSeq);
-    if (from === 0)
-      events.push({ seq: 0, ...encodeBody(statusEvent(newTask(task.taskId, task.createdAt, task.ttlMs, task.pollIntervalMs))) });
+    if (from === 0) {
+      const created = newTask(task.taskId, task.createdAt, task.ttlMs, task.pollIntervalMs);
+      events.push({ seq: 0, ...encodeBody(statusEvent(created)), at: task.createdAt });
+    }
     if (this.#range() !== null && limit > 0) {
       const rows = this.#sql
-        .exec(`SELECT seq, type, payload FROM task_events WHERE seq >= ? ORDER BY seq LIMIT ?`, Math.max(from, 1), limit)
-        .raw<[number, string, string]>();
-      for (const [seq, type, payloadJson] of rows) events.push({ seq, type, payloadJson });
+        .exec(`SELECT seq, type, payload, at FROM task_events WHERE seq >= ? ORDER BY seq LIMIT ?`, Math.max(from, 1), limit)
+        .raw<[number, string, string, number]>();
+      for (const [seq, type, payloadJson, at] of rows) events.push({ seq, type, payloadJson, at });
     }
     const last = events.at(-1)?.seq ?? from - 1;
-    if (terminal && last === nextSeq - 2 && from <= nextSeq - 1) events.push({ seq: nextSeq - 1, ...encodeBody(statusEvent(task)) });
+    if (terminal && last === nextSeq - 2 && from <= nextSeq - 1) {
+      events.push({ seq: nextSeq - 1, ...encodeBody(statusEvent(task)), at: task.updatedAt });
+    }
     return events;
+  }
+
+  /**
+   * The first retained seq stored at or after `since` (epoch ms), `nextSeq` when none is: the
+   * `maxAgeMs` floor of a task event source (core/event-cursor.ts `MaxAgeFloor`). Stored times
+   * grow with seq; the stored events are scanned (no index on time: a second row per event).
+   */
+  floorSeq(task: TaskRecord, since: number): number {
+    const { nextSeq, earliestSeq, terminal } = this.state(task);
+    if (earliestSeq === 0 && task.createdAt >= since) return 0;
+    if (this.#range() !== null) {
+      const { seq } = this.#sql.exec<{ seq: number | null }>(`SELECT min(seq) AS seq FROM task_events WHERE at >= ?`, since).one();
+      if (seq !== null) return Math.max(seq, earliestSeq);
+    }
+    return terminal && task.updatedAt >= since ? nextSeq - 1 : nextSeq;
   }
 
   /** Reads what is stored again next time: a transaction that appended was rolled back. */
