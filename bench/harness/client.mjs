@@ -347,8 +347,9 @@ let modernId = 1;
  * Resolves with `{ status, message }`: the JSON-RPC answer of a JSON body, or the last message
  * of an SSE one.
  */
-export async function modernRequest(url, method, params = {}, { timeoutMs = 10_000, capabilities = {} } = {}) {
-  const name = params.name ?? params.uri ?? params.taskId;
+export async function modernRequest(url, method, params = {}, { timeoutMs = 10_000, capabilities = {}, mcpName } = {}) {
+  // `mcpName`: the header's value where it is not the tool, resource or task named (null: none, as for events/*).
+  const name = mcpName === undefined ? (params.name ?? params.uri ?? params.taskId) : (mcpName ?? undefined);
   return withDeadline(timeoutMs, async (signal) => {
     const response = await fetch(url, {
       method: 'POST',
@@ -434,11 +435,24 @@ export async function modernListen(url, onEvent, { maxMs = 600_000 } = {}) {
  *   that matches; rejects at the timeout or when the stream ends first), close() }.
  * Reading stops at the answer (the stream's end); `maxMs` bounds the whole stream.
  */
-export async function modernTaskStream(url, taskId, { after, capabilities = {}, timeoutMs = 10_000, maxMs = 600_000 } = {}) {
+export function modernTaskStream(url, taskId, { after, capabilities = {}, timeoutMs = 10_000, maxMs = 600_000 } = {}) {
+  const params = { taskId, ...(after !== undefined && { after }) };
+  return modernStream(url, 'tasks/stream', params, { mcpName: taskId, capabilities, timeoutMs, maxMs });
+}
+
+/**
+ * Opens a 2026-07-28 request answered by a stream of notifications ended by its result
+ * (`tasks/stream`, `events/stream`): `params` with the client's `capabilities` in the envelope,
+ * `mcpName` the `Mcp-Name` header (none when undefined). The stream is modernTaskStream's, which
+ * calls this; `id` is the request's JSON-RPC id (an `events/stream`'s subscription id).
+ */
+export async function modernStream(url, method, params, { mcpName, capabilities = {}, timeoutMs = 10_000, maxMs = 600_000 } = {}) {
   const id = modernId++;
+  const what = `${method}${mcpName === undefined ? '' : ` ${mcpName}`}`;
   const held = deadline(maxMs);
   const connectTimer = setTimeout(() => held.abort(), timeoutMs);
   const stream = {
+    id,
     status: 0,
     ok: false,
     tSent: now(),
@@ -462,15 +476,10 @@ export async function modernTaskStream(url, taskId, { after, capabilities = {}, 
         'Content-Type': 'application/json',
         Accept: 'application/json, text/event-stream',
         'MCP-Protocol-Version': MODERN_PROTOCOL_VERSION,
-        'Mcp-Method': 'tasks/stream',
-        'Mcp-Name': taskId,
+        'Mcp-Method': method,
+        ...(mcpName !== undefined && { 'Mcp-Name': mcpName }),
       },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id,
-        method: 'tasks/stream',
-        params: { taskId, ...(after !== undefined && { after }), _meta: modernEnvelope(capabilities) },
-      }),
+      body: JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: modernEnvelope(capabilities) } }),
     });
   } catch (error) {
     held.clear();
@@ -486,12 +495,11 @@ export async function modernTaskStream(url, taskId, { after, capabilities = {}, 
     new Promise((resolve, reject) => {
       const seen = stream.events.find(predicate);
       if (seen !== undefined) return resolve(seen);
-      if (finished !== undefined)
-        return reject(new Error(`tasks/stream ${taskId}: the stream ended (${finished}) before a matching event`));
+      if (finished !== undefined) return reject(new Error(`${what}: the stream ended (${finished}) before a matching event`));
       const waiter = { predicate, resolve, reject, timer: undefined };
       waiter.timer = setTimeout(() => {
         waiters.delete(waiter);
-        reject(new Error(`tasks/stream ${taskId}: no matching event within ${waitMs} ms`));
+        reject(new Error(`${what}: no matching event within ${waitMs} ms`));
       }, waitMs);
       waiters.add(waiter);
     });
@@ -507,7 +515,7 @@ export async function modernTaskStream(url, taskId, { after, capabilities = {}, 
     finished = end;
     for (const waiter of waiters) {
       clearTimeout(waiter.timer);
-      waiter.reject(new Error(`tasks/stream ${taskId}: the stream ended (${end}) before a matching event`));
+      waiter.reject(new Error(`${what}: the stream ended (${end}) before a matching event`));
     }
     waiters.clear();
     held.clear();

@@ -224,13 +224,15 @@ async function main() {
   for (let round = 1; round <= rounds; round++) {
     const order = peers.map((_, i) => peers[(i + round - 1) % peers.length]);
     for (const workload of WORKLOADS) {
+      // A peer that serves one family only (peers/index.mjs `takesWorkload`: events-floor, E1/E2) is left out of the rest.
+      const takers = order.filter((peer) => peersApi.takesWorkload?.(peer.name, workload.id) ?? true);
       if (workload.runAcross !== undefined) {
         if (interrupted) return;
-        if (workload.firstRoundOnly && round > 1) continue;
-        await runAcross(workload, order, round, samples, deadline, startHelper);
+        if ((workload.firstRoundOnly && round > 1) || takers.length === 0) continue;
+        await runAcross(workload, takers, round, samples, deadline, startHelper);
         continue;
       }
-      for (const peer of order) {
+      for (const peer of takers) {
         if (interrupted) return;
         if (workload.firstRoundOnly && round > 1) continue;
         const bucket = ((samples[workload.id] ??= {})[peer.name] ??= []);

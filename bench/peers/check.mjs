@@ -1,14 +1,15 @@
 /**
  * Smoke check of the peers over raw HTTP on 127.0.0.1: initialize, notifications/initialized,
  * tools/call echo, tools/call progress {n: 5} with a progressToken (5 progress + the result),
- * and for the resumable peers a GET + Last-Event-ID from the 2nd progress event.
+ * and for the resumable peers a GET + Last-Event-ID from the 2nd progress event. A peer that
+ * serves only the E workloads (`events-floor`) is checked on their wire instead (checkEvents).
  *
  *   node bench/peers/check.mjs [--port 18801] [peer ...]     (default: all peers, one at a time)
  *
  * Exits non-zero if any check fails. Every peer it starts is stopped.
  */
 import { join } from 'node:path';
-import { memoryRss, PEERS, RESUMABLE_PEERS, ROOT, startPeer } from './index.mjs';
+import { memoryRss, PEERS, RESUMABLE_PEERS, ROOT, startPeer, takesWorkload } from './index.mjs';
 
 const argv = process.argv.slice(2);
 let basePort = 18801;
@@ -103,6 +104,10 @@ async function checkPeer(name, port) {
       `RSS ${mib(await memoryRss(peer))}; proxy ${peer.proxyPids().join(',') || '-'}, with proxy ${mib(await memoryRss(peer, { includeProxy: true }))})`,
   );
   try {
+    if (!takesWorkload(name, 'W1')) {
+      await checkEvents(peer.url, lines, expect);
+      return { lines, failures };
+    }
     // initialize
     let response = await post(peer.url, {
       jsonrpc: '2.0',
@@ -183,6 +188,73 @@ async function checkPeer(name, port) {
     await peer.stop();
   }
   return { lines, failures };
+}
+
+const MODERN = '2026-07-28';
+const EVENTS_ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': MODERN,
+  'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/events': {} } },
+  'io.modelcontextprotocol/clientInfo': { name: 'bench-check', version: '0' },
+};
+let modernId = 100;
+
+/** A 2026-07-28 POST of `method` (the Events extension declared); `Mcp-Name` for a tools/call. */
+function postModern(url, method, params) {
+  const headers = {
+    'Content-Type': 'application/json',
+    Accept: 'application/json, text/event-stream',
+    'MCP-Protocol-Version': MODERN,
+    'Mcp-Method': method,
+  };
+  if (method === 'tools/call') headers['Mcp-Name'] = params.name;
+  const body = { jsonrpc: '2.0', id: modernId++, method, params: { ...params, _meta: EVENTS_ENVELOPE } };
+  return fetch(url, { method: 'POST', headers, body: JSON.stringify(body), signal: AbortSignal.timeout(TIMEOUT_MS) });
+}
+
+/**
+ * The E workloads' wire on `demo.note` (harness/workloads/e-events.mjs): an empty poll from now,
+ * `post_note`, a poll at the first poll's cursor (that one occurrence), a push stream from that
+ * cursor (active, then the occurrence replayed), and a push stream from now that hears a
+ * `post_note` sent once it is active.
+ */
+async function checkEvents(url, lines, expect) {
+  const note = (text) => postModern(url, 'tools/call', { name: 'post_note', arguments: { text } }).then((r) => r.json());
+  const poll = (cursor) => postModern(url, 'events/poll', { name: 'demo.note', arguments: {}, cursor }).then((r) => r.json());
+  const first = await poll(null);
+  lines.push(`events/poll from now: ${JSON.stringify(first)}`);
+  expect(first.result?.events?.length === 0 && typeof first.result.cursor === 'string', 'an empty poll from now, with a cursor');
+  const emitted = await note('check 1');
+  lines.push(`tools/call post_note: ${JSON.stringify(emitted)}`);
+  expect(emitted.result !== undefined && !emitted.result.isError, 'post_note answered');
+  const after = await poll(first.result?.cursor);
+  lines.push(`events/poll at that cursor: ${JSON.stringify(after)}`);
+  expect(
+    after.result?.events?.length === 1 && after.result.events[0].data?.text === 'check 1',
+    'the poll at the cursor: the one occurrence',
+  );
+  const isFrame = (event, method) => event.message?.method === `notifications/events/${method}`;
+  let response = await postModern(url, 'events/stream', { name: 'demo.note', arguments: {}, cursor: first.result?.cursor });
+  let events = await readEvents(response, (evs) => evs.some((e) => isFrame(e, 'event')));
+  lines.push(`events/stream from that cursor: ${response.status}\n      ${short(events)}`);
+  expect(
+    isFrame(events[0] ?? {}, 'active') && events[1]?.message?.params?.data?.text === 'check 1',
+    'the stream from the cursor: active, then the occurrence',
+  );
+  response = await postModern(url, 'events/stream', { name: 'demo.note', arguments: {}, cursor: null });
+  let activeSeen;
+  const active = new Promise((resolve) => (activeSeen = resolve));
+  const reading = readEvents(response, (evs) => {
+    if (evs.some((e) => isFrame(e, 'active'))) activeSeen();
+    return evs.some((e) => e.message?.params?.data?.text === 'check live');
+  });
+  await Promise.race([active, reading]);
+  await note('check live');
+  events = await reading;
+  lines.push(`events/stream from now, then post_note: ${response.status}\n      ${short(events)}`);
+  expect(
+    isFrame(events[0] ?? {}, 'active') && events.some((e) => isFrame(e, 'event') && e.message.params.data?.text === 'check live'),
+    'the live stream hears the note',
+  );
 }
 
 let failed = 0;

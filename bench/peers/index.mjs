@@ -28,7 +28,7 @@ const STOP_TIMEOUT_MS = 10_000;
 
 /**
  * name → how it runs: a wrangler config (workerd) or a Node script; `vars` over the config's
- * [vars]. A `helper` is not a peer of its own (not in PEERS): a workload starts it when it
+ * [vars]; `workloads`, the only workloads the peer takes (see takesWorkload). A `helper` is not a peer of its own (not in PEERS): a workload starts it when it
  * needs it (B1: `ours-ttl`, ours with sessions and tasks expiring after 2 s, to count what expiry
  * costs within the run).
  */
@@ -40,6 +40,7 @@ const SPECS = {
   sdk: { kind: 'node', script: 'bench/peers/sdk/server.mjs' },
   'sdk-modern': { kind: 'node', script: 'bench/peers/sdk-modern/server.mjs' },
   mcpagent: { kind: 'wrangler', config: 'bench/peers/mcpagent/wrangler.toml' },
+  'events-floor': { kind: 'wrangler', config: 'bench/peers/events-floor/wrangler.toml', workloads: ['E1', 'E2'] },
   'ours-ttl': {
     kind: 'wrangler',
     config: 'bench/peers/ours/wrangler.toml',
@@ -65,6 +66,13 @@ export const PEERS = Object.freeze(Object.keys(SPECS).filter((name) => !SPECS[na
 
 /** Instances a workload starts for itself (startPeer takes them by name too; see SPECS). */
 export const HELPER_PEERS = Object.freeze(Object.keys(SPECS).filter((name) => SPECS[name].helper));
+
+/**
+ * Whether peer `name` takes workload `id`: a peer that serves one family only names its workloads
+ * (`workloads` in SPECS: `events-floor` speaks nothing but E1/E2's wire), and the harness runs no
+ * other workload against it; every other peer takes them all.
+ */
+export const takesWorkload = (name, id) => SPECS[name]?.workloads?.includes(id) ?? true;
 
 /** Peers whose event ids accept GET + Last-Event-ID after the call finished. */
 export const RESUMABLE_PEERS = Object.freeze(['ours', 'durable-floor', 'sdk-floor', 'sdk']);

@@ -8,8 +8,9 @@
 // w-calls.mjs (W0–W3: calls and a progress stream), w-resume.mjs (W4, W4b, W5: resumption and
 // replay), w-held-streams.mjs (W6, W7: sessions holding a GET stream), m-modern.mjs (M1–M3: the
 // 2026-07-28 era), t-tasks.mjs (T1, T2: tasks polled with tasks/get), t-task-streams.mjs (T3,
-// T4: tasks/stream) and b-billed.mjs (B1: what Cloudflare bills); what several families use is
-// in shared.mjs, which imports no family.
+// T4: tasks/stream), e-events.mjs (E1, E2: MCP Events, emit to push and emits/s) and
+// b-billed.mjs (B1: what Cloudflare bills); what several families use is in shared.mjs, which
+// imports no family.
 import { w0, w1, w2, w3 } from './w-calls.mjs';
 import { w4, w4b, w5 } from './w-resume.mjs';
 import { w6, w7 } from './w-held-streams.mjs';
@@ -17,6 +18,7 @@ import { m1, m2, m3 } from './m-modern.mjs';
 import { t1, t2 } from './t-tasks.mjs';
 import { t3, t4 } from './t-task-streams.mjs';
 import { b1 } from './b-billed.mjs';
+import { e1, e2 } from './e-events.mjs';
 
 export const SIZES = {
   full: {
@@ -64,6 +66,13 @@ export const SIZES = {
     t4Warm: 5,
     t4Batch: 10,
     t4IdleMs: 60_000,
+    e1Emits: 300,
+    e1Warmup: 10,
+    e2Emitters: 8,
+    e2Emits: 100,
+    /** Occurrences and empty polls counted with the billing counters on (E1; E2 spreads them over its emitters). */
+    eBillingEmits: 40,
+    eBillingPolls: 20,
     /** How long a resumed stream may take to bring the result (W4, W4b, W5). */
     resumeTimeoutMs: 10_000,
   },
@@ -112,10 +121,16 @@ export const SIZES = {
     t4Warm: 3,
     t4Batch: 10,
     t4IdleMs: 60_000,
+    e1Emits: 50,
+    e1Warmup: 3,
+    e2Emitters: 8,
+    e2Emits: 25,
+    eBillingEmits: 16,
+    eBillingPolls: 10,
     resumeTimeoutMs: 1_500,
   },
 };
 
 // W6 first: in round 1 it meets a fresh peer (see firstRoundOnly). B1, W7 and T4 last: their idle
 // minutes should follow the load of the others, as a quiet hour follows a busy one.
-export const WORKLOADS = [w6, w0, w1, w2, w3, w4, w4b, w5, m1, m2, m3, t1, t2, t3, b1, w7, t4];
+export const WORKLOADS = [w6, w0, w1, w2, w3, w4, w4b, w5, m1, m2, m3, t1, t2, t3, e1, e2, b1, w7, t4];

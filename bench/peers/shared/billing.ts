@@ -98,6 +98,26 @@ export function instrument(ctx: DurableObjectState, className: string): DurableO
   if (!enabled) return ctx;
   const totals = totalsOf(className);
   totals.constructed++;
+  wrap(ctx, totals);
+  return ctx;
+}
+
+/**
+ * For an object that outlives the workloads that count it (an event type's log: one object per
+ * type for the whole run, constructed at its first use, long before a workload turns counting
+ * on): call at each request; at the first one with counting on, wraps its storage as `instrument`
+ * does (once; not counted as constructed). The object must reach its storage through `ctx.storage`
+ * or objects taken from it (`ctx.storage.sql`): the wrappers replace their methods in place.
+ */
+export function instrumentLate(ctx: DurableObjectState, className: string): void {
+  if (enabled && !wrapped.has(ctx)) wrap(ctx, totalsOf(className));
+}
+
+/** The states whose storage is wrapped. */
+const wrapped = new WeakSet<DurableObjectState>();
+
+function wrap(ctx: DurableObjectState, totals: ClassTotals): void {
+  wrapped.add(ctx);
   const storage = ctx.storage;
   wrapSql(storage.sql, totals);
   wrapKv(storage, totals);
@@ -131,7 +151,6 @@ export function instrument(ctx: DurableObjectState, className: string): DurableO
       wrapKv(txn, totals);
       return closure(txn);
     });
-  return ctx;
 }
 
 /** `target`'s methods, bound to it (the natives need their own `this`). */
