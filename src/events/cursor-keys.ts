@@ -37,7 +37,7 @@ let developmentLogged = false;
 export async function cursorKeys(env: CursorKeySecrets, url: string): Promise<CursorKeys> {
   const { EVENTS_CURSOR_KEY: current, EVENTS_CURSOR_KEY_PREVIOUS: previous } = env;
   if (current === undefined) {
-    if (previous !== undefined) throw misconfigured('EVENTS_CURSOR_KEY_PREVIOUS is set without EVENTS_CURSOR_KEY: ' + CURSOR_KEY_FIX);
+    if (previous !== undefined) throw misconfigured(`EVENTS_CURSOR_KEY_PREVIOUS is set without EVENTS_CURSOR_KEY: ${CURSOR_KEY_FIX}`);
     if (!isLoopbackHostname(new URL(url).hostname)) {
       throw misconfigured(`MCP Events needs a key to seal cursors with beyond loopback: ${CURSOR_KEY_FIX}`);
     }

@@ -33,7 +33,7 @@ import type { EventCatalog } from './event-catalog.ts';
 import type { EventLogStub } from './event-logs.ts';
 import { pollEvents } from './event-poll.ts';
 import { resolveSubscription, type Subscription } from './event-subscription.ts';
-import { SubscriptionRefused } from './task-source.ts';
+import { SubscriptionRefused } from './feed-attach.ts';
 
 /** What serving the events methods needs of its host. */
 export interface EventsHost {

@@ -30,8 +30,9 @@ import {
 import { log } from '../core/log.ts';
 import { MisconfiguredError } from '../core/misconfiguration.ts';
 import { encodeEvent } from '../core/sse.ts';
-import { EVENT_LOG_ROUTES, INTERNAL_HEADERS, JsonRpcCode, SSE_RESPONSE_HEADERS } from '../core/wire.ts';
-import type { AttachAnswer, AttachRequest, FeedMessage } from './event-log-object.ts';
+import { JsonRpcCode, SSE_RESPONSE_HEADERS } from '../core/wire.ts';
+import { type FeedMessage, LOG_RESET_CLOSE_CODE } from './event-log-object.ts';
+import { type Attached, attachFeed, SubscriptionRefused } from './feed-attach.ts';
 import type { LogName, StoredOccurrence } from './event-log-store.ts';
 import type { EventLogStub } from './event-logs.ts';
 import type { Retention } from './event-retention.ts';
@@ -156,20 +157,9 @@ class Feed implements PushStream {
     });
   }
 
-  async #attachFrom(cursor: EventCursor | null, maxAgeMs: number | undefined): Promise<{ socket: WebSocket } | AttachAnswer> {
+  #attachFrom(cursor: EventCursor | null, maxAgeMs: number | undefined): Promise<Attached> {
     const { log: logStub, name, retention } = this.#options;
-    const attach: AttachRequest = { ...name, retention, cursor, ...(maxAgeMs !== undefined && { maxAgeMs }) };
-    const response = await logStub.fetch(
-      new Request(`https://event-log.internal${EVENT_LOG_ROUTES.attach}`, {
-        headers: { Upgrade: 'websocket', [INTERNAL_HEADERS.eventAttach]: JSON.stringify(attach) },
-      }),
-    );
-    if (response.webSocket !== null) {
-      response.webSocket.accept();
-      return { socket: response.webSocket };
-    }
-    if (response.status === 400 || response.status === 200) return (await response.json()) as AttachAnswer;
-    throw new Error(`the event log answered an attach with ${response.status}`);
+    return attachFeed(logStub, { ...name, retention, cursor, ...(maxAgeMs !== undefined && { maxAgeMs }) });
   }
 
   /** Attaches again from the stream's own position (after a lost socket, a gap, a pause, a backlog read). */
@@ -177,7 +167,7 @@ class Feed implements PushStream {
     this.#closeSocket();
     const { name } = this.#options;
     const answer = await this.#attachFrom({ ...name, logId: this.#logId, next: this.#position }, undefined);
-    if ('refusal' in answer) throw new FeedRefused(answer.refusal);
+    if ('refusal' in answer) throw new SubscriptionRefused(answer.refusal);
     if ('backlog' in answer) {
       const { logId, decision } = answer.backlog;
       await this.#restart(logId, decision.fromSeq, decision.truncated);
@@ -206,10 +196,13 @@ class Feed implements PushStream {
         return this.#deliver(message.occurrence);
       });
     });
-    socket.addEventListener('close', () => {
+    socket.addEventListener('close', ({ code }) => {
       if (this.#socket !== socket || this.#ended || this.#paused) return;
       this.#socket = undefined;
-      this.#retry();
+      // Closed by the object on purpose (its log reset, a task's feed at its end): attach again at
+      // once, to hear why. Anything else (a restart, a deploy): after a pause, as a failure.
+      if (code === 1000 || code === LOG_RESET_CLOSE_CODE) this.#enqueue(() => this.#attach());
+      else this.#retry();
     });
   }
 
@@ -252,7 +245,7 @@ class Feed implements PushStream {
       const cursor = { ...name, logId: this.#logId, next: this.#position };
       const answer = await logStub.read({ ...name, retention, cursor, limit: PAGE, maxBytes: PAGE_BYTES });
       const { decision } = answer;
-      if (decision.kind === 'refused') throw new FeedRefused(decision.invalid);
+      if (decision.kind === 'refused') throw new SubscriptionRefused(decision.invalid);
       await this.#restart(answer.logId, decision.fromSeq, decision.truncated);
       for (const occurrence of answer.occurrences) await this.#deliver(occurrence);
       if (answer.nextSeq - this.#position <= PAGE) return this.#attach();
@@ -277,8 +270,8 @@ class Feed implements PushStream {
   }
 
   #fail(error: unknown): void {
-    if (error instanceof FeedRefused || error instanceof MisconfiguredError) {
-      const ended: StreamError = error instanceof FeedRefused ? error.error : { code: error.code, message: error.message };
+    if (error instanceof SubscriptionRefused || error instanceof MisconfiguredError) {
+      const ended: StreamError = error instanceof SubscriptionRefused ? error.error : { code: error.code, message: error.message };
       this.#write({ method: EventsNotification.terminated, params: { error: ended, ...this.#meta() } });
       this.#finish();
       return;
@@ -345,12 +338,5 @@ class Feed implements PushStream {
     for (const timer of [this.#timer, this.#retryTimer]) if (timer !== undefined) clearTimeout(timer);
     this.#closeSocket();
     this.#options.onEnd();
-  }
-}
-
-/** The log refused the stream's own position: it cannot continue (a server fault, never a client's cursor). */
-class FeedRefused extends Error {
-  constructor(readonly error: EventsError) {
-    super(error.message);
   }
 }

@@ -35,6 +35,7 @@ import { MAX_TASK_SOURCES } from '../tasks/task-sources.ts';
 import type { FeedMessage, ReadAnswer } from './event-log-object.ts';
 import type { EventLogStub } from './event-logs.ts';
 import { defineEventType } from './event-type.ts';
+import { SubscriptionRefused } from './feed-attach.ts';
 
 /** The event type of every task's timeline: listed where the Worker serves tasks (event-catalog.ts). */
 export const taskEventType = defineEventType<{ taskId: string }, JsonObject & { taskId: string }>({
@@ -46,16 +47,6 @@ export const taskEventType = defineEventType<{ taskId: string }, JsonObject & { 
   // One log per task: its timeline. A cursor of another task is one of another partition (`cursor_other_log`).
   partitions: { ofData: ({ taskId }) => taskId, ofArguments: ({ taskId }) => taskId },
 });
-
-/**
- * A subscription's log refused it after its checks passed: a task event source's end
- * (core/task-source.ts `taskEnded`) or its task unknown. A poll answers with `error`.
- */
-export class SubscriptionRefused extends Error {
-  constructor(readonly error: EventsError) {
-    super(error.message);
-  }
-}
 
 /**
  * `CreateTaskResult.eventSource` for `taskId`: "Servers MUST NOT include eventSource in
