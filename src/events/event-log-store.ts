@@ -171,9 +171,10 @@ export class EventLogStore {
 
   /** Where the log stands: its identity, its head and its earliest kept occurrence (two rows read). */
   state(record: LogRecord): LogState {
-    const { lo, hi } = this.#sql
-      .exec<{ lo: number | null; hi: number | null }>(`SELECT min(seq) AS lo, max(seq) AS hi FROM occurrence`)
-      .one();
+    // Two statements: SQLite answers a lone min() or max() of the rowid from one end of the
+    // table (one row read), but both in one SELECT by reading every row.
+    const { lo } = this.#sql.exec<{ lo: number | null }>(`SELECT min(seq) AS lo FROM occurrence`).one();
+    const { hi } = this.#sql.exec<{ hi: number | null }>(`SELECT max(seq) AS hi FROM occurrence`).one();
     return {
       type: this.#name.type,
       partition: this.#name.partition,

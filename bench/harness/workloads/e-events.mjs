@@ -24,8 +24,8 @@ const DELIVERY_TIMEOUT_MS = 10_000;
 /** How long a push stream is held at most (a whole workload). */
 const STREAM_MAX_MS = 600_000;
 
-const isMethod = (event, method) => event.message?.method === method && !('id' in event.message);
-const isOccurrence = (event) => isMethod(event, 'notifications/events/event');
+export const isMethod = (event, method) => event.message?.method === method && !('id' in event.message);
+export const isOccurrence = (event) => isMethod(event, 'notifications/events/event');
 
 /**
  * A push stream of `demo.note` from now (`cursor: null`), read in the background; resolves once
@@ -33,7 +33,7 @@ const isOccurrence = (event) => isMethod(event, 'notifications/events/event');
  * it (not an SSE 200, or an error answer). An active notification without the request's id as
  * its subscription id is an error, not "unserved".
  */
-async function openPush(peer) {
+export async function openPush(peer) {
   const stream = await modernStream(
     peer.url,
     'events/stream',
@@ -63,7 +63,7 @@ async function openPush(peer) {
 }
 
 /** One `post_note {text}`: its time sent and returned, or a throw when it did not return a result. */
-async function emit(peer, text) {
+export async function emit(peer, text) {
   const tSent = now();
   const { status, message } = await modernRequest(
     peer.url,
@@ -94,7 +94,7 @@ function frameProblem(event, stream) {
  * its frame's arrival (`deliveryMs`) and to the call's result (`returnMs`). Throws when it does
  * not arrive within DELIVERY_TIMEOUT_MS or its frame is not the wire's.
  */
-async function emitAndDeliver(peer, stream, label) {
+export async function emitAndDeliver(peer, stream, label) {
   const text = `${label} ${randomUUID()}`;
   const arrived = stream.waitFor((event) => isOccurrence(event) && event.message.params?.data?.text === text, DELIVERY_TIMEOUT_MS);
   arrived.catch(() => undefined); // a failed emit throws first; its waiter must not go unhandled

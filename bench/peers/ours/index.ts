@@ -9,10 +9,13 @@
  * served at GET /bench/billing and off unless B1 turns it on.
  */
 import { acceptedContent, inputRequired, McpServer, type ServerContext } from '@modelcontextprotocol/server';
+import { env as workerEnv } from 'cloudflare:workers';
 import * as z from 'zod';
 import {
   createMcpWorker,
+  defineEventType,
   McpEventBus,
+  McpEventLog,
   McpSessionObject,
   McpTaskObject,
   runTask,
@@ -21,14 +24,34 @@ import {
   type ModernContext,
   type SessionContext,
 } from '../../../src/lib.ts';
-import { countRequest, instrument, serveBilling } from '../shared/billing.ts';
+import { countingNamespace, countRequest, instrument, instrumentLate, serveBilling } from '../shared/billing.ts';
 import { registerEcho, registerProgress } from '../shared/sdk-tools.ts';
 
 interface BenchEnv extends ConfigVars {
   readonly BENCH_SESSION: DurableObjectNamespace;
   readonly BENCH_BUS: DurableObjectNamespace;
   readonly BENCH_TASKS: DurableObjectNamespace;
+  readonly BENCH_EVENTS: DurableObjectNamespace<BenchEventLog>;
 }
+
+/** E1, E2, E4: the demo's event type, as examples/demo declares it. */
+const notes = defineEventType({
+  name: 'demo.note',
+  description: 'A note posted with post_note (E1, E2, E4).',
+  inputSchema: z.object({ contains: z.string().optional() }),
+  payloadSchema: z.object({ text: z.string(), n: z.number().int() }),
+  delivery: ['poll', 'push'],
+  matches: ({ contains }, { text }) => contains === undefined || text.includes(contains),
+});
+
+/**
+ * The log namespace, its RPC calls counted at the caller while B1's counters are on (billing.ts),
+ * decided at each call: the Worker reads its accessor once, before any workload turns counting on.
+ */
+const eventLogs = (env: BenchEnv) => ({
+  idFromName: (name: string) => env.BENCH_EVENTS.idFromName(name),
+  get: (id: DurableObjectId) => countingNamespace(env.BENCH_EVENTS, 'BenchEventLog').get(id),
+});
 
 const CONFIRM_SCHEMA = { type: 'object' as const, properties: { confirm: { type: 'boolean' as const } }, required: ['confirm'] };
 
@@ -46,6 +69,14 @@ function modernServer({ notify }: ModernContext): McpServer {
     notify.toolsChanged();
     return { content: [{ type: 'text', text: 'changed' }] };
   });
+  server.registerTool(
+    'post_note',
+    { description: 'Emits one demo.note, stored before this returns (E1, E2, E4).', inputSchema: z.object({ text: z.string() }) },
+    async ({ text }) => {
+      const { eventId } = await notes.emit(eventLogs(workerEnv as BenchEnv), { data: { text, n: text.length } });
+      return { content: [{ type: 'text', text: eventId }] };
+    },
+  );
   server.registerTool('work', { description: 'A task that does nothing but complete (T1, T2).' }, async () =>
     runTask(async () => ({ content: [{ type: 'text', text: 'done' }] })),
   );
@@ -95,6 +126,7 @@ function modernServer({ notify }: ModernContext): McpServer {
 let constructed = 0;
 let busConstructed = 0;
 let tasksConstructed = 0;
+let logsConstructed = 0;
 const INSTANCES_PATH = '/bench/instances';
 
 export class BenchSession extends McpSessionObject<BenchEnv> {
@@ -156,6 +188,37 @@ export class BenchBus extends McpEventBus {
   }
 }
 
+/** The event log object (E1, E2, E4: does an idle push stream keep it awake?), its storage counted from its first request with B1's counters on. */
+export class BenchEventLog extends McpEventLog {
+  constructor(ctx: DurableObjectState, env: BenchEnv) {
+    super(instrument(ctx, 'BenchEventLog'), env);
+    logsConstructed++;
+  }
+
+  override fetch(request: Request): Promise<Response> {
+    instrumentLate(this.ctx, 'BenchEventLog');
+    countRequest('BenchEventLog', 'fetch');
+    return super.fetch(request);
+  }
+
+  override alarm(): Promise<void> {
+    instrumentLate(this.ctx, 'BenchEventLog');
+    countRequest('BenchEventLog', 'alarm');
+    return super.alarm();
+  }
+
+  // RPC entry points: counted as requests at the caller (eventLogs), their storage here.
+  override append(...args: Parameters<McpEventLog['append']>): ReturnType<McpEventLog['append']> {
+    instrumentLate(this.ctx, 'BenchEventLog');
+    return super.append(...args);
+  }
+
+  override read(...args: Parameters<McpEventLog['read']>): ReturnType<McpEventLog['read']> {
+    instrumentLate(this.ctx, 'BenchEventLog');
+    return super.read(...args);
+  }
+}
+
 /** One object per task: the same tools as a 2026-07-28 request's server. */
 export class BenchTasks extends McpTaskObject<BenchEnv> {
   constructor(ctx: DurableObjectState, env: BenchEnv) {
@@ -189,11 +252,12 @@ const app = createMcpWorker<BenchEnv>({
   modern: modernServer,
   bus: (env) => env.BENCH_BUS,
   tasks: (env) => env.BENCH_TASKS,
+  events: { types: [notes], logs: eventLogs },
 });
 
 export default {
   fetch: (request, env, ctx) => {
-    if (request.url.endsWith(INSTANCES_PATH)) return Response.json({ constructed, busConstructed, tasksConstructed });
+    if (request.url.endsWith(INSTANCES_PATH)) return Response.json({ constructed, busConstructed, tasksConstructed, logsConstructed });
     return serveBilling(request) ?? app.fetch(request, env, ctx);
   },
 } satisfies ExportedHandler<BenchEnv>;
