@@ -132,8 +132,10 @@ export const BUS_ROUTES = {
   publish: '/publish',
   /** GET how many listen streams the shard holds: `{sockets}`. */
   sockets: '/sockets',
-  /** POST `{ tag }`: closes the listen streams of one principal (its tag), answering `{ closed }`. */
+  /** POST `{ tag }`: closes the streams of one principal (its tag), answering how many of each kind: `{ listens, events }`. */
   revoke: '/revoke',
+  /** GET `?tag=<tag>`: how many streams of each kind the shard holds open under one tag now, `{ listens, events }`. */
+  streams: '/streams',
 } as const;
 
 /** Paths of requests the Worker sends a task's object (src/tasks/task-object.ts), each a POST of JSON. */
@@ -190,6 +192,12 @@ export const INTERNAL_HEADERS = {
    * its socket is kept under, so a revocation of either can close it.
    */
   listenTag: 'Mcp-Internal-Listen-Tag',
+  /**
+   * On a bus subscription: which kind of stream holds the socket, `listen` (a
+   * `subscriptions/listen`; also when absent) or `events` (an `events/stream`), kept with the
+   * socket so that a shard counts each kind apart (stateless/event-bus.ts `BusStreamKind`).
+   */
+  busStreamKind: 'Mcp-Internal-Bus-Stream-Kind',
   /**
    * The marks of its tags' last revocations on its shard, summed (bus-object.ts; marks only
    * move on): on the answer to a tagged subscription, and on a stream's reconnection, the sum its

@@ -2,10 +2,14 @@
  * The operator's routes, beside the endpoint: served only when the `ADMIN_TOKEN` secret is set
  * (and the Worker has a principal registry), each request carrying it as a bearer token.
  *
- *   GET    /admin/principals/{id}                   what the principal holds: { sessions, tasks }
- *   POST   /admin/principals/{id}/revoke[?grant=g]  ends all of it (or what grant g created): { sessions, tasks, listens, grants }
+ *   GET    /admin/principals/{id}                   what the principal holds: { sessions, tasks, streams }
+ *   POST   /admin/principals/{id}/revoke[?grant=g]  ends all of it (or what grant g created): { sessions, tasks, listens, eventStreams, grants }
  *   DELETE /admin/principals/{id}/sessions/{sid}    ends one session (204, or 404)
  *   DELETE /admin/principals/{id}/tasks/{tid}       ends one task (204, or 404)
+ *
+ * `streams` is `{ listens, events }`: how many `subscriptions/listen` streams and `events/stream`
+ * push streams the principal holds open now, on every isolate, as the bus shards count their
+ * sockets (principal-control.ts); `null` where the Worker has no bus to count them by.
  *
  * `{id}` is the principal's id as the server names it (`oauth#<userId>` with AUTH=oauth; the
  * issuer and subject with AUTH=jwt: auth/jwt-verifier.ts), URL-encoded. With AUTH=oauth a
@@ -82,8 +86,10 @@ export function serveAdminRoutes<E extends object>(
   };
 
   app.get(`${ADMIN_ROOT}/:principal`, async (c) => {
-    const held = await (await guarded(c.env, c.req.raw)).list(c.req.param('principal'));
-    return c.json(holdingsOnWire(held));
+    const control = await guarded(c.env, c.req.raw);
+    const principal = c.req.param('principal');
+    const [held, streams] = await Promise.all([control.list(principal), control.streams(principal)]);
+    return c.json({ ...holdingsOnWire(held), streams });
   });
 
   app.post(`${ADMIN_ROOT}/:principal/revoke`, async (c) => {

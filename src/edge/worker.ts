@@ -245,7 +245,7 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
       registry: edge.principals,
       sessions: edge.sessions,
       ...(edge.tasks !== undefined && { tasks: edge.tasks }),
-      ...(eventBus !== undefined && { closeListens: (tag: string) => eventBus.revoke(tag) }),
+      ...(eventBus !== undefined && { streams: eventBus }),
     });
   }
 

@@ -10,9 +10,10 @@
  * is answered ResourceExhausted (`{limit: "events/stream", max}`): another principal's streams
  * are decided apart. Where a revocation can reach it (a registry, and a bus: the same condition
  * as a listen's, stateless/endable-listen.ts), the stream holds a bus subscription under its
- * owner's tags; the revocation that closes it ends the stream with `notifications/events/terminated`
- * Forbidden — "If the user's access is revoked …, the server terminates the subscription with the
- * signal for its mode".
+ * owner's tags, kept as an events stream's (the operator's view of the principal counts it
+ * apart from listens: stateless/bus-object.ts); the revocation that closes it ends the stream
+ * with `notifications/events/terminated` Forbidden — "If the user's access is revoked …, the
+ * server terminates the subscription with the signal for its mode".
  *
  * Where the Worker serves tasks, the host also holds the principal's task directory: a
  * subscription to a task event source reads the task's timeline (task-source.ts, `logOf`) instead
@@ -157,8 +158,10 @@ export class EdgeEvents implements EventsHost {
     if (revocation !== undefined) {
       const tags = await listenTags(revocation.principal, revocation.grant);
       const revoked = () => opened.terminate(eventsError('Forbidden', 'access revoked', { reason: 'grant_revoked' }));
-      // The subscription hears nothing this stream uses: its socket is there for a revocation to close.
-      unsubscribe = listenScope.run({ tags, revoked, unreachable: () => undefined }, () => revocation.bus.subscribe(() => undefined));
+      // The subscription hears nothing this stream uses: its socket is there for a revocation to
+      // close, kept as an events stream's, so the operator's view counts it apart from listens.
+      const owner = { kind: 'events' as const, tags, revoked, unreachable: () => undefined };
+      unsubscribe = listenScope.run(owner, () => revocation.bus.subscribe(() => undefined));
       // Ended while the tags were computed: nothing is left to revoke.
       if (ended) unsubscribe();
     }

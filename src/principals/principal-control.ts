@@ -1,14 +1,16 @@
 /**
  * What an operator can do about one principal (the Worker's `/admin` routes, admin-routes.ts,
- * and the revocation of an OAuth grant): list what it holds, end a session, end a task, and
- * revoke — end everything it holds, or everything created under one grant:
+ * and the revocation of an OAuth grant): list what it holds (its registry's sessions and tasks;
+ * its open streams, counted by the bus shards that hold their sockets), end a session, end a
+ * task, and revoke — end everything it holds, or everything created under one grant:
  * - each session is ended by its object: its running calls are answered with an error,
  *   `grant_revoked`, on their streams, then it is dropped (404 afterwards);
  * - each task not yet ended fails, `grant_revoked`, and its tool is stopped; its streams end
  *   with that terminal event;
- * - its `subscriptions/listen` streams, on every isolate, end with an error (the bus closes
- *   their sockets: stateless/event-bus.ts) — all of them, or those opened with a token of the
- *   grant (a socket carries its principal's tag and its grant's);
+ * - its `subscriptions/listen` streams, on every isolate, end with an error, and its
+ *   `events/stream` push streams with `notifications/events/terminated` Forbidden (the bus
+ *   closes their sockets: stateless/event-bus.ts) — all of them, or those opened with a token
+ *   of the grant (a socket carries its principal's tag and its grant's);
  * - revoking the whole principal also marks its registry (`recall`): a token issued before
  *   then opens no new session or task (401 `invalid_token`), though its issuer cannot recall it.
  * Each step is idempotent and the registry rows go only once their object has answered, so a
@@ -18,7 +20,7 @@ import { objectName } from '../auth/principal.ts';
 import type { Holding } from '../core/holdings.ts';
 import { OBJECT_ROUTES, HEADERS, TASK_ROUTES } from '../core/wire.ts';
 import type { EndReason } from '../session/session-object.ts';
-import { grantListenTag, principalListenTag } from '../stateless/event-bus.ts';
+import { type BusStreams, grantListenTag, principalListenTag } from '../stateless/event-bus.ts';
 import type { TaskNamespace } from '../tasks/task-directory.ts';
 import { type PrincipalRegistryNamespace, type PrincipalRegistryStub, registryOf } from './principal-registry.ts';
 
@@ -32,15 +34,26 @@ export interface ControlBindings {
   readonly registry: PrincipalRegistryNamespace;
   readonly sessions: ObjectNamespace;
   readonly tasks?: TaskNamespace;
-  /** Closes the listen streams carrying a tag (a principal's, or a grant's), on every bus shard; absent without a bus. */
-  readonly closeListens?: (tag: string) => Promise<number>;
+  /** The streams held on the bus (listens, event streams), reached by tag on every shard; absent without a bus. */
+  readonly streams?: StreamControl;
+}
+
+/** What the control asks of the bus (stateless/event-bus.ts `DurableEventBus`). */
+export interface StreamControl {
+  /** Closes the streams carrying a tag (a principal's, or a grant's), answering how many of each kind. */
+  revoke(tag: string): Promise<BusStreams>;
+  /** How many streams of each kind are open under a tag now. */
+  streams(tag: string): Promise<BusStreams>;
 }
 
 /** What a revocation ended. */
 export interface Revocation {
   readonly sessions: number;
   readonly tasks: number;
+  /** `subscriptions/listen` streams (task watches included). */
   readonly listens: number;
+  /** `events/stream` push streams. */
+  readonly eventStreams: number;
 }
 
 export class PrincipalControl {
@@ -53,6 +66,15 @@ export class PrincipalControl {
   /** The principal's sessions and tasks, oldest first (sessions that expired idle included until swept). */
   list(principalId: string): Promise<Holding[]> {
     return this.#registry(principalId).list();
+  }
+
+  /**
+   * The principal's streams open now on every isolate, of each kind, as the bus shards count
+   * their sockets under its tag (no registry row: a stream is not registered); null without a bus.
+   */
+  async streams(principalId: string): Promise<BusStreams | null> {
+    const bus = this.#bindings.streams;
+    return bus === undefined ? null : bus.streams(await principalListenTag(principalId));
   }
 
   /** Ends one session; false when the principal has none of that id. */
@@ -86,7 +108,7 @@ export class PrincipalControl {
     return response.status === 200;
   }
 
-  /** Ends what the principal holds — under `grant` only, when given — and closes its listen streams. */
+  /** Ends what the principal holds — under `grant` only, when given — and closes its listen and event streams. */
   async revoke(principalId: string, grant?: string): Promise<Revocation> {
     // Fenced first: a request the grant authorized before now, admitted after the list, is refused (principal-registry.ts).
     if (grant !== undefined && grant !== '') await this.#registry(principalId).fence(grant);
@@ -94,12 +116,12 @@ export class PrincipalControl {
     if (grant === undefined) await this.#registry(principalId).recall(Date.now());
     const held = (await this.list(principalId)).filter((h) => grant === undefined || h.grant === grant);
     const now = Date.now();
-    const [sessions, tasks, listens] = await Promise.all([
+    const [sessions, tasks, streams] = await Promise.all([
       countTrue(held.filter((h) => h.kind === 'session').map((h) => this.endSession(principalId, h.id, 'grant_revoked'))),
       countTrue(held.filter((h) => h.kind === 'task' && (h.expiresAt ?? 0) > now).map((h) => this.endTask(principalId, h.id))),
-      this.#bindings.closeListens?.(await listenTagOf(principalId, grant)) ?? 0,
+      this.#bindings.streams?.revoke(await listenTagOf(principalId, grant)) ?? NO_STREAMS,
     ]);
-    return { sessions, tasks, listens };
+    return { sessions, tasks, listens: streams.listens, eventStreams: streams.events };
   }
 
   #registry(principalId: string): PrincipalRegistryStub {
@@ -107,8 +129,10 @@ export class PrincipalControl {
   }
 }
 
+const NO_STREAMS: BusStreams = { listens: 0, events: 0 };
+
 /**
- * The tag a revocation closes listen streams by: a grant's closes the streams opened with its
+ * The tag a revocation closes streams by: a grant's closes the streams opened with its
  * tokens; the principal's, every one of its streams. The grant '' is that of every token of a
  * principal without grants (AUTH=jwt), whose streams carry its principal's tag alone.
  */

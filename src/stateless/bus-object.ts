@@ -17,21 +17,31 @@
  * next revocation, and the rows a shard keeps are the revocations of its last MARK_KEPT_MS, not
  * every grant ever revoked (clients revoke their own, RFC 7009). A mark deleted and written
  * again is the newer time, larger than the one deleted: a sum seen before can only grow.
+ *
+ * A socket also says which kind of stream holds it (`INTERNAL_HEADERS.busStreamKind`: a listen,
+ * or an `events/stream` held open to a revocation), kept with it through hibernation as its
+ * attachment; so the object answers how many of each kind are open under a tag now (the
+ * operator's view of a principal: counted from the sockets, no row read or written) and how
+ * many of each a revocation closed.
  */
 import { DurableObject } from 'cloudflare:workers';
 import { BUS_ROUTES, INTERNAL_HEADERS } from '../core/wire.ts';
-import { areListenTags, isListenTag, REVOKED_CLOSE_CODE } from './event-bus.ts';
+import { areListenTags, type BusStreamKind, type BusStreams, isBusStreamKind, isListenTag, REVOKED_CLOSE_CODE } from './event-bus.ts';
 
 const EVENT_KINDS = new Set(['tools_list_changed', 'prompts_list_changed', 'resources_list_changed', 'resource_updated']);
 const MAX_EVENT_BYTES = 64 * 1024;
 
 export class McpEventBus extends DurableObject {
   override async fetch(request: Request): Promise<Response> {
-    const route = new URL(request.url).pathname;
+    const url = new URL(request.url);
+    const route = url.pathname;
     if (route === BUS_ROUTES.subscribe && request.headers.get('Upgrade')?.toLowerCase() === 'websocket') {
       const tagged = request.headers.get(INTERNAL_HEADERS.listenTag);
       const tags = tagged === null ? [] : tagged.split(' ');
       if (tagged !== null && !areListenTags(tags)) return new Response(null, { status: 400 });
+      // Absent: a listen (as every socket was before streams said their kind).
+      const kind = request.headers.get(INTERNAL_HEADERS.busStreamKind) ?? 'listen';
+      if (!isBusStreamKind(kind)) return new Response(null, { status: 400 });
       const headers = new Headers();
       if (tags.length > 0) {
         const revocations = tags.reduce((sum, tag) => sum + this.#revocations(tag), 0);
@@ -43,6 +53,7 @@ export class McpEventBus extends DurableObject {
       const pair = new WebSocketPair();
       // The tags are kept with the socket through hibernation: `getWebSockets(tag)` finds it by either.
       this.ctx.acceptWebSocket(pair[1], tags);
+      pair[1].serializeAttachment({ kind } satisfies Attachment);
       return new Response(null, { status: 101, webSocket: pair[0], headers });
     }
     if (route === BUS_ROUTES.publish && request.method === 'POST') {
@@ -64,7 +75,12 @@ export class McpEventBus extends DurableObject {
       const now = Date.now();
       this.#forgetMarksBefore(now - MARK_KEPT_MS);
       this.ctx.storage.kv.put(revocationsKey(tag), Math.max(now, this.#revocations(tag) + 1));
-      return Response.json({ closed: this.#close(tag) });
+      return Response.json(this.#close(tag));
+    }
+    if (route === BUS_ROUTES.streams && request.method === 'GET') {
+      const tag = url.searchParams.get('tag');
+      if (tag === null || !isListenTag(tag)) return new Response(null, { status: 400 });
+      return Response.json(this.#open(tag));
     }
     if (route === BUS_ROUTES.sockets && request.method === 'GET') return Response.json({ sockets: this.ctx.getWebSockets().length });
     return new Response(null, { status: 404 });
@@ -85,23 +101,46 @@ export class McpEventBus extends DurableObject {
   /** Isolates only listen; anything they send is ignored. */
   override webSocketMessage(): void {}
 
-  /**
-   * Closes the open sockets of `tag`, answering how many. One already closing (a revocation a
-   * moment ago, its listener gone) is not counted again.
-   */
-  #close(tag: string): number {
-    let closed = 0;
+  /** The open sockets of `tag`, of each kind. One closing (revoked a moment ago, its listener gone) is not counted. */
+  #open(tag: string): BusStreams {
+    const open = { listens: 0, events: 0 };
     for (const socket of this.ctx.getWebSockets(tag)) {
       if (socket.readyState !== WebSocket.OPEN) continue;
+      if (kindOf(socket) === 'events') open.events++;
+      else open.listens++;
+    }
+    return open;
+  }
+
+  /**
+   * Closes the open sockets of `tag`, answering how many of each kind. One already closing (a
+   * revocation a moment ago, its listener gone) is not counted again.
+   */
+  #close(tag: string): BusStreams {
+    const closed = { listens: 0, events: 0 };
+    for (const socket of this.ctx.getWebSockets(tag)) {
+      if (socket.readyState !== WebSocket.OPEN) continue;
+      const kind = kindOf(socket);
       try {
         socket.close(REVOKED_CLOSE_CODE, 'revoked');
-        closed++;
+        if (kind === 'events') closed.events++;
+        else closed.listens++;
       } catch {
         // Closed meanwhile by its listener.
       }
     }
     return closed;
   }
+}
+
+/** What a socket keeps through hibernation: which kind of stream holds it. */
+interface Attachment {
+  readonly kind: BusStreamKind;
+}
+
+/** The kind of stream that holds `socket`; a listen where it has none kept (accepted before kinds were). */
+function kindOf(socket: WebSocket): BusStreamKind {
+  return (socket.deserializeAttachment() as Attachment | null)?.kind === 'events' ? 'events' : 'listen';
 }
 
 const COUNT = /^(0|[1-9][0-9]{0,15})$/;

@@ -21,6 +21,9 @@
  * socket closed so (`REVOKED_CLOSE_CODE`) is not reopened, and a stream away when the
  * revocation came (reconnecting) is refused by its shard when it comes back, and told the
  * same (bus-object.ts).
+ * The same sockets hold `events/stream` push streams open to a revocation (events/edge-events.ts):
+ * each socket says which kind of stream holds it ({@link BusStreamKind}), so that a shard
+ * counts, and a revocation answers, listens and event streams apart ({@link BusStreams}).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ServerEvent, ServerEventBus } from '@modelcontextprotocol/server';
@@ -45,8 +48,28 @@ export function busShardName(index: number): string {
 /** The current request's `waitUntil`, so that a publish outlives the response that follows it. */
 export const requestScope: Scope<{ waitUntil(promise: Promise<unknown>): void }> = new AsyncLocalStorage();
 
+/**
+ * Which kind of stream holds a bus socket: a `subscriptions/listen` (its events are the bus's
+ * own), or an `events/stream` push stream (events/edge-events.ts), which hears nothing on it
+ * and holds it only for a revocation to close.
+ */
+export type BusStreamKind = 'listen' | 'events';
+
+/** Whether `kind` names a {@link BusStreamKind}: a shard keeps no other value with a socket. */
+export function isBusStreamKind(kind: string): kind is BusStreamKind {
+  return kind === 'listen' || kind === 'events';
+}
+
+/** Streams of each kind: those a revocation closed, or those open under a tag now. */
+export interface BusStreams {
+  readonly listens: number;
+  readonly events: number;
+}
+
 /** Whose listen stream is being served, and how it learns that it hears no more (endable-listen.ts). */
 export interface ListenOwner {
+  /** Which kind of stream this is; a listen where not said. */
+  readonly kind?: BusStreamKind;
   /**
    * The tags a revocation can reach the stream by ({@link listenTags}: its principal's, and its
    * grant's), each 32 lowercase hex digits ({@link isListenTag}); none where none can.
@@ -157,6 +180,7 @@ export class DurableEventBus implements ServerEventBus {
     let revocationsSeen: string | null = null;
     const headers = () => ({
       Upgrade: 'websocket',
+      [INTERNAL_HEADERS.busStreamKind]: owner?.kind ?? 'listen',
       ...(tags.length > 0 && { [INTERNAL_HEADERS.listenTag]: tags.join(' ') }),
       ...(revocationsSeen !== null && { [INTERNAL_HEADERS.listenRevocations]: revocationsSeen }),
     });
@@ -238,19 +262,38 @@ export class DurableEventBus implements ServerEventBus {
   }
 
   /**
-   * Closes the listen streams carrying `tag`, on every shard (each stream's owner is told:
-   * `ListenOwner.revoked`), and answers how many. Every shard is asked even when one fails, and
-   * then the call fails naming the shards it could not reach: a revocation that skipped a shard
-   * would leave that principal listening there, unseen.
+   * Closes the streams carrying `tag`, on every shard (each stream's owner is told:
+   * `ListenOwner.revoked`), and answers how many of each kind. Every shard is asked even when one
+   * fails, and then the call fails naming the shards it could not reach: a revocation that
+   * skipped a shard would leave that principal listening there, unseen.
    */
-  async revoke(tag: string): Promise<number> {
+  async revoke(tag: string): Promise<BusStreams> {
     if (!isListenTag(tag)) throw new RangeError(LISTEN_TAGS_SHAPE);
     const body = JSON.stringify({ tag });
+    return this.#everyShard('streams not revoked', (object) =>
+      object.fetch(new Request(`https://bus.internal${BUS_ROUTES.revoke}`, { method: 'POST', body })),
+    );
+  }
+
+  /**
+   * How many streams of each kind are open under `tag` now, on every shard: each shard counts
+   * the sockets it holds (no row is read or written). Fails as `revoke` does, naming the shards
+   * that did not answer: a count that skipped one would be too small, unseen.
+   */
+  async streams(tag: string): Promise<BusStreams> {
+    if (!isListenTag(tag)) throw new RangeError(LISTEN_TAGS_SHAPE);
+    return this.#everyShard('streams not counted', (object) =>
+      object.fetch(new Request(`https://bus.internal${BUS_ROUTES.streams}?tag=${tag}`)),
+    );
+  }
+
+  /** Asks every shard (`ask`), and sums their `{ listens, events }` answers. */
+  async #everyShard(failure: string, ask: (object: ReturnType<BusObject>) => Promise<Response>): Promise<BusStreams> {
     const answers = await Promise.allSettled(
       Array.from({ length: this.#shards }, async (_, shard) => {
-        const response = await this.#object(shard).fetch(new Request(`https://bus.internal${BUS_ROUTES.revoke}`, { method: 'POST', body }));
+        const response = await ask(this.#object(shard));
         if (!response.ok) throw new Error(`answered ${response.status}`);
-        return ((await response.json()) as { closed: number }).closed;
+        return (await response.json()) as BusStreams;
       }),
     );
     // A bus class without SQLite: the configuration error, as the operator's request is answered with it.
@@ -259,8 +302,12 @@ export class DurableEventBus implements ServerEventBus {
     const failed = answers.flatMap((answer, shard) =>
       answer.status === 'rejected' ? [`bus shard ${shard} (${String(answer.reason)})`] : [],
     );
-    if (failed.length > 0) throw new Error(`listen streams not revoked on ${failed.join(', ')}`);
-    return answers.reduce((sum, answer) => sum + (answer.status === 'fulfilled' ? answer.value : 0), 0);
+    if (failed.length > 0) throw new Error(`${failure} on ${failed.join(', ')}`);
+    return answers.reduce(
+      (sum, answer) =>
+        answer.status === 'fulfilled' ? { listens: sum.listens + answer.value.listens, events: sum.events + answer.value.events } : sum,
+      { listens: 0, events: 0 },
+    );
   }
 }
 
@@ -280,8 +327,9 @@ function deliver(listener: (event: ServerEvent) => void, data: unknown): void {
 }
 
 /**
- * How many listen streams each bus shard holds now (an operator's view of how the load
- * spreads; bus-object.ts counts its sockets). `object(index)` addresses shard `index`.
+ * How many streams each bus shard holds now, listens and event streams together (an operator's
+ * view of how the load spreads; bus-object.ts counts its sockets). `object(index)` addresses
+ * shard `index`.
  */
 export async function busShardSockets(object: BusObject, shards: number): Promise<number[]> {
   return Promise.all(

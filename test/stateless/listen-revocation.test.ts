@@ -60,6 +60,8 @@ async function until(what: string, condition: () => boolean | Promise<boolean>, 
 }
 
 const total = (counts: number[]) => counts.reduce((a, b) => a + b, 0);
+/** What a revocation of listens alone closed: `n` listens, no event streams. */
+const listens = (n: number) => ({ listens: n, events: 0 });
 
 describe('a revocation of listen streams', () => {
   it('closes the streams of its tag only: the others still hear, the revoked one is told once and never reconnects', async () => {
@@ -78,7 +80,7 @@ describe('a revocation of listen streams', () => {
       bus.publish({ kind: 'tools_list_changed' });
       await until('all three hear the first change', () => [a, b, untagged].every(({ heard }) => heard.length === 1));
 
-      expect(await bus.revoke(ownerA.tag)).toBe(1);
+      expect(await bus.revoke(ownerA.tag)).toEqual(listens(1));
       await until('A is told', () => ownerA.revoked.mock.calls.length > 0);
       bus.publish({ kind: 'prompts_list_changed' });
       await until('B and the untagged one hear the next change', () => b.heard.length === 2 && untagged.heard.length === 2);
@@ -103,10 +105,10 @@ describe('a revocation of listen streams', () => {
     const listeners = owners.map((owner) => listen(bus, owner));
     try {
       await until('every socket is open', async () => total(await busShardSockets(shard, SHARDS)) === 4);
-      expect(await bus.revoke(newTag())).toBe(0);
-      expect(await bus.revoke(tag)).toBe(4);
+      expect(await bus.revoke(newTag())).toEqual(listens(0));
+      expect(await bus.revoke(tag)).toEqual(listens(4));
       await until('every owner is told', () => owners.every((owner) => owner.revoked.mock.calls.length === 1));
-      expect(await bus.revoke(tag), 'nothing left to close').toBe(0);
+      expect(await bus.revoke(tag), 'nothing left to close').toEqual(listens(0));
     } finally {
       for (const { unsubscribe } of listeners) unsubscribe();
     }
@@ -147,7 +149,7 @@ describe('a revocation of listen streams', () => {
       await abortAllDurableObjects();
       await until('it reconnected (told its lists may have changed)', () => listener.heard.length === 3);
       await until('the new socket is open', async () => total(await busShardSockets(shard, 1)) === 1);
-      expect(await bus.revoke(owner.tag)).toBe(1);
+      expect(await bus.revoke(owner.tag)).toEqual(listens(1));
       await until('the owner is told', () => owner.revoked.mock.calls.length === 1);
     } finally {
       listener.unsubscribe();
@@ -164,7 +166,7 @@ describe('a revocation of listen streams', () => {
       await until('the socket is open', async () => total(await busShardSockets(shard, 1)) === 1);
       // The shard restarts: the socket is lost, and the stream waits to reconnect (100 ms first).
       await abortAllDurableObjects();
-      expect(await bus.revoke(owner.tag), 'nothing open to close').toBe(0);
+      expect(await bus.revoke(owner.tag), 'nothing open to close').toEqual(listens(0));
       await until('the owner is told', () => owner.revoked.mock.calls.length === 1);
       await scheduler.wait(300);
       expect(await busShardSockets(shard, 1), 'the revoked stream did not come back').toEqual([0]);
@@ -192,13 +194,13 @@ describe('a revocation of listen streams', () => {
     const listeners = [a, b, none].map((owner) => listen(bus, owner));
     try {
       await until('every socket is open', async () => total(await busShardSockets(shard, SHARDS)) === 3);
-      expect(await bus.revoke(grantA)).toBe(1);
+      expect(await bus.revoke(grantA)).toEqual(listens(1));
       await until('A is told', () => a.revoked.mock.calls.length === 1);
       await scheduler.wait(100);
       expect(b.revoked).not.toHaveBeenCalled();
       expect(none.revoked).not.toHaveBeenCalled();
       expect(total(await busShardSockets(shard, SHARDS)), 'B’s and the grantless one’s stay open').toBe(2);
-      expect(await bus.revoke(principal)).toBe(2);
+      expect(await bus.revoke(principal)).toEqual(listens(2));
       await until('B and the grantless one are told', () => b.revoked.mock.calls.length === 1 && none.revoked.mock.calls.length === 1);
       expect(a.revoked).toHaveBeenCalledTimes(1);
     } finally {
@@ -215,12 +217,12 @@ describe('a revocation of listen streams', () => {
     try {
       await until('the socket is open', async () => total(await busShardSockets(shard, 1)) === 1);
       await abortAllDurableObjects();
-      expect(await bus.revoke(grantB), 'another grant of the principal: nothing of this stream’s').toBe(0);
+      expect(await bus.revoke(grantB), 'another grant of the principal: nothing of this stream’s').toEqual(listens(0));
       await until('it reconnected (told its lists may have changed)', () => listener.heard.length === 3);
       await until('its new socket is open', async () => total(await busShardSockets(shard, 1)) === 1);
       expect(owner.revoked).not.toHaveBeenCalled();
       await abortAllDurableObjects();
-      expect(await bus.revoke(grantA), 'its own grant, while it is away').toBe(0);
+      expect(await bus.revoke(grantA), 'its own grant, while it is away').toEqual(listens(0));
       await until('the owner is told', () => owner.revoked.mock.calls.length === 1);
       await scheduler.wait(300);
       expect(await busShardSockets(shard, 1), 'the revoked stream did not come back').toEqual([0]);
@@ -229,9 +231,51 @@ describe('a revocation of listen streams', () => {
     }
   });
 
+  it('counts and closes the streams of a tag by kind: listens apart from event streams, on every shard', async () => {
+    const shard = shardsOf();
+    const bus = new DurableEventBus(shard, SHARDS);
+    const [principal, other] = [newTag(), newTag()];
+    const owners = [
+      ownerOf(principal),
+      { ...ownerOf(principal), kind: 'events' as const },
+      { ...ownerOf(principal), kind: 'events' as const },
+    ];
+    const others = [ownerOf(other), { ...ownerOf(other), kind: 'events' as const }];
+    const listeners = [...owners, ...others].map((owner) => listen(bus, owner));
+    try {
+      await until('every socket is open', async () => total(await busShardSockets(shard, SHARDS)) === 5);
+      expect(await bus.streams(principal)).toEqual({ listens: 1, events: 2 });
+      expect(await bus.streams(other)).toEqual({ listens: 1, events: 1 });
+      expect(await bus.streams(newTag()), 'a tag with none').toEqual({ listens: 0, events: 0 });
+      expect(await bus.revoke(principal)).toEqual({ listens: 1, events: 2 });
+      await until('every owner of the tag is told', () => owners.every((owner) => owner.revoked.mock.calls.length === 1));
+      expect(await bus.streams(principal), 'closed: none left open').toEqual({ listens: 0, events: 0 });
+      expect(await bus.streams(other), 'the other tag’s, untouched').toEqual({ listens: 1, events: 1 });
+      for (const owner of others) expect(owner.revoked).not.toHaveBeenCalled();
+    } finally {
+      for (const { unsubscribe } of listeners) unsubscribe();
+    }
+    await until('unsubscribed streams are not counted', async () => {
+      const { listens, events } = await bus.streams(other);
+      return listens + events === 0;
+    });
+  });
+
+  it('fails a count naming a shard that did not answer', async () => {
+    const shard = shardsOf();
+    const broken: BusObject = (index) => ({
+      fetch: (request) =>
+        index === 2 && new URL(request.url).pathname === BUS_ROUTES.streams
+          ? Promise.resolve(new Response(null, { status: 503 }))
+          : shard(index).fetch(request),
+    });
+    await expect(new DurableEventBus(broken, SHARDS).streams(newTag())).rejects.toThrow(/streams not counted on bus shard 2 .*503/);
+  });
+
   it('refuses a tag that is not 32 lowercase hex digits, before anything reaches the bus', async () => {
     const bus = new DurableEventBus(shardsOf(), SHARDS);
     await expect(bus.revoke('A'.repeat(32))).rejects.toThrow(RangeError);
+    await expect(bus.streams('A'.repeat(32))).rejects.toThrow(RangeError);
     expect(() => listenScope.run(ownerOf('not-a-tag'), () => bus.subscribe(() => undefined))).toThrow(RangeError);
   });
 });
@@ -253,6 +297,30 @@ describe('a bus object', () => {
     );
     expect(response.status).toBe(400);
     expect(response.webSocket).toBeNull();
+  });
+
+  it.each([
+    ['an unknown kind', 'task'],
+    ['upper case', 'EVENTS'],
+    ['empty', ''],
+    ['two kinds', 'listen events'],
+  ])('refuses a subscription whose stream kind is %s (400)', async (_name, kind) => {
+    const response = await shardsOf()(0).fetch(
+      new Request(`https://bus.internal${BUS_ROUTES.subscribe}`, {
+        headers: { Upgrade: 'websocket', [INTERNAL_HEADERS.listenTag]: newTag(), [INTERNAL_HEADERS.busStreamKind]: kind },
+      }),
+    );
+    expect(response.status).toBe(400);
+    expect(response.webSocket).toBeNull();
+  });
+
+  it.each([
+    ['no tag', ''],
+    ['a tag of the wrong shape', `?tag=${'A'.repeat(32)}`],
+    ['an empty tag', '?tag='],
+  ])('refuses a count of streams with %s (400)', async (_name, query) => {
+    const response = await shardsOf()(0).fetch(new Request(`https://bus.internal${BUS_ROUTES.streams}${query}`));
+    expect(response.status).toBe(400);
   });
 
   it('answers a tagged subscription with its tag’s revocations, and refuses a reconnection that saw fewer (403)', async () => {
@@ -280,7 +348,7 @@ describe('a bus object', () => {
       expect(await accepted(), 'none yet').toBe('0');
       const revoke = () =>
         object.fetch(new Request(`https://bus.internal${BUS_ROUTES.revoke}`, { method: 'POST', body: JSON.stringify({ tag }) }));
-      expect(await (await revoke()).json()).toEqual({ closed: 1 });
+      expect(await (await revoke()).json()).toEqual(listens(1));
       expect((await subscribe('0')).status, 'away when it came').toBe(403);
       const first = (await accepted())!;
       expect(Number(first), 'a new stream sees the revocation’s mark').toBeGreaterThan(0);
@@ -321,11 +389,11 @@ describe('a bus object', () => {
     };
     try {
       expect(await accepted()).toBe('0');
-      expect(await (await revoke(grant)).json(), 'found by its grant’s tag').toEqual({ closed: 1 });
+      expect(await (await revoke(grant)).json(), 'found by its grant’s tag').toEqual(listens(1));
       expect((await subscribe('0')).status).toBe(403);
       const afterGrant = (await accepted())!;
       expect(Number(afterGrant), 'the grant’s mark').toBeGreaterThan(0);
-      expect(await (await revoke(principal)).json(), 'found by its principal’s tag').toEqual({ closed: 1 });
+      expect(await (await revoke(principal)).json(), 'found by its principal’s tag').toEqual(listens(1));
       expect((await subscribe(afterGrant)).status).toBe(403);
       const afterBoth = (await accepted())!;
       expect(Number(afterBoth), 'the two marks summed').toBeGreaterThan(Number(afterGrant));
@@ -396,7 +464,7 @@ describe('a listen stream served by the SDK under serveEndableListen', () => {
       const [change] = await reader.take(1);
       expect(JSON.parse(change!.data).method).toBe('notifications/tools/list_changed');
 
-      expect(await bus.revoke(tag)).toBe(1);
+      expect(await bus.revoke(tag)).toEqual(listens(1));
       const [end] = await reader.take(1);
       expect(end!.raw, 'the exact frame').toBe(revokedListenFrame(id));
       expect(JSON.parse(end!.data)).toEqual({
