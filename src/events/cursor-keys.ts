@@ -10,6 +10,8 @@
  * choice 7), and its seal's work there is to refuse cursors of another log and garbled ones,
  * which a public key does as well. Beyond loopback, an events request without the secret is
  * answered with the configuration error that names the fix: never served under a public key.
+ * Each problem with the keys is logged once per isolate and environment (`mcp.config.error`),
+ * as every configuration error is, and names its variable, never its value.
  */
 import { isLoopbackHostname } from '../core/allowlist.ts';
 import { type CursorKeys, importCursorKey } from '../core/event-cursor.ts';
@@ -37,9 +39,11 @@ let developmentLogged = false;
 export async function cursorKeys(env: CursorKeySecrets, url: string): Promise<CursorKeys> {
   const { EVENTS_CURSOR_KEY: current, EVENTS_CURSOR_KEY_PREVIOUS: previous } = env;
   if (current === undefined) {
-    if (previous !== undefined) throw misconfigured(`EVENTS_CURSOR_KEY_PREVIOUS is set without EVENTS_CURSOR_KEY: ${CURSOR_KEY_FIX}`);
+    if (previous !== undefined) {
+      throw loggedOnce(env, misconfigured(`EVENTS_CURSOR_KEY_PREVIOUS is set without EVENTS_CURSOR_KEY: ${CURSOR_KEY_FIX}`));
+    }
     if (!isLoopbackHostname(new URL(url).hostname)) {
-      throw misconfigured(`MCP Events needs a key to seal cursors with beyond loopback: ${CURSOR_KEY_FIX}`);
+      throw loggedOnce(env, misconfigured(`MCP Events needs a key to seal cursors with beyond loopback: ${CURSOR_KEY_FIX}`));
     }
     if (!developmentLogged) {
       developmentLogged = true;
@@ -49,10 +53,23 @@ export async function cursorKeys(env: CursorKeySecrets, url: string): Promise<Cu
   }
   let keys = imported.get(env);
   if (keys === undefined) {
-    keys = importBoth(current, previous);
+    keys = importBoth(current, previous).catch((error: unknown) => {
+      throw error instanceof MisconfiguredError ? loggedOnce(env, error) : error;
+    });
     imported.set(env, keys);
   }
   return keys;
+}
+
+/** Environments whose cursor key problem was logged: once per isolate and environment, as every configuration error is. */
+const logged = new WeakSet<object>();
+
+function loggedOnce(env: CursorKeySecrets, error: MisconfiguredError): MisconfiguredError {
+  if (!logged.has(env)) {
+    logged.add(env);
+    for (const { subject, detail } of error.problems) log({ msg: 'mcp.config.error', subject, error: detail });
+  }
+  return error;
 }
 
 let development: Promise<CursorKeys> | undefined;
@@ -61,16 +78,24 @@ function developmentKeys(): Promise<CursorKeys> {
   return development;
 }
 
+const PREVIOUS_KEY_FIX =
+  'it is the key EVENTS_CURSOR_KEY held before the rotation, or deleted: npx wrangler secret delete EVENTS_CURSOR_KEY_PREVIOUS';
+
 async function importBoth(current: string, previous: string | undefined): Promise<CursorKeys> {
+  const keys = { current: await importNamed('EVENTS_CURSOR_KEY', current, CURSOR_KEY_FIX) };
+  return previous === undefined ? keys : { ...keys, previous: await importNamed('EVENTS_CURSOR_KEY_PREVIOUS', previous, PREVIOUS_KEY_FIX) };
+}
+
+/** The key in `variable`, or the configuration error that names that variable and its fix (never its value). */
+async function importNamed(variable: string, secret: string, fix: string): Promise<CryptoKey> {
   try {
-    const keys = { current: await importCursorKey(current) };
-    return previous === undefined ? keys : { ...keys, previous: await importCursorKey(previous) };
+    return await importCursorKey(secret);
   } catch (error) {
-    // "configuration: the event cursor key must be at least 32 bytes": no value quoted.
-    throw new MisconfiguredError([{ ...variableProblem(error), subject: 'EVENTS_CURSOR_KEY' }]);
+    // "configuration: the event cursor key must be at least 32 bytes", said of the variable by name.
+    throw misconfigured(`${variable}: ${variableProblem(error).detail}; ${fix}`, variable);
   }
 }
 
-function misconfigured(detail: string): MisconfiguredError {
-  return new MisconfiguredError([{ subject: 'EVENTS_CURSOR_KEY', detail }]);
+function misconfigured(detail: string, subject = 'EVENTS_CURSOR_KEY'): MisconfiguredError {
+  return new MisconfiguredError([{ subject, detail }]);
 }
