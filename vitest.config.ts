@@ -97,7 +97,7 @@ export default defineConfig({
         test: { ...shared, name: 'configured', include: ['test/configured/**/*.test.ts'] },
       },
       {
-        // Tight bounds, so expiry, pruning and a task's purge happen within a test.
+        // Tight bounds, so expiry, pruning and a task's purge happen within a test, and a client reaches its event streams' bound.
         plugins: [
           worker({
             SESSION_TTL_MS: '1000',
@@ -106,6 +106,8 @@ export default defineConfig({
             MAX_RUNNING_CALLS: '3',
             TASK_TTL_MS: '1000',
             TASK_MAX_EVENTS: '8',
+            // Two MCP Events push streams per client address (AUTH=none), so a third is refused within a test.
+            MAX_EVENT_STREAMS_PER_PRINCIPAL: '2',
           }),
         ],
         test: { ...shared, name: 'bounds', include: ['test/bounds/**/*.test.ts'] },
@@ -131,7 +133,7 @@ export default defineConfig({
         test: { ...shared, name: 'auth', include: ['test/auth/**/*.test.ts'] },
       },
       {
-        // AUTH=jwt with small bounds per principal, and the operator's routes (test/support/principals.ts).
+        // AUTH=jwt with small bounds per principal (event streams too), and the operator's routes (test/support/principals.ts).
         plugins: [
           worker({
             AUTH: 'jwt',
@@ -140,6 +142,7 @@ export default defineConfig({
             AUTH_SCOPES: 'mcp',
             MAX_SESSIONS_PER_PRINCIPAL: '3',
             MAX_TASKS_PER_PRINCIPAL: '2',
+            MAX_EVENT_STREAMS_PER_PRINCIPAL: '2',
             ADMIN_TOKEN: TEST_ADMIN_TOKEN,
           }),
         ],

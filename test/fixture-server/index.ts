@@ -21,7 +21,7 @@ import { registerDemoTools, registerStatelessTools } from './demo-tools.ts';
 import { withRecorder } from './metrics-recorder.ts';
 import { registerModernConformanceFixtures } from './modern-fixtures.ts';
 import { registerTaskFixtures } from './task-fixtures.ts';
-import { noteEvents, registerNoteTool } from './note-events.ts';
+import { fixtureEventTypes, registerNoteTool } from './note-events.ts';
 
 export class FixtureSession extends McpSessionObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
@@ -89,7 +89,7 @@ const worker = createMcpWorker<Env>({
   tasks: (env) => env.MCP_TASKS,
   rateLimit: (env) => env.MCP_RATE_LIMIT,
   principals: (env) => env.MCP_PRINCIPALS,
-  events: { types: [noteEvents], logs: (env) => env.MCP_EVENTS },
+  events: { types: fixtureEventTypes, logs: (env) => env.MCP_EVENTS },
 });
 
 export default {

@@ -1,7 +1,12 @@
 /**
- * The fixture's event type, `demo.note`, and the tool that emits one, `post_note`: the names
+ * The fixture's event types. `demo.note`, and the tool that emits one, `post_note`: the names
  * outside checks use (the soak's and restarts' `events` profiles, the bench's E1/E2), as the demo
- * declares them (examples/demo/src/events.ts).
+ * declares them (examples/demo/src/events.ts). The others exist for test/events/ alone, each for
+ * one rule a single type cannot show: a second type (a cursor of another type is refused; it
+ * also authorizes its subscribers), a
+ * tiny retention (a cursor behind it is truncated; its log is also the one the tests reset), and
+ * a type offered by poll only (a stream of it is Unsupported). Tests emit those from the test
+ * itself (`type.emit(env.MCP_EVENTS, …)`); no tool does.
  */
 import type { McpServer } from '@modelcontextprotocol/server';
 import { env } from 'cloudflare:workers';
@@ -16,6 +21,41 @@ export const noteEvents = defineEventType({
   delivery: ['poll', 'push', 'webhook'],
   matches: ({ contains }, { text }) => contains === undefined || text.includes(contains),
 });
+
+/**
+ * A second type: its cursors are refused by every other type's poll and stream (`cursor_other_type`).
+ * It authorizes subscribers, as a type may: a principal whose subject starts `mallory` is Forbidden.
+ */
+export const otherEvents = defineEventType({
+  name: 'demo.other',
+  description: 'A second event type (tests): its cursors are not positions of demo.note; mallory may not subscribe',
+  inputSchema: z.object({}),
+  payloadSchema: z.object({ value: z.string() }),
+  delivery: ['poll', 'push'],
+  authorize: (principal) => !(principal.subject ?? '').startsWith('mallory'),
+});
+
+/** Keeps 3 occurrences: a cursor from its start is soon behind retention. Tests also reset its log. */
+export const tinyEvents = defineEventType({
+  name: 'demo.tiny',
+  description: 'Keeps its last 3 occurrences (tests: a cursor behind retention, a reset log)',
+  inputSchema: z.object({}),
+  payloadSchema: z.object({ n: z.number().int() }),
+  delivery: ['poll', 'push'],
+  retention: { maxCount: 3 },
+});
+
+/** Offered by poll only: `events/stream` of it is Unsupported `{feature: "deliveryMode", value: "push"}`. */
+export const polledEvents = defineEventType({
+  name: 'demo.polled',
+  description: 'Delivered by poll only (tests)',
+  inputSchema: z.object({}),
+  payloadSchema: z.object({ value: z.string() }),
+  delivery: ['poll'],
+});
+
+/** Every type the fixture serves, in the order `events/list` lists them. */
+export const fixtureEventTypes = [noteEvents, otherEvents, tinyEvents, polledEvents];
 
 export function registerNoteTool(server: McpServer): void {
   server.registerTool(
