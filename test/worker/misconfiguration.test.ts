@@ -11,7 +11,9 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import operations from '../../docs/operations.md?raw';
 import fixture from '../fixture-server/index.ts';
+import { EVENTS } from '../support/events-http.ts';
 import { initializeRequest, POST_HEADERS } from '../support/mcp-http.ts';
+import { modernRequestOf } from '../support/modern-http.ts';
 import { captureLogLines } from '../support/log-lines.ts';
 
 type Vars = Record<string, unknown>;
@@ -72,6 +74,14 @@ describe('a binding the Worker was given an accessor for, missing', () => {
       says: ['MCP_PRINCIPALS is not bound', 'name = "MCP_PRINCIPALS" class_name = "McpPrincipalRegistry"', 'or remove `principals`'],
     },
     { binding: 'MCP_BUS', says: ['MCP_BUS is not bound', 'name = "MCP_BUS" class_name = "McpEventBus"', 'or remove `bus`'] },
+    {
+      binding: 'MCP_EVENTS',
+      says: [
+        'MCP_EVENTS is not bound (the event logs of MCP Events',
+        'add to wrangler.toml [[durable_objects.bindings]] name = "MCP_EVENTS" class_name = "McpEventLog"',
+        "or remove `events` from createMcpWorker's options",
+      ],
+    },
     { binding: 'MCP_RATE_LIMIT', says: ['MCP_RATE_LIMIT is not bound', '[[ratelimits]] name = "MCP_RATE_LIMIT"', 'or remove `rateLimit`'] },
   ])('$binding: every request is told the fix, logged once', async ({ binding, says }) => {
     const broken = environment([binding]);
@@ -220,5 +230,73 @@ describe('what the chosen AUTH needs', () => {
       expect(body.error.message).toContain('[[kv_namespaces]] binding = "OAUTH_KV"');
     }
     expect(configLines()).toHaveLength(1);
+  });
+});
+
+describe("MCP Events' cursor key (EVENTS_CURSOR_KEY, docs/events.md choice 11)", () => {
+  /** An events request to `host`, which the environment's ALLOWED_HOSTS lets in. */
+  const eventsAt = (host: string, method = 'events/poll', params: Record<string, unknown> = { name: 'demo.note', cursor: null }) =>
+    new Request(`http://${host}/mcp`, modernRequestOf(method, params, EVENTS, { Host: host }, 7));
+  const beyondLoopback = (set: Vars = {}) => environment([], { ALLOWED_HOSTS: 'mcp.example.com', ...set });
+
+  it.each(['events/poll', 'events/stream'])(
+    '%s beyond loopback without the secret: 500 -32603 naming EVENTS_CURSOR_KEY and its fix, never served under the development key',
+    async (method) => {
+      const broken = beyondLoopback();
+      await answer(eventsAt('mcp.example.com', method), broken);
+      const { status, body } = await answer(eventsAt('mcp.example.com', method), broken);
+      expect(status).toBe(500);
+      expect(body.id).toBe(7);
+      expect(body.error.code).toBe(-32603);
+      expect(body.error.message).toMatch(/^server misconfigured: .*EVENTS_CURSOR_KEY/);
+      expect(body.error.message).toContain('npx wrangler secret put EVENTS_CURSOR_KEY');
+      expect(configLines()).toEqual([
+        { msg: 'mcp.config.error', subject: 'EVENTS_CURSOR_KEY', error: expect.stringContaining('EVENTS_CURSOR_KEY') },
+      ]);
+    },
+  );
+
+  it('beyond loopback without the secret, events/list (no cursor sealed) is served; on loopback the development key serves polls', async () => {
+    const list = await answer(eventsAt('mcp.example.com', 'events/list', {}), beyondLoopback());
+    expect(list.status).toBe(200);
+    const loopback = await answer(eventsAt('localhost'), environment());
+    expect(loopback.status).toBe(200);
+    expect(loopback.text).toContain('"resultType":"complete"');
+  });
+
+  it('beyond loopback with the secret: served', async () => {
+    const { status, text } = await answer(eventsAt('mcp.example.com'), beyondLoopback({ EVENTS_CURSOR_KEY: SECRET }));
+    expect(status).toBe(200);
+    expect(text).toContain('"resultType":"complete"');
+  });
+
+  it.each([
+    {
+      name: 'a key under 32 bytes',
+      set: { EVENTS_CURSOR_KEY: SECRET.slice(0, 20) },
+      says: 'EVENTS_CURSOR_KEY: the event cursor key must be at least 32 bytes; set EVENTS_CURSOR_KEY',
+    },
+    {
+      name: 'a previous key without a current one',
+      set: { EVENTS_CURSOR_KEY_PREVIOUS: SECRET },
+      says: 'EVENTS_CURSOR_KEY_PREVIOUS is set without EVENTS_CURSOR_KEY',
+    },
+    {
+      name: 'a short previous key',
+      set: { EVENTS_CURSOR_KEY: `${SECRET}-current`, EVENTS_CURSOR_KEY_PREVIOUS: SECRET.slice(0, 20) },
+      says: 'EVENTS_CURSOR_KEY_PREVIOUS: the event cursor key must be at least 32 bytes',
+    },
+  ])('$name: 500 naming EVENTS_CURSOR_KEY, logged once, no value quoted', async ({ set, says }) => {
+    const broken = environment([], set);
+    await answer(eventsAt('localhost'), broken);
+    const { status, body, text } = await answer(eventsAt('localhost'), broken);
+    expect(configLines()).toEqual([
+      { msg: 'mcp.config.error', subject: expect.stringMatching(/^EVENTS_CURSOR_KEY/), error: expect.stringContaining(says) },
+    ]);
+    expect(status).toBe(500);
+    expect(body.error.message).toMatch(/^server misconfigured: .*EVENTS_CURSOR_KEY/);
+    expect(body.error.message).toContain(says);
+    expect(text).not.toContain(SECRET.slice(0, 16));
+    expect(JSON.stringify(logged())).not.toContain(SECRET.slice(0, 16));
   });
 });

@@ -1,8 +1,9 @@
 /**
- * The isolate's listen and stream slots (edge/stream-shares.ts): the refusals a principal is
- * given past its share and past the isolate's total, and a listen's slot given back exactly
- * once however its stream ends — read to its end (the server ended it: complete, revoked, its
- * bus lost), failed, cancelled by its client, or its client's signal aborted.
+ * The isolate's listen, stream and event stream slots (edge/stream-shares.ts): the refusals a
+ * principal is given past its share and past the isolate's total, event streams counted apart
+ * from both, and a listen's slot given back exactly once however its stream ends — read to its
+ * end (the server ended it: complete, revoked, its bus lost), failed, cancelled by its client,
+ * or its client's signal aborted.
  */
 import { describe, expect, it } from 'vitest';
 import { readConfig } from '../../src/config.ts';
@@ -42,9 +43,9 @@ describe('StreamShares', () => {
       },
       total: { status: 200, code: -32603, message: 'Subscription limit reached', data: undefined, id: 'five' },
       held: [
-        [2, 0],
-        [1, 0],
-        [0, 0],
+        [2, 0, 0],
+        [1, 0, 0],
+        [0, 0, 0],
       ],
     });
   });
@@ -72,7 +73,37 @@ describe('StreamShares', () => {
     for (let i = 0; i < 500; i++) shares.stream('a', null);
     for (let i = 0; i < 4; i++) shares.listen('a', i);
     expect(thrown(() => shares.listen('a', 4)).code).toBe(-32603);
-    expect(shares.heldBy('a')).toEqual([4, 500]);
+    expect(shares.heldBy('a')).toEqual([4, 500, 0]);
+  });
+
+  it('event streams are a pool of their own ("Server SDKs MUST exempt events/stream from any general cap on concurrent requests"): each holder\'s share, none counted as a stream or a listen', () => {
+    const shares = new StreamShares(
+      readConfig({
+        MAX_EVENT_STREAMS_PER_PRINCIPAL: '2',
+        MAX_STREAMS_PER_PRINCIPAL: '1',
+        MAX_LISTEN_STREAMS: '1',
+        MAX_LISTENS_PER_PRINCIPAL: '1',
+      }),
+    );
+    const first = shares.eventStream('a');
+    expect(first).toBeTypeOf('function');
+    expect(shares.eventStream('a')).toBeTypeOf('function');
+    expect(shares.eventStream('a'), 'at its share').toBeUndefined();
+    expect(shares.eventStream('b'), "another holder's share").toBeTypeOf('function');
+    expect(shares.eventStreamsPerPrincipal).toBe(2);
+    // The general caps are untouched by the event streams held.
+    expect(shares.tryStream('a')).toBeTypeOf('function');
+    shares.listen('a', 1);
+    expect(shares.heldBy('a')).toEqual([1, 1, 2]);
+    first!();
+    expect(shares.heldBy('a')).toEqual([1, 1, 1]);
+    expect(shares.eventStream('a'), 'the slot given back').toBeTypeOf('function');
+  });
+
+  it('bounds no event streams per holder where MAX_EVENT_STREAMS_PER_PRINCIPAL is 0', () => {
+    const shares = new StreamShares(readConfig({ MAX_EVENT_STREAMS_PER_PRINCIPAL: '0' }));
+    for (let i = 0; i < 100; i++) expect(shares.eventStream('a')).toBeTypeOf('function');
+    expect(shares.heldBy('a')).toEqual([0, 0, 100]);
   });
 
   it.each([
