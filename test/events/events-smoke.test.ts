@@ -14,7 +14,13 @@ describe('events smoke', () => {
     const discover = await answerOf(await modernRequest('server/discover', {}, EVENTS));
     expect(discover.result.capabilities.extensions['io.modelcontextprotocol/events']).toEqual({});
     const list = await answerOf(await modernRequest('events/list', {}, EVENTS));
-    expect(list.result.events.map((e: { name: string }) => e.name)).toEqual(['demo.note', 'demo.other', 'demo.tiny', 'demo.polled', 'mcp-edge-sessions.task']);
+    expect(list.result.events.map((e: { name: string }) => e.name)).toEqual([
+      'demo.note',
+      'demo.other',
+      'demo.tiny',
+      'demo.polled',
+      'mcp-edge-sessions.task',
+    ]);
     const first = await answerOf(await modernRequest('events/poll', { name: 'demo.note', arguments: {}, cursor: null }, EVENTS));
     expect(first.result).toMatchObject({ resultType: 'complete', events: [], truncated: false, hasMore: false });
     await post('hello');
