@@ -21,6 +21,7 @@ describe('readConfig defaults', () => {
         ],
       },
       responseMode: 'sse',
+      eventsHeartbeatMs: 15_000,
       heartbeatMs: 15_000,
       retryMs: 1_000,
       connectionBufferBytes: 1_048_576,
@@ -38,6 +39,7 @@ describe('readConfig defaults', () => {
       taskMaxEventBytes: 65_536,
       busShards: 1,
       maxListenStreams: 1024,
+      maxEventStreamsPerPrincipal: 32,
       maxListensPerPrincipal: 32,
       maxStreamsPerPrincipal: 100,
       maxSessionsPerPrincipal: 100,
@@ -71,6 +73,10 @@ describe('readConfig defaults', () => {
     { key: 'MAX_LISTENS_PER_PRINCIPAL', value: '0', field: 'maxListensPerPrincipal', expected: 0 },
     { key: 'MAX_STREAMS_PER_PRINCIPAL', value: '250', field: 'maxStreamsPerPrincipal', expected: 250 },
     { key: 'MAX_STREAMS_PER_PRINCIPAL', value: '0', field: 'maxStreamsPerPrincipal', expected: 0 },
+    { key: 'MAX_EVENT_STREAMS_PER_PRINCIPAL', value: '3', field: 'maxEventStreamsPerPrincipal', expected: 3 },
+    { key: 'MAX_EVENT_STREAMS_PER_PRINCIPAL', value: '0', field: 'maxEventStreamsPerPrincipal', expected: 0 },
+    { key: 'EVENTS_HEARTBEAT_MS', value: '1000', field: 'eventsHeartbeatMs', expected: 1_000 },
+    { key: 'EVENTS_HEARTBEAT_MS', value: '30000', field: 'eventsHeartbeatMs', expected: 30_000 },
   ] as const)('reads $key=$value', ({ key, value, field, expected }) => {
     expect(readConfig({ [key]: value })[field]).toBe(expected);
   });
@@ -123,6 +129,13 @@ describe('readConfig defaults', () => {
     expect(readConfig({ BUS_SHARDS: '64' }).busShards).toBe(64);
     expect(() => readConfig({ BUS_SHARDS: '65' })).toThrow('configuration: BUS_SHARDS must be at most 64');
   });
+
+  it.each(['0', '30001', '-5', '1.5'])(
+    'refuses EVENTS_HEARTBEAT_MS=%j: SEP-3415 wants a heartbeat at least every 30 s, and 0 would send none',
+    (value) => {
+      expect(() => readConfig({ EVENTS_HEARTBEAT_MS: value })).toThrow('configuration: EVENTS_HEARTBEAT_MS must be');
+    },
+  );
 
   it('refuses TASK_MAX_EVENT_BYTES beyond 1 MiB (an event is one row; a task object holds its events)', () => {
     expect(readConfig({ TASK_MAX_EVENT_BYTES: '1048576' }).taskMaxEventBytes).toBe(1_048_576);

@@ -43,6 +43,7 @@ describe('wrangler configs', () => {
   it('finds every config in the repository (a new one is listed here too)', () => {
     expect(Object.keys(configs).sort()).toEqual([
       '/bench/peers/durable-floor/wrangler.toml',
+      '/bench/peers/events-floor/wrangler.toml',
       '/bench/peers/floor/wrangler.toml',
       '/bench/peers/mcpagent/wrangler.toml',
       '/bench/peers/ours/wrangler.toml',
@@ -79,6 +80,13 @@ describe('wrangler configs', () => {
     const config = configs[MISCONFIGURED]!;
     expect(Object.keys(config.raw)).not.toContain('migrations');
     const [environment] = Object.values(config.environments);
-    expect(withoutSqliteExport(environment!).sort()).toEqual(['KvBus', 'KvRegistry', 'KvSession', 'KvTasks', 'UndeclaredTasks']);
+    expect(withoutSqliteExport(environment!).sort()).toEqual([
+      'KvBus',
+      'KvEvents',
+      'KvRegistry',
+      'KvSession',
+      'KvTasks',
+      'UndeclaredTasks',
+    ]);
   });
 });

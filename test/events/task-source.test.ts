@@ -16,6 +16,7 @@ import { TASK_CLIENT, taskMethod, taskObject, waitForStatus } from '../support/t
 const TYPE = 'mcp-edge-sessions.task';
 const SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
 const UNKNOWN_TASK = 'AAAAAAAAAAAAAAAAAAAAAA';
+const HEARTBEAT = 'notifications/events/heartbeat';
 /** A client that declared both extensions (and answers the fixtures' questions). */
 const BOTH = { ...TASK_CLIENT, extensions: { ...TASK_CLIENT.extensions, 'io.modelcontextprotocol/events': {} } };
 
@@ -84,7 +85,13 @@ describe('a task event source', () => {
       inputSchema: { type: 'object', properties: { taskId: { type: 'string' } }, required: ['taskId'] },
       payloadSchema: { type: 'object', required: ['seq', 'taskId', 'type', 'payload'] },
     });
-    expect(result.events.map((event: { name: string }) => event.name)).toEqual(['demo.note', TYPE]);
+    expect(result.events.map((event: { name: string }) => event.name)).toEqual([
+      'demo.note',
+      'demo.other',
+      'demo.tiny',
+      'demo.polled',
+      TYPE,
+    ]);
   });
 
   it('replays by poll from initialCursor every timeline event in order, as tasks/stream sends it; the next poll is told the task ended', async () => {
@@ -126,12 +133,15 @@ describe('a task event source', () => {
     const messages: Message[] = [];
     try {
       const next = async () => {
-        const frame = await reader.next(10_000);
-        if (frame === ENDED || frame === TIMED_OUT)
-          throw new Error(`stream ${String(frame)} after ${JSON.stringify(messages).slice(-500)}`);
-        const got = message(frame) as Message;
-        messages.push(got);
-        return got;
+        for (;;) {
+          const frame = await reader.next(10_000);
+          if (frame === ENDED || frame === TIMED_OUT)
+            throw new Error(`stream ${String(frame)} after ${JSON.stringify(messages).slice(-500)}`);
+          const got = message(frame) as Message;
+          messages.push(got);
+          // The fixture's heartbeat is 1 s: one may come between any two events.
+          if (got.method !== HEARTBEAT) return got;
+        }
       };
       expect(await next()).toMatchObject({
         method: 'notifications/events/active',
@@ -175,7 +185,13 @@ describe('a task event source', () => {
     const reader = new SseReader(await stream(taskId, eventSource!.initialCursor));
     const sockets = () => runInDurableObject(taskObject(taskId), (_object, state) => state.getWebSockets('task-source').length);
     try {
-      const frames = async (n: number) => (await reader.take(n, 10_000)).map(message) as Message[];
+      // The fixture's heartbeat is 1 s: one may come between any two events.
+      const frames = async (n: number) => {
+        const got: Message[] = [];
+        while (got.length < n)
+          got.push(...((await reader.take(1, 10_000)).map(message) as Message[]).filter((m) => m.method !== HEARTBEAT));
+        return got;
+      };
       const [active, created, progress] = await frames(3);
       expect(active!.method).toBe('notifications/events/active');
       expect(created!.params.data).toMatchObject({ seq: 0, type: 'mcp-edge-sessions.status', payload: { status: 'working' } });
@@ -186,7 +202,7 @@ describe('a task event source', () => {
       expect(await sockets()).toBe(1);
       await taskMethod('tasks/cancel', taskId);
       // "The server SHOULD terminate the event stream after the task transitions to a terminal status."
-      const rest = (await reader.all(10_000)).map(message) as Message[];
+      const rest = ((await reader.all(10_000)).map(message) as Message[]).filter((m) => m.method !== HEARTBEAT);
       expect(rest.at(-3)!.params.data.payload.status).toBe('cancelled');
       expect(rest.at(-2)).toMatchObject({ method: 'notifications/events/terminated', params: { error: ended('cancelled') } });
       expect(rest.at(-1)).toMatchObject({ result: { resultType: 'complete' } });

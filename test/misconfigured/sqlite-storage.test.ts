@@ -16,6 +16,8 @@ import { bearer, TEST_ISSUER, TEST_PUBLIC_JWKS } from '../support/tokens.ts';
 import worker from './index.ts';
 import { captureLogLines } from '../support/log-lines.ts';
 import { modernRequestOf } from '../support/modern-http.ts';
+import { MisconfiguredError } from '../../src/core/misconfiguration.ts';
+import { noteEvents } from '../fixture-server/note-events.ts';
 
 /** The project's bindings, the fixture's and the ones without SQLite. */
 type Bindings = Env & {
@@ -23,6 +25,7 @@ type Bindings = Env & {
   KV_TASKS: DurableObjectNamespace;
   KV_PRINCIPALS: DurableObjectNamespace;
   KV_BUS: DurableObjectNamespace;
+  KV_EVENTS: DurableObjectNamespace;
   UNDECLARED_TASKS: DurableObjectNamespace;
 };
 const bindings = env as unknown as Bindings;
@@ -32,6 +35,7 @@ const environment = (set: Record<string, unknown>) => ({ ...bindings, ...set }) 
 
 const JWT = { AUTH: 'jwt', AUTH_ISSUER: TEST_ISSUER, AUTH_JWKS: JSON.stringify(TEST_PUBLIC_JWKS), AUTH_SCOPES: 'mcp' };
 const TASKS = { extensions: { 'io.modelcontextprotocol/tasks': {} } };
+const EVENTS = { extensions: { 'io.modelcontextprotocol/events': {} } };
 
 let id = 0;
 /** A 2026-07-28 request of `method` (its `Mcp-Name` from `params.name` or `params.taskId`). */
@@ -161,5 +165,21 @@ describe('an event bus without SQLite', () => {
       await reader.cancel();
     }
     expect(configLines()).toEqual([expect.objectContaining({ subject: 'MCP_BUS' })]);
+  });
+});
+
+describe('an event log class without SQLite', () => {
+  it('events/poll is answered with the fix, and emit rejects with it; logged once; the rest of the Worker serves on', async () => {
+    const broken = environment({ MCP_EVENTS: bindings.KV_EVENTS });
+    // emit is the author's call (a tool, an alarm, the Worker's fetch): it rejects with the error itself.
+    const emitted = noteEvents.emit(bindings.KV_EVENTS as unknown as Env['MCP_EVENTS'], { data: { text: 'x', n: 1 } });
+    await expect(emitted).rejects.toBeInstanceOf(MisconfiguredError);
+    expectTheFix(await emitted.catch((error: Error) => error.message), 'MCP_EVENTS');
+    const poll = await answer(modern('events/poll', { name: 'demo.note', arguments: {}, cursor: null }, EVENTS), broken);
+    expect(poll.status).toBe(500);
+    expectTheFix(poll.body.error.message, 'MCP_EVENTS');
+    expect(configLines()).toEqual([expect.objectContaining({ subject: 'MCP_EVENTS' })]);
+    const inline = await answer(modern('tools/call', { name: 'greet', arguments: { name: 'x' } }), broken);
+    expect(inline.status).toBe(200);
   });
 });
