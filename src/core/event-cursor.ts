@@ -1,6 +1,7 @@
 /**
  * The cursor of an event log (MCP Events, SEP-3415; docs/events.md) and the decision of where a
- * poll or a push stream starts from one. Nothing serves it yet.
+ * poll or a push stream starts from one; and the cursor of an upstream-backed type
+ * (events/upstream-event-type.ts), whose position is its upstream's own.
  *
  * A cursor is a position in ONE log: the log's identity (event type, partition, and a log id that
  * changes whenever the log is reset, so a position is never read against a log that did not issue
@@ -9,6 +10,13 @@
  * refused, never read as a position. The SEP leaves cursors "opaque strings managed by the
  * server"; this one is `<payload>.<mac>`, both base64url, the payload JSON `[1, type, partition,
  * logId, next]`. Not secret (anyone holding one can read its seq), only tamper-evident.
+ *
+ * An upstream-backed type keeps no log: its upstream (an API's event history, a database's
+ * changefeed) keeps the history, and its author's `read` speaks the upstream's own cursor, an
+ * opaque string. Ours seals it the same way, bound to the type and the partition its arguments
+ * name: payload `[2, type, partition, upstreamCursor]` (version 2), the same MAC and domain, so
+ * a client can no more make one than a log cursor; a cursor of one kind presented to a type of
+ * the other is refused as another type's or another log's (decideUpstreamStart, logCursorOf).
  *
  * The decision table (decideStart) is the events' counterpart of task-stream.ts and resume.ts:
  * not "is this a cursor?" but "can delivery continue right after it, with nothing skipped?";
@@ -31,6 +39,29 @@ export interface EventCursor extends LogIdentity {
   readonly next: number;
 }
 
+/**
+ * A decoded cursor of an upstream-backed type: the type and partition it was minted for, and the
+ * upstream's own position as the type's author gave it (opaque: only the author's `read` reads it).
+ */
+export interface UpstreamCursor {
+  readonly type: string;
+  readonly partition: string;
+  readonly upstream: string;
+}
+
+/** What a sealed cursor decodes to: a position in a log, or in an upstream. */
+export type SealedCursor = EventCursor | UpstreamCursor;
+
+export function isUpstreamCursor(cursor: SealedCursor): cursor is UpstreamCursor {
+  return 'upstream' in cursor;
+}
+
+/**
+ * The longest upstream cursor an author may give, in printable ASCII: sealed with the type's name
+ * and partition it stays under MAX_CURSOR_LENGTH.
+ */
+export const MAX_UPSTREAM_CURSOR_LENGTH = 512;
+
 /** The keys cursors are sealed with: minted with `current`, accepted under `previous` too while a key rotates. */
 export interface CursorKeys {
   readonly current: CryptoKey;
@@ -40,6 +71,7 @@ export interface CursorKeys {
 /** Domain separation: a MAC made for anything else under the same key never verifies as a cursor. */
 const DOMAIN = new TextEncoder().encode('mcp-edge-sessions/event-cursor/v1\0');
 const VERSION = 1;
+const UPSTREAM_VERSION = 2;
 export const MIN_CURSOR_KEY_BYTES = 32;
 
 /** An HMAC-SHA256 key from a secret of at least 32 bytes (a configuration error names the fix). */
@@ -79,7 +111,25 @@ function signed(payload: Uint8Array): Uint8Array {
 export async function mintCursor(cursor: EventCursor, keys: CursorKeys): Promise<string> {
   if (!Number.isSafeInteger(cursor.next) || cursor.next < 0)
     throw new RangeError(`cursor position must be a non-negative integer, not ${cursor.next}`);
-  const payload = new TextEncoder().encode(JSON.stringify([VERSION, cursor.type, cursor.partition, cursor.logId, cursor.next]));
+  return seal([VERSION, cursor.type, cursor.partition, cursor.logId, cursor.next], keys);
+}
+
+/** The cursor of an upstream-backed type at its upstream's position `cursor.upstream`. */
+export async function mintUpstreamCursor(cursor: UpstreamCursor, keys: CursorKeys): Promise<string> {
+  if (!isUpstreamPosition(cursor.upstream)) {
+    throw new RangeError(`an upstream cursor is 1 to ${MAX_UPSTREAM_CURSOR_LENGTH} printable ASCII characters`);
+  }
+  return seal([UPSTREAM_VERSION, cursor.type, cursor.partition, cursor.upstream], keys);
+}
+
+/** Whether `value` is an upstream cursor an author may give (and this module seals). */
+export function isUpstreamPosition(value: unknown): value is string {
+  return typeof value === 'string' && value.length > 0 && value.length <= MAX_UPSTREAM_CURSOR_LENGTH && /^[\x20-\x7e]+$/.test(value);
+}
+
+/** One spelling per position: the payload is the JSON of `fields` as written here, and only it carries the MAC. */
+async function seal(fields: readonly (string | number)[], keys: CursorKeys): Promise<string> {
+  const payload = new TextEncoder().encode(JSON.stringify(fields));
   const mac = new Uint8Array(await crypto.subtle.sign('HMAC', keys.current, signed(payload)));
   const text = `${toBase64Url(payload)}.${toBase64Url(mac)}`;
   if (text.length > MAX_CURSOR_LENGTH) throw new RangeError('cursor longer than MAX_CURSOR_LENGTH: the type name or partition is too long');
@@ -87,7 +137,7 @@ export async function mintCursor(cursor: EventCursor, keys: CursorKeys): Promise
 }
 
 export type DecodedCursor =
-  | { readonly ok: true; readonly cursor: EventCursor }
+  | { readonly ok: true; readonly cursor: SealedCursor }
   | { readonly ok: false; readonly reason: 'malformed_cursor' | 'forged_cursor' };
 
 /**
@@ -115,6 +165,12 @@ export async function decodeCursor(text: string, keys: CursorKeys): Promise<Deco
     return { ok: false, reason: 'malformed_cursor' };
   }
   // A verified payload is one we minted; a shape we do not read is a cursor of another version.
+  if (Array.isArray(fields) && fields.length === 4 && fields[0] === UPSTREAM_VERSION) {
+    const [, type, partition, upstream] = fields as unknown[];
+    if (typeof type !== 'string' || typeof partition !== 'string' || !isUpstreamPosition(upstream))
+      return { ok: false, reason: 'malformed_cursor' };
+    return { ok: true, cursor: { type, partition, upstream } };
+  }
   if (!Array.isArray(fields) || fields.length !== 5 || fields[0] !== VERSION) return { ok: false, reason: 'malformed_cursor' };
   const [, type, partition, logId, next] = fields as unknown[];
   if (typeof type !== 'string' || typeof partition !== 'string' || typeof logId !== 'string')
@@ -193,6 +249,46 @@ export function decideStart(cursor: EventCursor | null, log: LogState, maxAge?: 
   if (cursor.next < earliestSeq) return { kind: 'truncated', fromSeq: floor, truncated: true, cause: 'retention' };
   if (cursor.next < floor) return { kind: 'truncated', fromSeq: floor, truncated: true, cause: 'max_age' };
   return { kind: 'continue', fromSeq: cursor.next, truncated: false };
+}
+
+/**
+ * A log-backed type's cursor from a decoded one: a log cursor goes on to its log's object
+ * (decideStart decides it there); an upstream-backed type's cursor is refused here — another
+ * type's (`cursor_other_type`), or, should a type have changed from upstream to log, another
+ * log's (`cursor_other_log`): never read as a position of the log.
+ */
+export function logCursorOf(cursor: SealedCursor, type: string): EventCursor | ParamsRefusal {
+  if (!isUpstreamCursor(cursor)) return cursor;
+  if (cursor.type !== type) return refuseParams(`the cursor is for event type ${JSON.stringify(cursor.type)}, not this one`, 'cursor_other_type');
+  return refuseParams("the cursor is a position in this type's former upstream, not in its log", 'cursor_other_log');
+}
+
+/** Where an upstream-backed type's read starts: from now, after the upstream's own position, or refused (-32602). */
+export type UpstreamStart =
+  /** `cursor: null`: "start from now": the author's read is given null, and answers the upstream's head. */
+  | { readonly kind: 'from_now' }
+  | { readonly kind: 'continue'; readonly upstream: string }
+  | ({ readonly kind: 'refused' } & ParamsRefusal);
+
+/**
+ * The upstream counterpart of decideStart, for a cursor the Worker decoded (its MAC verified):
+ * 1. no cursor → from now;
+ * 2. another type's cursor, of either kind → refused (`cursor_other_type`);
+ * 3. a log cursor of this type's name (the type was log-backed once) → refused (`cursor_other_log`);
+ * 4. another partition's → refused (`cursor_other_log`): the upstream's position for other arguments;
+ * 5. otherwise → continue after the upstream's position. Whether the upstream still keeps it is
+ *    the author's to say (`truncated`); retention is the upstream's.
+ */
+export function decideUpstreamStart(cursor: SealedCursor | null, expected: { readonly type: string; readonly partition: string }): UpstreamStart {
+  if (cursor === null) return { kind: 'from_now' };
+  if (cursor.type !== expected.type)
+    return { kind: 'refused', ...refuseParams(`the cursor is for event type ${JSON.stringify(cursor.type)}, not this one`, 'cursor_other_type') };
+  if (!isUpstreamCursor(cursor)) {
+    return { kind: 'refused', ...refuseParams("the cursor is a position in an event log, not in this type's upstream", 'cursor_other_log') };
+  }
+  if (cursor.partition !== expected.partition)
+    return { kind: 'refused', ...refuseParams('the cursor is for another partition of this event type', 'cursor_other_log') };
+  return { kind: 'continue', upstream: cursor.upstream };
 }
 
 /** A cursor `decodeCursor` refused, as the -32602 refusal the request answers with. */

@@ -11,6 +11,7 @@
  * names are here, so that the reserved prefixes are complete.
  */
 import type { JsonRpcId } from './errors.ts';
+import { JsonRpcCode } from './wire.ts';
 
 /** "This extension is identified as `io.modelcontextprotocol/events`": the key under `extensions`. */
 export const EVENTS_EXTENSION_ID = 'io.modelcontextprotocol/events';
@@ -205,6 +206,19 @@ export type HeartbeatParams = { readonly cursor: string | null } & SubscriptionM
  * — one of the table's, or a JSON-RPC error of the server's own (an upstream unreachable).
  */
 export type StreamError = EventsError | { readonly code: number; readonly message: string; readonly data?: JsonObject };
+
+/**
+ * A failed read of an upstream-backed type's upstream, as a poll's JSON-RPC error and a push
+ * stream's `notifications/events/error` ("reports a recoverable failure, such as a single failed
+ * upstream fetch"), worded as the SEP's example (`{"code":-32603,"message":"UpstreamError",
+ * "data":{"reason":"Gmail API 503"}}`) but with a reason of ours: the upstream's own words stay in
+ * the server's log, never on the wire.
+ */
+export const UPSTREAM_ERROR = {
+  code: JsonRpcCode.InternalError,
+  message: 'UpstreamError: the event source could not be read; retry later',
+  data: { reason: 'upstream_failed' },
+} as const satisfies StreamError;
 
 /** `error` (transient: the stream stays open) and `terminated` (the subscription ended) share one shape. */
 export type ErrorParams = { readonly error: StreamError } & SubscriptionMeta;

@@ -33,6 +33,12 @@ export type LogEvent =
    * the stream attaches again from its own position.
    */
   | { readonly msg: 'mcp.events.error'; readonly error: string }
+  /**
+   * MCP Events: the author's `read` of an upstream-backed type (events/upstream-event-type.ts)
+   * threw or answered a page it may not (a payload its schema refuses, over the byte bound, a
+   * cursor not its own). The client was answered UpstreamError, without these words.
+   */
+  | { readonly msg: 'mcp.events.upstream_error'; readonly type: string; readonly error: string }
   /** MCP Events served under the public development cursor key: no EVENTS_CURSOR_KEY, on loopback (events/cursor-keys.ts). Once per isolate. */
   | { readonly msg: 'mcp.events.development_key' }
   /** A failure the SDK's 2026-07-28 handler reported (a handler that threw, a transport failure), or the bus's. */
@@ -87,6 +93,7 @@ const FAILURES = new Set<LogEvent['msg']>([
   'mcp.task.interrupted',
   'mcp.task.error',
   'mcp.metrics.error',
+  'mcp.events.upstream_error',
   'mcp.oauth.demo_sign_in_refused',
 ]);
 
