@@ -21,6 +21,14 @@ export {
   type Emission,
   type EventTypeDefinition,
 } from './events/event-type.ts';
+export {
+  defineUpstreamEventType,
+  UpstreamEventType,
+  type UpstreamEventTypeDefinition,
+  type UpstreamOccurrence,
+  type UpstreamPage,
+  type UpstreamReadRequest,
+} from './events/upstream-event-type.ts';
 export { DEFAULT_RETENTION, type Retention } from './events/event-retention.ts';
 export { resetEventLog } from './events/event-logs.ts';
 export type { EventLogNamespace } from './events/event-logs.ts';

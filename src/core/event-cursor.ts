@@ -259,16 +259,15 @@ export function decideStart(cursor: EventCursor | null, log: LogState, maxAge?: 
  */
 export function logCursorOf(cursor: SealedCursor, type: string): EventCursor | ParamsRefusal {
   if (!isUpstreamCursor(cursor)) return cursor;
-  if (cursor.type !== type) return refuseParams(`the cursor is for event type ${JSON.stringify(cursor.type)}, not this one`, 'cursor_other_type');
+  if (cursor.type !== type)
+    return refuseParams(`the cursor is for event type ${JSON.stringify(cursor.type)}, not this one`, 'cursor_other_type');
   return refuseParams("the cursor is a position in this type's former upstream, not in its log", 'cursor_other_log');
 }
 
 /** Where an upstream-backed type's read starts: from now, after the upstream's own position, or refused (-32602). */
 export type UpstreamStart =
   /** `cursor: null`: "start from now": the author's read is given null, and answers the upstream's head. */
-  | { readonly kind: 'from_now' }
-  | { readonly kind: 'continue'; readonly upstream: string }
-  | ({ readonly kind: 'refused' } & ParamsRefusal);
+  { readonly kind: 'from_now' } | { readonly kind: 'continue'; readonly upstream: string } | ({ readonly kind: 'refused' } & ParamsRefusal);
 
 /**
  * The upstream counterpart of decideStart, for a cursor the Worker decoded (its MAC verified):
@@ -279,12 +278,21 @@ export type UpstreamStart =
  * 5. otherwise → continue after the upstream's position. Whether the upstream still keeps it is
  *    the author's to say (`truncated`); retention is the upstream's.
  */
-export function decideUpstreamStart(cursor: SealedCursor | null, expected: { readonly type: string; readonly partition: string }): UpstreamStart {
+export function decideUpstreamStart(
+  cursor: SealedCursor | null,
+  expected: { readonly type: string; readonly partition: string },
+): UpstreamStart {
   if (cursor === null) return { kind: 'from_now' };
   if (cursor.type !== expected.type)
-    return { kind: 'refused', ...refuseParams(`the cursor is for event type ${JSON.stringify(cursor.type)}, not this one`, 'cursor_other_type') };
+    return {
+      kind: 'refused',
+      ...refuseParams(`the cursor is for event type ${JSON.stringify(cursor.type)}, not this one`, 'cursor_other_type'),
+    };
   if (!isUpstreamCursor(cursor)) {
-    return { kind: 'refused', ...refuseParams("the cursor is a position in an event log, not in this type's upstream", 'cursor_other_log') };
+    return {
+      kind: 'refused',
+      ...refuseParams("the cursor is a position in an event log, not in this type's upstream", 'cursor_other_log'),
+    };
   }
   if (cursor.partition !== expected.partition)
     return { kind: 'refused', ...refuseParams('the cursor is for another partition of this event type', 'cursor_other_log') };

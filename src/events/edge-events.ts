@@ -15,6 +15,9 @@
  * with `notifications/events/terminated` Forbidden — "If the user's access is revoked …, the
  * server terminates the subscription with the signal for its mode".
  *
+ * A stream of an upstream-backed type is held the same way — the same slot, the same revocation —
+ * but reads its author's upstream from the Worker (upstream-feed.ts) instead of a log's object.
+ *
  * Where the Worker serves tasks, the host also holds the principal's task directory: a
  * subscription to a task event source reads the task's timeline (task-source.ts, `logOf`) instead
  * of a log object, and a `tools/call` that declared the extension gets the `eventSource` of the
@@ -36,6 +39,7 @@ import { eventLog, type EventLogNamespace, type EventLogStub } from './event-log
 import { serveEventMethods, type EventsHost } from './event-methods.ts';
 import type { Subscription } from './event-subscription.ts';
 import { openPushStream, type PushStream } from './push-stream.ts';
+import { openUpstreamFeed } from './upstream-feed.ts';
 import { taskEventSourceOf, taskEventType, taskTimelineLog } from './task-source.ts';
 import type { TaskDirectory } from '../tasks/task-directory.ts';
 
@@ -127,14 +131,7 @@ export class EdgeEvents implements EventsHost {
     }
     let unsubscribe: (() => void) | undefined;
     let ended = false;
-    const opened = await openPushStream({
-      log: this.logOf(subscription),
-      name: subscription.log,
-      retention: subscription.type.retention,
-      eventName: subscription.type.name,
-      accepts: subscription.accepts,
-      cursor: subscription.cursor,
-      maxAgeMs,
+    const held = {
       keys,
       subscriptionId: id,
       heartbeatMs: config.eventsHeartbeatMs,
@@ -146,7 +143,22 @@ export class EdgeEvents implements EventsHost {
         release();
         unsubscribe?.();
       },
-    }).catch((error: unknown) => {
+    };
+    const { upstream } = subscription;
+    const opened = await (upstream !== undefined
+      ? // An upstream-backed type: the Worker reads the author's upstream itself, no object involved.
+        openUpstreamFeed({ ...held, subscription: { ...subscription, upstream }, maxAgeMs })
+      : openPushStream({
+          ...held,
+          log: this.logOf(subscription),
+          name: subscription.log,
+          retention: subscription.type.retention,
+          eventName: subscription.type.name,
+          accepts: subscription.accepts,
+          cursor: subscription.cursor,
+          maxAgeMs,
+        })
+    ).catch((error: unknown) => {
       release();
       throw error;
     });

@@ -14,6 +14,9 @@
  *
  * Every type is served by the same code; what a subscription reads is the host's choice
  * (`logOf`): its type's log object, or a task's timeline for a task event source (task-source.ts).
+ * An upstream-backed type (upstream-event-type.ts) has no log: its poll reads the author's
+ * upstream (upstream-poll.ts), and a read that fails is answered UPSTREAM_ERROR, the SEP's
+ * "UpstreamError" for "a single failed upstream fetch", never the upstream's own words.
  */
 import { fromJsonSchema, type McpServer, ProtocolError, type ServerContext } from '@modelcontextprotocol/server';
 import type { Principal } from '../auth/principal.ts';
@@ -26,6 +29,7 @@ import {
   parseListParams,
   parsePollParams,
   parseStreamParams,
+  UPSTREAM_ERROR,
 } from '../core/events-wire.ts';
 import { McpHttpError, type JsonRpcId } from '../core/errors.ts';
 import { MisconfiguredError } from '../core/misconfiguration.ts';
@@ -34,6 +38,8 @@ import type { EventLogStub } from './event-logs.ts';
 import { pollEvents } from './event-poll.ts';
 import { resolveSubscription, type Subscription } from './event-subscription.ts';
 import { SubscriptionRefused } from './feed-attach.ts';
+import { UpstreamReadError } from './upstream-event-type.ts';
+import { pollUpstream } from './upstream-poll.ts';
 
 /** What serving the events methods needs of its host. */
 export interface EventsHost {
@@ -74,6 +80,10 @@ export function serveEventMethods(server: McpServer, host: EventsHost): void {
       const subscription = await resolveSubscription(host.catalog, parsed, 'poll', host.principal, keys);
       if ('error' in subscription) throw protocolError(subscription.error);
       const request = { maxEvents: parsed.maxEvents, maxAgeMs: parsed.maxAgeMs, nextPollMs: host.nextPollMs };
+      const { upstream } = subscription;
+      if (upstream !== undefined) {
+        return pollUpstream({ ...subscription, upstream }, request, keys).catch(upstreamFailed);
+      }
       const result = await pollEvents(host.logOf(subscription), subscription, request, keys).catch((error: unknown) => {
         // A task event source's end: "a JSON-RPC error response to the next events/poll request".
         if (error instanceof SubscriptionRefused) return { error: error.error };
@@ -91,11 +101,17 @@ export function serveEventMethods(server: McpServer, host: EventsHost): void {
       const subscription = await resolveSubscription(host.catalog, parsed, 'push', host.principal, keys);
       if ('error' in subscription) throw protocolError(subscription.error);
       // "If the subscription is invalid …, the server responds immediately with a JSON-RPC error and no stream is opened."
-      const refusal = await host.openStream(subscription, parsed.maxAgeMs, ctx.mcpReq.id, keys);
+      const refusal = await host.openStream(subscription, parsed.maxAgeMs, ctx.mcpReq.id, keys).catch(upstreamFailed);
       if (refusal !== undefined) throw protocolError(refusal);
       return {};
     });
   });
+}
+
+/** An upstream-backed type's read failed (its words are in the server's log): UPSTREAM_ERROR, a poll's error and a stream's refusal. */
+function upstreamFailed(error: unknown): never {
+  if (error instanceof UpstreamReadError) throw new ProtocolError(UPSTREAM_ERROR.code, UPSTREAM_ERROR.message, UPSTREAM_ERROR.data);
+  throw error;
 }
 
 function protocolError(error: EventsError): ProtocolError {

@@ -25,7 +25,7 @@ export const MAX_POLL_EVENTS = 1_000;
 /** Data bytes one poll answers: past them, `hasMore`. */
 export const MAX_POLL_BYTES = 1024 * 1024;
 /** Pages of occurrences one poll reads before it answers what it has. */
-const SCAN_PAGES = 8;
+export const SCAN_PAGES = 8;
 
 export interface PollRequest {
   readonly maxEvents: number | undefined;

@@ -4,7 +4,8 @@
  * author supplies `read`, a function from the upstream's cursor to a page of occurrences and the
  * cursor after them; nothing is stored by this library, the upstream is the log. `events/poll`
  * reads a page or a few (upstream-poll.ts); `events/stream` reads one every `pollIntervalMs`
- * through the same push stream as a log's (push-stream.ts), its heartbeats and errors included.
+ * from the Worker (upstream-feed.ts), with the same messages as a log's push stream, its
+ * heartbeats and errors included.
  *
  * The author's cursor is an opaque string (printable ASCII, at most MAX_UPSTREAM_CURSOR_LENGTH);
  * the client never sees it bare: it is sealed with the type and the partition its arguments name
@@ -21,9 +22,9 @@
  * A read that throws or answers what it may not is logged with its words and answered with
  * UPSTREAM_ERROR (core/events-wire.ts), never the upstream's text. What this module leaves to
  * its neighbours: the cursor's seal (core/event-cursor.ts), paging and selection (upstream-poll.ts,
- * push-stream.ts), and everything a log-backed type shares (event-type.ts).
+ * upstream-feed.ts), and everything a log-backed type shares (event-type.ts).
  */
-import { isUpstreamPosition } from '../core/event-cursor.ts';
+import { isUpstreamPosition, MAX_UPSTREAM_CURSOR_LENGTH } from '../core/event-cursor.ts';
 import { type JsonObject, UPSTREAM_ERROR } from '../core/events-wire.ts';
 import { log } from '../core/log.ts';
 import { utf8Length } from '../core/utf8.ts';
@@ -47,6 +48,12 @@ export interface UpstreamOccurrence<Data extends JsonObject> {
   /** ISO 8601, when it occurred; absent, when it was read. */
   readonly timestamp?: string;
   readonly data: Data;
+  /**
+   * The upstream's position right after this occurrence, where it has one (a changefeed's sequence
+   * number, an event id it reads after): a pushed event then carries its own cursor. Absent, a
+   * pushed event carries the last position known safe (upstream-feed.ts).
+   */
+  readonly cursor?: string;
 }
 
 export interface UpstreamPage<Data extends JsonObject> {
@@ -81,7 +88,15 @@ export const MAX_UPSTREAM_PAGE_BYTES = 1024 * 1024;
 
 /** A page as the author answered it, checked: data as `payloadSchema` outputs it, times resolved. */
 export interface CheckedPage {
-  readonly occurrences: readonly { readonly eventId: string; readonly timestamp: string; readonly data: JsonObject }[];
+  readonly occurrences: readonly {
+    readonly eventId: string;
+    readonly timestamp: string;
+    readonly data: JsonObject;
+    /** The upstream's position right after it, when the author gave one. */
+    readonly cursor?: string;
+  }[];
+  /** The occurrences' data, in bytes of UTF-8 JSON. */
+  readonly bytes: number;
   readonly cursor: string | null;
   readonly truncated: boolean;
   readonly hasMore: boolean;
@@ -132,7 +147,9 @@ export class UpstreamEventType<Args extends JsonObject = JsonObject, Data extend
     const { occurrences, cursor, truncated, hasMore } = page as Partial<Record<keyof UpstreamPage<JsonObject>, unknown>>;
     if (!Array.isArray(occurrences)) return 'read answered no occurrences array';
     if (occurrences.length > limit) return `read answered ${occurrences.length} occurrences, past its limit of ${limit}`;
-    if (cursor !== null && !isUpstreamPosition(cursor)) return 'read answered a cursor that is not 1 to 512 printable ASCII characters, nor null';
+    if (cursor !== null && !isUpstreamPosition(cursor)) {
+      return `read answered a cursor that is not 1 to ${MAX_UPSTREAM_CURSOR_LENGTH} printable ASCII characters, nor null`;
+    }
     // "Servers SHOULD be consistent: an event type that ever returns a non-null cursor SHOULD always do so."
     if (from !== null && cursor === null) return 'read answered cursor null after a non-null cursor';
     // "null means "start from now": the server returns no events and a fresh cursor".
@@ -144,19 +161,32 @@ export class UpstreamEventType<Args extends JsonObject = JsonObject, Data extend
     let bytes = 0;
     const readAt = new Date().toISOString();
     for (const [index, occurrence] of (occurrences as unknown[]).entries()) {
-      const { eventId, timestamp, data } = (typeof occurrence === 'object' && occurrence !== null ? occurrence : {}) as Record<string, unknown>;
+      const {
+        eventId,
+        timestamp,
+        data,
+        cursor: after,
+      } = (typeof occurrence === 'object' && occurrence !== null ? occurrence : {}) as Record<string, unknown>;
       if (typeof eventId !== 'string' || eventId.length === 0 || eventId.length > MAX_EVENT_ID_LENGTH) {
         return `occurrence ${index}: eventId is 1 to ${MAX_EVENT_ID_LENGTH} characters`;
       }
       if (timestamp !== undefined && (typeof timestamp !== 'string' || Number.isNaN(Date.parse(timestamp)))) {
         return `occurrence ${index}: timestamp is an ISO 8601 date-time`;
       }
+      if (after !== undefined && (cursor === null || !isUpstreamPosition(after))) {
+        return `occurrence ${index}: its cursor is 1 to ${MAX_UPSTREAM_CURSOR_LENGTH} printable ASCII characters, and only where the page's is not null`;
+      }
       const parsed = await this.parseData(data);
       if (!parsed.ok) return `occurrence ${index}: the payload does not match payloadSchema: ${parsed.invalid}`;
       const size = utf8Length(JSON.stringify(parsed.value));
       if (size > MAX_EVENT_DATA_BYTES) return `occurrence ${index}: the payload is over ${MAX_EVENT_DATA_BYTES} bytes as JSON`;
       bytes += size;
-      checked.push({ eventId, timestamp: timestamp ?? readAt, data: parsed.value });
+      checked.push({
+        eventId,
+        timestamp: timestamp ?? readAt,
+        data: parsed.value,
+        ...(after !== undefined && { cursor: after as string }),
+      });
     }
     if (checked.length > 1 && bytes > Math.min(maxBytes, MAX_UPSTREAM_PAGE_BYTES)) {
       return `read answered ${bytes} bytes of data, past its bound of ${Math.min(maxBytes, MAX_UPSTREAM_PAGE_BYTES)}`;
@@ -164,6 +194,7 @@ export class UpstreamEventType<Args extends JsonObject = JsonObject, Data extend
     const replays = cursor !== null;
     return {
       occurrences: checked,
+      bytes,
       cursor,
       // "For event types that do not support replay, truncated SHOULD be false."
       truncated: replays && truncated === true,
