@@ -9,14 +9,21 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import {
   type CursorKeys,
   decideStart,
+  decideUpstreamStart,
   decodeCursor,
   type EventCursor,
   importCursorKey,
   type LogState,
+  logCursorOf,
+  MAX_UPSTREAM_CURSOR_LENGTH,
   type MaxAgeFloor,
   mintCursor,
+  mintUpstreamCursor,
   refuseUndecodable,
+  type SealedCursor,
   type StartDecision,
+  type UpstreamCursor,
+  type UpstreamStart,
 } from '../../src/core/event-cursor.ts';
 import { EventsErrorCode, MAX_CURSOR_LENGTH } from '../../src/core/events-wire.ts';
 
@@ -337,8 +344,91 @@ describe('a minted cursor, decoded and decided', () => {
     const text = await mintCursor(at(10), keys);
     const decoded = await decodeCursor(text, keys);
     if (!decoded.ok) throw new Error('expected a decoded cursor');
-    expect(decideStart(decoded.cursor, log(12, 0))).toEqual({ kind: 'continue', fromSeq: 10, truncated: false });
-    expect(decideStart(decoded.cursor, log(2, 0, { logId: 'L2' }))).toMatchObject({ kind: 'truncated', fromSeq: 0, cause: 'log_reset' });
-    expect(decideStart(decoded.cursor, log(12, 0, { type: 'demo.other' }))).toMatchObject({ kind: 'refused' });
+    const cursor = logCursorOf(decoded.cursor, 'demo.note');
+    if ('invalid' in cursor) throw new Error('expected a log cursor');
+    expect(decideStart(cursor, log(12, 0))).toEqual({ kind: 'continue', fromSeq: 10, truncated: false });
+    expect(decideStart(cursor, log(2, 0, { logId: 'L2' }))).toMatchObject({ kind: 'truncated', fromSeq: 0, cause: 'log_reset' });
+    expect(decideStart(cursor, log(12, 0, { type: 'demo.other' }))).toMatchObject({ kind: 'refused' });
+  });
+});
+
+const up = (upstream: string, over: Partial<UpstreamCursor> = {}): UpstreamCursor => ({
+  type: 'demo.upstream',
+  partition: 'f1',
+  upstream,
+  ...over,
+});
+
+describe('the upstream cursor (version 2)', () => {
+  it.each<{ name: string; cursor: UpstreamCursor }>([
+    { name: 'an opaque position', cursor: up('at:12') },
+    { name: 'no partition', cursor: up('evt_01HX', { partition: '' }) },
+    { name: 'the longest an author may give, every printable character', cursor: up(' ~"\\.'.padEnd(MAX_UPSTREAM_CURSOR_LENGTH, 'z')) },
+  ])('round trip: $name', async ({ cursor }) => {
+    const text = await mintUpstreamCursor(cursor, keys);
+    expect(await decodeCursor(text, keys)).toEqual({ ok: true, cursor });
+  });
+
+  it.each([
+    { name: 'empty', upstream: '' },
+    { name: 'over the length', upstream: 'a'.repeat(MAX_UPSTREAM_CURSOR_LENGTH + 1) },
+    { name: 'a newline', upstream: 'at:1\n' },
+    { name: 'non-ASCII', upstream: 'é' },
+  ])("an author's cursor that cannot be sealed is refused at minting: $name", async ({ upstream }) => {
+    await expect(mintUpstreamCursor(up(upstream), keys)).rejects.toThrow(RangeError);
+  });
+
+  it('every single-character change of an upstream cursor is refused', async () => {
+    const text = await mintUpstreamCursor(up('at:41'), keys);
+    const [payload, mac] = text.split('.') as [string, string];
+    for (let i = 0; i < payload.length; i++) expect((await decodeCursor(alter(text, 0, i), keys)).ok, `payload char ${i}`).toBe(false);
+    for (let i = 0; i < mac.length; i++) expect((await decodeCursor(alter(text, 1, i), keys)).ok, `mac char ${i}`).toBe(false);
+  });
+});
+
+describe('decideUpstreamStart', () => {
+  const expected = { type: 'demo.upstream', partition: 'f1' };
+  it.each<{ name: string; cursor: SealedCursor | null; start: UpstreamStart | ReturnType<typeof refusal> }>([
+    // "Passing cursor: null in any mode means "start from now"": the author's read is given null.
+    { name: 'null: from now', cursor: null, start: { kind: 'from_now' } },
+    {
+      name: 'this type and partition: continue after its upstream position',
+      cursor: up('at:7'),
+      start: { kind: 'continue', upstream: 'at:7' },
+    },
+    { name: "another upstream type's", cursor: up('at:7', { type: 'demo.other' }), start: refusal('cursor_other_type') },
+    { name: "a log-backed type's log cursor", cursor: at(7), start: refusal('cursor_other_type') },
+    {
+      name: "a log cursor of this type's name (it was log-backed once)",
+      cursor: at(7, { type: 'demo.upstream' }),
+      start: refusal('cursor_other_log'),
+    },
+    { name: "another partition's (other arguments)", cursor: up('at:7', { partition: 'f2' }), start: refusal('cursor_other_log') },
+    { name: "the type's unpartitioned cursor on a partition", cursor: up('at:7', { partition: '' }), start: refusal('cursor_other_log') },
+  ])('$name', ({ cursor, start }) => {
+    expect(decideUpstreamStart(cursor, expected)).toEqual(start);
+  });
+});
+
+describe('logCursorOf', () => {
+  it.each<{ name: string; cursor: SealedCursor; answer: EventCursor | { invalid: unknown } }>([
+    { name: 'a log cursor goes on to its log (which decides it)', cursor: at(4), answer: at(4) },
+    {
+      name: "another type's log cursor goes on too (its log refuses it)",
+      cursor: at(4, { type: 'demo.other' }),
+      answer: at(4, { type: 'demo.other' }),
+    },
+    {
+      name: "an upstream-backed type's cursor",
+      cursor: up('at:4'),
+      answer: { invalid: expect.objectContaining({ data: { reason: 'cursor_other_type' } }) },
+    },
+    {
+      name: "an upstream cursor of this type's name (it was upstream-backed once)",
+      cursor: up('at:4', { type: 'demo.note' }),
+      answer: { invalid: expect.objectContaining({ data: { reason: 'cursor_other_log' } }) },
+    },
+  ])('$name', ({ cursor, answer }) => {
+    expect(logCursorOf(cursor, 'demo.note')).toEqual(answer);
   });
 });
