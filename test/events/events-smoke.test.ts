@@ -19,6 +19,7 @@ describe('events smoke', () => {
       'demo.other',
       'demo.tiny',
       'demo.polled',
+      'demo.upstream',
       'mcp-edge-sessions.task',
     ]);
     const first = await answerOf(await modernRequest('events/poll', { name: 'demo.note', arguments: {}, cursor: null }, EVENTS));

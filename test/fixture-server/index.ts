@@ -22,6 +22,7 @@ import { withRecorder } from './metrics-recorder.ts';
 import { registerModernConformanceFixtures } from './modern-fixtures.ts';
 import { registerTaskFixtures } from './task-fixtures.ts';
 import { fixtureEventTypes, registerNoteTool } from './note-events.ts';
+import { registerUpstreamTool, upstreamEvents } from './upstream-events.ts';
 
 export class FixtureSession extends McpSessionObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
@@ -66,6 +67,7 @@ function modernServer(context: ModernContext): McpServer {
   registerModernConformanceFixtures(server, context);
   registerTaskFixtures(server);
   registerNoteTool(server);
+  registerUpstreamTool(server);
   return server;
 }
 
@@ -89,7 +91,8 @@ const worker = createMcpWorker<Env>({
   tasks: (env) => env.MCP_TASKS,
   rateLimit: (env) => env.MCP_RATE_LIMIT,
   principals: (env) => env.MCP_PRINCIPALS,
-  events: { types: fixtureEventTypes, logs: (env) => env.MCP_EVENTS },
+  // The log-backed types, then one its upstream keeps (upstream-events.ts).
+  events: { types: [...fixtureEventTypes, upstreamEvents], logs: (env) => env.MCP_EVENTS },
 });
 
 export default {
