@@ -103,6 +103,22 @@ describe('events/stream on an upstream-backed type', () => {
       await stream.cancel();
     }
   });
+
+  it('"Closing or cancelling the request ends the subscription … the server MUST stop delivering events and release the associated resources": the upstream is no longer read', async () => {
+    const { feed, start } = await feedWith([]);
+    const { stream } = await activeStream({ name: 'demo.upstream', arguments: { feed }, cursor: start });
+    // Read every 100 ms while open.
+    const opened = (await driveFeed(feed)).reads;
+    await stream.heartbeat();
+    expect((await driveFeed(feed)).reads).toBeGreaterThan(opened);
+    await stream.cancel();
+    // A read under way when the client left may still finish; none starts after it. (workerd also
+    // drops a request's timers once its client has left: this holds the behaviour, whichever stops it.)
+    await scheduler.wait(150);
+    const left = (await driveFeed(feed)).reads;
+    await scheduler.wait(500);
+    expect((await driveFeed(feed)).reads).toBe(left);
+  });
 });
 
 describe('"reconnect with the last cursor continues exactly after it"', () => {
