@@ -3,6 +3,10 @@
  * followed by poll (`events/poll`) or push (`events/stream`) until the application stops it or
  * the subscription ends, across any number of broken connections.
  *
+ * First, once per follow, `server/discover`: "A client MUST NOT send them [events/* requests] to a
+ * server that has not advertised the extension", so a server that did not ends the follow with
+ * EventsUnsupportedError before any (events-discovery.ts).
+ *
  * The cursor is the application's: it gives the one to start from (null: "start from now") and
  * persists each new one through `saveCursor`, which is called only after every occurrence before
  * that position was handed to `onEvent` (and each callback is awaited before the next). A crash
@@ -26,19 +30,20 @@
  *
  * This file holds the follow: the requests' attempts and their backoff, and the reading of each
  * answer. What the application is owed (order, persistence, deduplication) is event-delivery.ts's;
- * the requests and what their refusals mean, events-request.ts's; reading the answers,
- * event-messages.ts's; the typed errors, events-errors.ts's; the backoff, backoff.ts's.
+ * the requests and what their refusals mean, events-request.ts's; the server's advertisement,
+ * events-discovery.ts's; reading the answers, event-messages.ts's; the typed errors,
+ * events-errors.ts's; the backoff, backoff.ts's.
  */
 import { DEFAULT_POLL_FLOOR_MS, MAX_HEARTBEAT_MS } from '../core/events-wire.ts';
-import { SseParser } from '../core/sse-parser.ts';
 import { reconnectDelay, reconnectOptions, STEADY_CONNECTION_MS, type ReconnectOptions } from './backoff.ts';
 import { IdleConnectionError, ReconnectExhaustedError } from './errors.ts';
 import { EventDelivery, Stopped, type EventsDeliveryOptions } from './event-delivery.ts';
 import { EventsProtocolError, EventsTerminatedError } from './events-errors.ts';
-import { EventsRequester, Transient, type EventsTarget } from './events-request.ts';
+import { discoverEvents } from './events-discovery.ts';
+import { answerOf, EventsRequester, parseJson, Transient, type EventsTarget } from './events-request.ts';
 import { readPollAnswer, readStreamMessage, type Invalid, type StreamMessage } from './event-messages.ts';
 import { mediaType, sleep } from './http.ts';
-import { answeredWithin, bodyText, DEFAULT_IDLE_TIMEOUT_MS } from './idle-limit.ts';
+import { answeredWithin, DEFAULT_IDLE_TIMEOUT_MS } from './idle-limit.ts';
 import { sseBody, sseFrames } from './sse-frames.ts';
 
 /** The subscription, where its requests go (EventsTarget, events-request.ts), what the application is handed (event-delivery.ts), and how it is followed. */
@@ -59,7 +64,8 @@ export interface EventFollowEnd {
 
 export interface EventFollow {
   /**
-   * Resolves when the follow is stopped; rejects with EventsTerminatedError, EventsCursorRefusedError,
+   * Resolves when the follow is stopped; rejects with EventsUnsupportedError (the server does not
+   * offer Events: no events/* request was sent), EventsTerminatedError, EventsCursorRefusedError,
    * EventsRequestError, EventsProtocolError, HttpStatusError, ReconnectExhaustedError, or what a callback threw.
    */
   readonly done: Promise<EventFollowEnd>;
@@ -141,6 +147,8 @@ class EventFollower {
 
   async run(): Promise<EventFollowEnd> {
     try {
+      // "A client MUST NOT send them to a server that has not advertised the extension": asked once, before any.
+      await this.#retrying(() => discoverEvents(this.#requester, this.#options.name, this.#delivery.cursor, this.#nextId++, this.#signal));
       for (;;) {
         if (this.#options.mode === 'push') await this.#retrying(() => this.#stream());
         else {
@@ -303,37 +311,5 @@ class Watchdog {
   disarm(): void {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
-  }
-}
-
-/** An answer given at once, as JSON or as the response among an SSE answer's messages; one cut short is Transient. */
-async function answerOf(response: Response, idleMs: number): Promise<unknown> {
-  let text: string;
-  try {
-    text = await bodyText(response, idleMs);
-  } catch (error) {
-    throw new Transient('the answer was cut', { cause: error });
-  }
-  if (mediaType(response) !== 'text/event-stream') {
-    try {
-      return JSON.parse(text);
-    } catch (error) {
-      throw new Transient('the JSON answer was cut', { cause: error });
-    }
-  }
-  const parser = new SseParser();
-  for (const frame of parser.push(text).concat(parser.end())) {
-    const message = frame.data === undefined ? undefined : parseJson(frame.data);
-    if (typeof message === 'object' && message !== null && !('method' in message)) return message;
-  }
-  throw new Transient('the answer ended before its response');
-}
-
-/** The frame's JSON, or its text when it is not JSON (reported as not a JSON-RPC message). */
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
   }
 }

@@ -13,8 +13,8 @@
 import { EventsErrorCode, type EventsErrorName, type InvalidParamsReason } from '../core/events-wire.ts';
 import { ForkSafeTransportError } from './errors.ts';
 
-/** The requests the follower sends. */
-export type EventsFollowMethod = 'events/poll' | 'events/stream';
+/** The requests the follower sends: `server/discover` once, first, then the subscription's. */
+export type EventsFollowMethod = 'server/discover' | 'events/poll' | 'events/stream';
 
 /** The JSON-RPC error object of an answer or a notification, as far as it could be read. */
 export interface EventsErrorObject {
@@ -69,7 +69,9 @@ export class EventsFollowError extends ForkSafeTransportError {
 /**
  * `events/poll` or `events/stream` was answered with a JSON-RPC error that another attempt would
  * not change: `NotFound`, `Forbidden`, `InvalidParams` (arguments the type's `inputSchema`
- * refuses), `Unsupported`, `ResourceExhausted`, `-32601` (the server does not offer Events), …
+ * refuses), `Unsupported`, `ResourceExhausted`, `-32601` (the server does not offer Events), …;
+ * or `server/discover` was, with one that does not say the server lacks the extension (an
+ * authorization refusal, say): those are EventsUnsupportedError.
  */
 export class EventsRequestError extends EventsFollowError {
   override readonly name: string = 'EventsRequestError';
@@ -111,6 +113,27 @@ export class EventsCursorRefusedError extends EventsRequestError {
     readonly reason: CursorRefusalReason,
   ) {
     super(eventName, cursor, method, status, error);
+  }
+}
+
+/**
+ * The server did not advertise the Events extension: its `server/discover` result has no
+ * `capabilities.extensions["io.modelcontextprotocol/events"]`, or it answered `server/discover`
+ * with `-32601` (Method not found) or `-32022` (no 2026-07-28 revision, so no extension of it).
+ * "A client MUST NOT send them [events/* requests] to a server that has not advertised the
+ * extension": the follow ends before any `events/*` request, and nothing was delivered. `error`
+ * is the refusal, when there was one.
+ */
+export class EventsUnsupportedError extends EventsFollowError {
+  override readonly name = 'EventsUnsupportedError';
+
+  constructor(
+    eventName: string,
+    cursor: string | null,
+    readonly error: EventsErrorObject | undefined,
+  ) {
+    const answered = error === undefined ? 'does not advertise' : `refused server/discover (${error.code}), so does not advertise`;
+    super(eventName, cursor, `the server ${answered} the Events extension; ${eventName} is not followed`);
   }
 }
 

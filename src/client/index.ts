@@ -56,6 +56,7 @@ export {
   EventsProtocolError,
   EventsRequestError,
   EventsTerminatedError,
+  EventsUnsupportedError,
   type CursorRefusalReason,
   type EventsErrorObject,
   type EventsFollowMethod,

@@ -1,7 +1,8 @@
 /**
- * followEvents against a scripted fake server: a fetch function that answers each request in turn
- * with the test's reply (a poll result, an SSE push stream closed or held open, a refusal, a
- * failure) and, once the script runs out, stops the follow (the follower's `signal`) and fails
+ * followEvents against a scripted fake server: a fetch function that answers `server/discover`
+ * (by default with the Events extension advertised) and then each request in turn with the
+ * test's reply (a poll result, an SSE push stream closed or held open, a refusal, a failure) and,
+ * once the script runs out, stops the follow (the follower's `signal`) and fails
  * the request as an aborted fetch does. Each test names a client rule of SEP-3415
  * (docs/events.md, rows "planned (client)") or of the follower's contract (at-least-once, cursor
  * after the occurrences, dedup by eventId). Time is vitest's fake clock: no test waits.
@@ -12,6 +13,7 @@ import {
   EventsProtocolError,
   EventsRequestError,
   EventsTerminatedError,
+  EventsUnsupportedError,
   followEvents,
   HttpStatusError,
   ReconnectExhaustedError,
@@ -114,14 +116,32 @@ function live() {
   };
 }
 
-function server(replies: readonly Reply[]) {
+/** A `server/discover` result whose capabilities carry `extensions`. */
+const discovered =
+  (extensions: Record<string, unknown>): Reply =>
+  ({ id }) =>
+    Response.json({ jsonrpc: '2.0', id, result: { supportedVersions: ['2026-07-28'], capabilities: { tools: {}, extensions } } });
+
+/** A server that advertises the Events extension, as the SEP has it: an empty settings object. */
+const advertised = discovered({ [EVENTS_EXTENSION_ID]: {} });
+
+/**
+ * The scripted server: `server/discover` is answered from `discovery` (by default, once, with the
+ * extension advertised), every other request from `replies`, in turn. `sent` holds the others,
+ * `discovers` the `server/discover` requests, `methods` every method in the order sent.
+ */
+function server(replies: readonly Reply[], discovery: readonly Reply[] = [advertised]) {
   const sent: Sent[] = [];
+  const discovers: Sent[] = [];
+  const methods: string[] = [];
   const stopper = new AbortController();
   const fetch: FetchLike = async (_url, init) => {
     const body = JSON.parse(init?.body as string);
     const request: Sent = { method: body.method, id: body.id, params: body.params, headers: new Headers(init?.headers) };
-    sent.push(request);
-    const reply = replies[sent.length - 1];
+    methods.push(request.method);
+    const asked = request.method === 'server/discover' ? discovers : sent;
+    asked.push(request);
+    const reply = (request.method === 'server/discover' ? discovery : replies)[asked.length - 1];
     if (reply === undefined) {
       // The script is done: the test's stop, and the request fails as an aborted fetch does.
       stopper.abort();
@@ -129,7 +149,7 @@ function server(replies: readonly Reply[]) {
     }
     return reply(request);
   };
-  return { sent, fetch, signal: stopper.signal, cursors: () => sent.map((request) => request.params.cursor) };
+  return { sent, discovers, methods, fetch, signal: stopper.signal, cursors: () => sent.map((request) => request.params.cursor) };
 }
 
 /** Every callback, in order, as one line each. */
@@ -144,8 +164,12 @@ function recorder(sent?: readonly Sent[]) {
   };
 }
 
-function follow(replies: readonly Reply[], options: Partial<FollowEventsOptions> & Pick<FollowEventsOptions, 'mode'>) {
-  const fake = server(replies);
+function follow(
+  replies: readonly Reply[],
+  options: Partial<FollowEventsOptions> & Pick<FollowEventsOptions, 'mode'>,
+  discovery?: readonly Reply[],
+) {
+  const fake = server(replies, discovery);
   const record = recorder();
   const handle = followEvents({
     url: URL_,
@@ -441,6 +465,72 @@ describe('followEvents by push', () => {
 describe.each(['poll', 'push'] as const)('followEvents by %s', (mode) => {
   const method = mode === 'poll' ? 'events/poll' : 'events/stream';
   const ok = mode === 'poll' ? polled({ cursor: 'c1' }) : streamed(active('c1'));
+
+  // "A client MUST NOT send them to a server that has not advertised the extension."
+  it.each([
+    { how: 'capabilities without extensions', discovery: discovered({}) },
+    { how: 'another extension only', discovery: discovered({ 'io.modelcontextprotocol/tasks': {} }) },
+    { how: 'the extension not as a settings object', discovery: discovered({ [EVENTS_EXTENSION_ID]: true }) },
+    { how: 'server/discover refused -32601', discovery: answered((id) => rpcError(id, -32601, 'Method not found')) },
+    { how: 'server/discover refused -32022 in a 400', discovery: answered((id) => rpcError(id, -32022, 'Unsupported', {}), 400) },
+  ])('a server that has not advertised the extension ($how): EventsUnsupportedError, no events/* request sent', async ({ discovery }) => {
+    const { handle, sent, methods, calls } = follow([ok], { mode, cursor: 'c0' }, [discovery]);
+    const error = await handle.done.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(EventsUnsupportedError);
+    expect(error).toMatchObject({ name: 'EventsUnsupportedError', eventName: NAME, cursor: 'c0' });
+    expect(methods).toEqual(['server/discover']);
+    expect(sent).toHaveLength(0);
+    expect(calls).toEqual([]);
+  });
+
+  it('asks server/discover once, first, as a 2026-07-28 request with the headers given; reconnects do not ask again', async () => {
+    const again = mode === 'poll' ? polled({ cursor: 'c2' }) : streamed(active('c2'));
+    const { handle, discovers, methods } = follow([ok, again], { mode, headers: { Authorization: 'Bearer t' } });
+    await handle.done;
+    expect(methods).toEqual(['server/discover', method, method, method]);
+    const [discover] = discovers;
+    expect(Object.fromEntries(discover!.headers)).toMatchObject({
+      authorization: 'Bearer t',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'server/discover',
+    });
+    expect(discover!.headers.has('mcp-name')).toBe(false);
+    expect(discover!.params._meta).toMatchObject({
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientCapabilities': { extensions: { [EVENTS_EXTENSION_ID]: {} } },
+    });
+  });
+
+  it('a server/discover that fails for now (5xx, 429, the network, an internal error) is asked again, then the follow goes on', async () => {
+    const unavailable: Reply = () => new Response('down', { status: 503 });
+    const limited: Reply = () => new Response('', { status: 429 });
+    const unreachable: Reply = () => Promise.reject(new TypeError('network connection lost'));
+    const internal = answered((id) => rpcError(id, -32603, 'Internal error'));
+    const { handle, methods, calls } = follow([ok], { mode, reconnect: { ...FAST, maxAttempts: 4 } }, [
+      unavailable,
+      limited,
+      unreachable,
+      internal,
+      advertised,
+    ]);
+    await handle.done;
+    expect(methods).toEqual([...Array(5).fill('server/discover'), method, method]);
+    expect(calls).toEqual(['save c1']);
+  });
+
+  it('a server/discover refused otherwise (-32600) is EventsRequestError naming it, not retried', async () => {
+    const { handle, methods } = follow([ok], { mode }, [answered((id) => rpcError(id, -32600, 'Invalid request')), advertised]);
+    const error = await handle.done.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(EventsRequestError);
+    expect(error).toMatchObject({ method: 'server/discover', code: -32600 });
+    expect(methods).toEqual(['server/discover']);
+  });
 
   it('sends a 2026-07-28 request declaring the Events extension, with the subscription and the headers given', async () => {
     const { handle, sent } = follow([ok], { mode, cursor: 'c0', arguments: { contains: 'x' }, headers: { Authorization: 'Bearer t' } });
