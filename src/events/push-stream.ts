@@ -13,31 +13,23 @@
  * position, which the stream announces with a fresh `notifications/events/active`, as the text
  * says for "a gap mid-stream"). Nothing is skipped silently, nothing is delivered twice.
  *
- * Messages are written in order: each one goes through one chain of promises (minting a cursor
- * is asynchronous), so a heartbeat never overtakes the event before it.
+ * What every push stream owes its client besides its occurrences — messages in order, the
+ * subscription id, heartbeats, a client reading slowly, the end — is stream-body.ts's.
  */
 import type { CursorKeys, EventCursor } from '../core/event-cursor.ts';
 import { mintCursor } from '../core/event-cursor.ts';
-import type { JsonRpcId } from '../core/errors.ts';
-import {
-  EventsNotification,
-  type EventsError,
-  type JsonObject,
-  type StreamError,
-  type StreamNotification,
-  subscriptionMeta,
-} from '../core/events-wire.ts';
+import { EventsNotification, type EventsError, type JsonObject, type StreamError } from '../core/events-wire.ts';
 import { log } from '../core/log.ts';
 import { MisconfiguredError } from '../core/misconfiguration.ts';
-import { encodeEvent } from '../core/sse.ts';
-import { JsonRpcCode, SSE_RESPONSE_HEADERS } from '../core/wire.ts';
+import { JsonRpcCode } from '../core/wire.ts';
 import { type FeedMessage, LOG_RESET_CLOSE_CODE } from './event-log-object.ts';
 import { type Attached, attachFeed, SubscriptionRefused } from './feed-attach.ts';
 import type { LogName, StoredOccurrence } from './event-log-store.ts';
 import type { EventLogStub } from './event-logs.ts';
 import type { Retention } from './event-retention.ts';
+import { EventStreamBody, type StreamBodyOptions, type StreamFeed } from './stream-body.ts';
 
-export interface PushStreamOptions {
+export interface PushStreamOptions extends StreamBodyOptions {
   readonly log: EventLogStub;
   readonly name: LogName;
   readonly retention: Retention;
@@ -48,17 +40,6 @@ export interface PushStreamOptions {
   readonly cursor: EventCursor | null;
   readonly maxAgeMs: number | undefined;
   readonly keys: CursorKeys;
-  /** The `events/stream` request's id: the subscription id in every notification's `_meta`. */
-  readonly subscriptionId: JsonRpcId;
-  readonly heartbeatMs: number;
-  /** Bytes written and not yet read by the client past which the feed pauses (and resumes from the log). */
-  readonly bufferBytes: number;
-  /** The server ends the stream after this long (0: never): the client reconnects with its cursor. */
-  readonly maxConnectionAgeMs: number;
-  /** The client's request: aborted, the stream ends. */
-  readonly signal: AbortSignal;
-  /** Called once, when the stream has ended, whoever ended it. */
-  readonly onEnd: () => void;
 }
 
 export interface PushStream {
@@ -82,41 +63,22 @@ export async function openPushStream(options: PushStreamOptions): Promise<PushSt
   return refusal ?? stream;
 }
 
-class Feed implements PushStream {
-  readonly response: Response;
+class Feed implements PushStream, StreamFeed {
   readonly #options: PushStreamOptions;
-  readonly #encoder = new TextEncoder();
-  #controller!: ReadableStreamDefaultController<Uint8Array>;
+  readonly #body: EventStreamBody;
   #logId = '';
   #position = 0;
   #socket: WebSocket | undefined;
-  /** Every write and every message handled, in order. */
-  #chain: Promise<void> = Promise.resolve();
-  #ended = false;
-  /** The client reads slower than occurrences come: the socket was closed, and pull() resumes from the log. */
-  #paused = false;
   #failures = 0;
-  #heartbeats: ReturnType<typeof setInterval> | undefined;
-  #timer: ReturnType<typeof setTimeout> | undefined;
   #retryTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(options: PushStreamOptions) {
     this.#options = options;
-    const body = new ReadableStream<Uint8Array>(
-      {
-        start: (controller) => {
-          this.#controller = controller;
-        },
-        pull: () => {
-          if (!this.#paused || this.#ended) return;
-          this.#paused = false;
-          this.#enqueue(() => this.#attach());
-        },
-        cancel: () => this.#end(),
-      },
-      new ByteLengthQueuingStrategy({ highWaterMark: options.bufferBytes }),
-    );
-    this.response = new Response(body, { headers: SSE_RESPONSE_HEADERS });
+    this.#body = new EventStreamBody(options, this);
+  }
+
+  get response(): Response {
+    return this.#body.response;
   }
 
   /** Attaches from the request's cursor: the refusal, or undefined once `active` is written. */
@@ -127,34 +89,48 @@ class Feed implements PushStream {
     if ('backlog' in first) {
       const { logId, decision } = first.backlog;
       await this.#active(logId, decision.fromSeq, decision.truncated);
-      this.#enqueue(() => this.#catchUp());
+      this.#body.enqueue(() => this.#catchUp());
     } else {
       // The socket's first message is its start: `active` is written from it.
       this.#listen(first.socket, true);
     }
-    this.#options.signal.addEventListener('abort', () => this.#end(), { once: true });
-    const { heartbeatMs, maxConnectionAgeMs } = this.#options;
-    this.#heartbeats = setInterval(() => this.#enqueue(() => this.#heartbeat()), heartbeatMs);
-    if (maxConnectionAgeMs > 0) this.#timer = setTimeout(() => this.#enqueue(() => this.#finish()), maxConnectionAgeMs);
+    this.#body.open();
     return undefined;
   }
 
   terminate(error: EventsError): void {
-    this.#enqueue(async () => {
-      this.#write({ method: EventsNotification.terminated, params: { error, ...this.#meta() } });
-      this.#finish();
-    });
+    this.#body.terminate(error);
   }
 
-  #enqueue(work: () => Promise<void> | void): void {
-    this.#chain = this.#chain.then(async () => {
-      if (this.#ended) return;
-      try {
-        await work();
-      } catch (error) {
-        this.#fail(error);
-      }
-    });
+  checkedCursor(): Promise<string> {
+    const { name, keys } = this.#options;
+    return mintCursor({ ...name, logId: this.#logId, next: this.#position }, keys);
+  }
+
+  /** The client is behind: stop taking the feed; resume() attaches again from the position once it has read. */
+  pause(): void {
+    this.#closeSocket();
+  }
+
+  resume(): void {
+    this.#body.enqueue(() => this.#attach());
+  }
+
+  failed(error: unknown): void {
+    if (error instanceof SubscriptionRefused || error instanceof MisconfiguredError) {
+      const ended: StreamError = error instanceof SubscriptionRefused ? error.error : { code: error.code, message: error.message };
+      this.#body.write({ method: EventsNotification.terminated, params: { error: ended, ...this.#body.meta() } });
+      this.#body.finish();
+      return;
+    }
+    log({ msg: 'mcp.events.error', error: `push stream: ${String(error)}` });
+    this.#closeSocket();
+    this.#retry();
+  }
+
+  release(): void {
+    if (this.#retryTimer !== undefined) clearTimeout(this.#retryTimer);
+    this.#closeSocket();
   }
 
   #attachFrom(cursor: EventCursor | null, maxAgeMs: number | undefined): Promise<Attached> {
@@ -183,7 +159,7 @@ class Feed implements PushStream {
     socket.addEventListener('message', (event) => {
       if (this.#socket !== socket) return;
       const message = JSON.parse(String(event.data)) as FeedMessage;
-      this.#enqueue(async () => {
+      this.#body.enqueue(async () => {
         if (this.#socket !== socket) return;
         if ('start' in message) {
           const { logId, fromSeq, truncated } = message.start;
@@ -197,11 +173,11 @@ class Feed implements PushStream {
       });
     });
     socket.addEventListener('close', ({ code }) => {
-      if (this.#socket !== socket || this.#ended || this.#paused) return;
+      if (this.#socket !== socket || this.#body.ended || this.#body.paused) return;
       this.#socket = undefined;
       // Closed by the object on purpose (its log reset, a task's feed at its end): attach again at
       // once, to hear why. Anything else (a restart, a deploy): after a pause, as a failure.
-      if (code === 1000 || code === LOG_RESET_CLOSE_CODE) this.#enqueue(() => this.#attach());
+      if (code === 1000 || code === LOG_RESET_CLOSE_CODE) this.#body.enqueue(() => this.#attach());
       else this.#retry();
     });
   }
@@ -210,7 +186,10 @@ class Feed implements PushStream {
   async #active(logId: string, fromSeq: number, truncated: boolean): Promise<void> {
     this.#logId = logId;
     this.#position = fromSeq;
-    this.#write({ method: EventsNotification.active, params: { cursor: await this.#cursor(), truncated, ...this.#meta() } });
+    this.#body.write({
+      method: EventsNotification.active,
+      params: { cursor: await this.checkedCursor(), truncated, ...this.#body.meta() },
+    });
   }
 
   /** A start after the first: a continuation says nothing; a skip is "a fresh notifications/events/active with truncated: true". */
@@ -230,10 +209,10 @@ class Feed implements PushStream {
     const data = JSON.parse(occurrence.data) as JsonObject;
     if (!this.#options.accepts(data)) return;
     const { eventId, timestamp } = occurrence;
-    const cursor = await this.#cursor();
-    this.#write({
+    const cursor = await this.checkedCursor();
+    this.#body.write({
       method: EventsNotification.event,
-      params: { eventId, name: this.#options.eventName, timestamp, data, cursor, ...this.#meta() },
+      params: { eventId, name: this.#options.eventName, timestamp, data, cursor, ...this.#body.meta() },
     });
   }
 
@@ -241,7 +220,7 @@ class Feed implements PushStream {
   async #catchUp(): Promise<void> {
     const { log: logStub, name, retention } = this.#options;
     for (;;) {
-      if (this.#ended || this.#paused) return;
+      if (this.#body.ended || this.#body.paused) return;
       const cursor = { ...name, logId: this.#logId, next: this.#position };
       const answer = await logStub.read({ ...name, retention, cursor, limit: PAGE, maxBytes: PAGE_BYTES });
       const { decision } = answer;
@@ -252,72 +231,19 @@ class Feed implements PushStream {
     }
   }
 
-  async #heartbeat(): Promise<void> {
-    // "the position the server has checked up to": everything before it was delivered or not selected.
-    this.#write({ method: EventsNotification.heartbeat, params: { cursor: await this.#cursor(), ...this.#meta() } });
-  }
-
   #retry(): void {
     this.#failures++;
     if (this.#failures === FAILURES_BEFORE_ERROR) {
       // "a recoverable failure … The subscription stays active."
       const error: StreamError = { code: JsonRpcCode.InternalError, message: 'the event log is unreachable; retrying' };
-      this.#write({ method: EventsNotification.error, params: { error, ...this.#meta() } });
+      this.#body.write({ method: EventsNotification.error, params: { error, ...this.#body.meta() } });
     }
     // One retry pending at a time.
     if (this.#retryTimer !== undefined) clearTimeout(this.#retryTimer);
-    this.#retryTimer = setTimeout(() => this.#enqueue(() => this.#attach()), Math.min(RETRY_BASE_MS * 2 ** this.#failures, RETRY_MAX_MS));
-  }
-
-  #fail(error: unknown): void {
-    if (error instanceof SubscriptionRefused || error instanceof MisconfiguredError) {
-      const ended: StreamError = error instanceof SubscriptionRefused ? error.error : { code: error.code, message: error.message };
-      this.#write({ method: EventsNotification.terminated, params: { error: ended, ...this.#meta() } });
-      this.#finish();
-      return;
-    }
-    log({ msg: 'mcp.events.error', error: `push stream: ${String(error)}` });
-    this.#closeSocket();
-    this.#retry();
-  }
-
-  async #cursor(): Promise<string> {
-    const { name, keys } = this.#options;
-    return mintCursor({ ...name, logId: this.#logId, next: this.#position }, keys);
-  }
-
-  #meta() {
-    return subscriptionMeta(this.#options.subscriptionId);
-  }
-
-  #write(notification: StreamNotification): void {
-    this.#frame({ jsonrpc: '2.0', ...notification });
-  }
-
-  #frame(message: unknown): void {
-    if (this.#ended) return;
-    try {
-      this.#controller.enqueue(this.#encoder.encode(`event: message\n${encodeEvent({ data: JSON.stringify(message) })}`));
-    } catch {
-      this.#end();
-      return;
-    }
-    if ((this.#controller.desiredSize ?? 1) <= 0 && !this.#paused) {
-      // The client is behind: stop taking the feed; pull() resumes from the log when it has read.
-      this.#paused = true;
-      this.#closeSocket();
-    }
-  }
-
-  /** The server ends the stream: its result ("an empty result … closes the stream gracefully"), then the end. */
-  #finish(): void {
-    this.#frame({ jsonrpc: '2.0', id: this.#options.subscriptionId, result: { resultType: 'complete', ...this.#meta() } });
-    try {
-      this.#controller.close();
-    } catch {
-      // Already cancelled by the client.
-    }
-    this.#end();
+    this.#retryTimer = setTimeout(
+      () => this.#body.enqueue(() => this.#attach()),
+      Math.min(RETRY_BASE_MS * 2 ** this.#failures, RETRY_MAX_MS),
+    );
   }
 
   #closeSocket(): void {
@@ -328,15 +254,5 @@ class Feed implements PushStream {
     } catch {
       // Already closed.
     }
-  }
-
-  /** "the server MUST stop delivering events and release the associated resources." */
-  #end(): void {
-    if (this.#ended) return;
-    this.#ended = true;
-    if (this.#heartbeats !== undefined) clearInterval(this.#heartbeats);
-    for (const timer of [this.#timer, this.#retryTimer]) if (timer !== undefined) clearTimeout(timer);
-    this.#closeSocket();
-    this.#options.onEnd();
   }
 }

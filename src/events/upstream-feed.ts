@@ -25,32 +25,22 @@
  * subscription stays active, and the server retries and resumes": one `notifications/events/error`
  * (UPSTREAM_ERROR) per run of failures, then reads again from the same position, backing off.
  *
- * Bounds and revocation are the host's (edge-events.ts), as for every push stream.
+ * Bounds and revocation are the host's (edge-events.ts), as for every push stream; what every
+ * push stream owes its client besides its occurrences (order, heartbeats, a client reading
+ * slowly, the end), stream-body.ts's.
  */
 import { type CursorKeys, mintUpstreamCursor } from '../core/event-cursor.ts';
-import type { JsonRpcId } from '../core/errors.ts';
-import { type EventsError, EventsNotification, type StreamNotification, subscriptionMeta, UPSTREAM_ERROR } from '../core/events-wire.ts';
+import { type EventsError, EventsNotification, UPSTREAM_ERROR } from '../core/events-wire.ts';
 import { log } from '../core/log.ts';
-import { encodeEvent } from '../core/sse.ts';
-import { SSE_RESPONSE_HEADERS } from '../core/wire.ts';
 import type { PushStream } from './push-stream.ts';
+import { EventStreamBody, type StreamBodyOptions, type StreamFeed } from './stream-body.ts';
 import { type CheckedPage, UpstreamReadError } from './upstream-event-type.ts';
 import { ageFloor, beforeFloor, type UpstreamSubscription } from './upstream-poll.ts';
 
-export interface UpstreamFeedOptions {
+export interface UpstreamFeedOptions extends StreamBodyOptions {
   readonly subscription: UpstreamSubscription;
   readonly maxAgeMs: number | undefined;
   readonly keys: CursorKeys;
-  /** The `events/stream` request's id: the subscription id in every notification's `_meta`. */
-  readonly subscriptionId: JsonRpcId;
-  readonly heartbeatMs: number;
-  /** Bytes written and not yet read by the client past which no page is read until it reads. */
-  readonly bufferBytes: number;
-  /** The server ends the stream after this long (0: never): the client reconnects with its cursor. */
-  readonly maxConnectionAgeMs: number;
-  readonly signal: AbortSignal;
-  /** Called once, when the stream has ended, whoever ended it. */
-  readonly onEnd: () => void;
 }
 
 /** Occurrences and bytes one read asks for, as a log's push stream reads its backlog. */
@@ -66,44 +56,25 @@ export async function openUpstreamFeed(options: UpstreamFeedOptions): Promise<Pu
   return feed;
 }
 
-class UpstreamFeed implements PushStream {
-  readonly response: Response;
+class UpstreamFeed implements PushStream, StreamFeed {
   readonly #options: UpstreamFeedOptions;
+  readonly #body: EventStreamBody;
   readonly #floor: number | undefined;
-  readonly #encoder = new TextEncoder();
-  #controller!: ReadableStreamDefaultController<Uint8Array>;
   /** The author's cursor after the last page handled; null: from now (an upstream that cannot replay). */
   #position: string | null = null;
-  /** Every write, in order: a heartbeat never overtakes the event before it. */
-  #chain: Promise<void> = Promise.resolve();
-  #ended = false;
-  /** The client reads slower than pages come: no read until pull(). */
-  #paused = false;
   /** A read is under way, or its page not yet handled: no other read starts (the position is not yet moved). */
   #busy = true;
   #failures = 0;
-  #heartbeats: ReturnType<typeof setInterval> | undefined;
-  #ageTimer: ReturnType<typeof setTimeout> | undefined;
   #readTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(options: UpstreamFeedOptions) {
     this.#options = options;
+    this.#body = new EventStreamBody(options, this);
     this.#floor = ageFloor(options.maxAgeMs, options.subscription.upstream.from);
-    const body = new ReadableStream<Uint8Array>(
-      {
-        start: (controller) => {
-          this.#controller = controller;
-        },
-        pull: () => {
-          if (!this.#paused || this.#ended) return;
-          this.#paused = false;
-          this.#schedule(0);
-        },
-        cancel: () => this.#end(),
-      },
-      new ByteLengthQueuingStrategy({ highWaterMark: options.bufferBytes }),
-    );
-    this.response = new Response(body, { headers: SSE_RESPONSE_HEADERS });
+  }
+
+  get response(): Response {
+    return this.#body.response;
   }
 
   /** The first read, then `active` and its occurrences; throws UpstreamReadError (nothing opened). */
@@ -115,21 +86,34 @@ class UpstreamFeed implements PushStream {
     this.#handle(async () => {
       this.#position = start;
       const truncated = first.truncated || first.occurrences.some((o) => beforeFloor(o.timestamp, this.#floor));
-      this.#write({ method: EventsNotification.active, params: { cursor: await this.#seal(start), truncated, ...this.#meta() } });
+      this.#body.write({ method: EventsNotification.active, params: { cursor: await this.#seal(start), truncated, ...this.#body.meta() } });
       await this.#deliver(first, start);
       this.#next(first);
     });
-    this.#options.signal.addEventListener('abort', () => this.#end(), { once: true });
-    const { heartbeatMs, maxConnectionAgeMs } = this.#options;
-    this.#heartbeats = setInterval(() => this.#enqueue(() => this.#heartbeat()), heartbeatMs);
-    if (maxConnectionAgeMs > 0) this.#ageTimer = setTimeout(() => this.#enqueue(() => this.#finish()), maxConnectionAgeMs);
+    this.#body.open();
   }
 
   terminate(error: EventsError): void {
-    this.#enqueue(() => {
-      this.#write({ method: EventsNotification.terminated, params: { error, ...this.#meta() } });
-      this.#finish();
-    });
+    this.#body.terminate(error);
+  }
+
+  checkedCursor(): Promise<string | null> {
+    return this.#seal(this.#position);
+  }
+
+  /** The client is behind: no read is scheduled until it has read (#next, #schedule check the body). */
+  pause(): void {}
+
+  resume(): void {
+    this.#schedule(0);
+  }
+
+  failed(error: unknown): void {
+    log({ msg: 'mcp.events.error', error: `upstream feed: ${String(error)}` });
+  }
+
+  release(): void {
+    if (this.#readTimer !== undefined) clearTimeout(this.#readTimer);
   }
 
   #readFrom(from: string | null): Promise<CheckedPage> {
@@ -139,7 +123,7 @@ class UpstreamFeed implements PushStream {
 
   /** One read after the position; its page handled in order, or the failure told and retried. */
   async #read(): Promise<void> {
-    if (this.#ended || this.#paused || this.#busy) return;
+    if (this.#body.ended || this.#body.paused || this.#busy) return;
     this.#busy = true;
     const from = this.#position;
     let page: CheckedPage;
@@ -147,14 +131,17 @@ class UpstreamFeed implements PushStream {
       page = await this.#readFrom(from);
     } catch (error) {
       if (!(error instanceof UpstreamReadError)) log({ msg: 'mcp.events.error', error: `upstream feed: ${String(error)}` });
-      this.#enqueue(() => this.#failed());
+      this.#body.enqueue(() => this.#failed());
       return;
     }
     this.#handle(async () => {
       this.#failures = 0;
       if (page.truncated || page.occurrences.some((o) => beforeFloor(o.timestamp, this.#floor))) {
         // "a fresh notifications/events/active with truncated: true and a new cursor".
-        this.#write({ method: EventsNotification.active, params: { cursor: await this.#seal(from), truncated: true, ...this.#meta() } });
+        this.#body.write({
+          method: EventsNotification.active,
+          params: { cursor: await this.#seal(from), truncated: true, ...this.#body.meta() },
+        });
       }
       await this.#deliver(page, from);
       this.#next(page);
@@ -169,9 +156,9 @@ class UpstreamFeed implements PushStream {
       const after = index === page.occurrences.length - 1 ? page.cursor : (occurrence.cursor ?? safe);
       if (!beforeFloor(occurrence.timestamp, this.#floor) && subscription.accepts(occurrence.data)) {
         const { eventId, timestamp, data } = occurrence;
-        this.#write({
+        this.#body.write({
           method: EventsNotification.event,
-          params: { eventId, name: subscription.type.name, timestamp, data, cursor: await this.#seal(after), ...this.#meta() },
+          params: { eventId, name: subscription.type.name, timestamp, data, cursor: await this.#seal(after), ...this.#body.meta() },
         });
       }
       safe = occurrence.cursor ?? safe;
@@ -182,27 +169,23 @@ class UpstreamFeed implements PushStream {
   /** The next read: at once while the author has more, else after pollIntervalMs; none while the client is behind. */
   #next(page: CheckedPage): void {
     this.#busy = false;
-    if (!this.#paused) this.#schedule(page.hasMore ? 0 : this.#options.subscription.upstream.type.pollIntervalMs);
+    if (!this.#body.paused) this.#schedule(page.hasMore ? 0 : this.#options.subscription.upstream.type.pollIntervalMs);
   }
 
   #failed(): void {
     this.#busy = false;
     this.#failures++;
     // "reports a recoverable failure … The subscription stays active, and the server retries and resumes." Once per run of failures.
-    if (this.#failures === 1) this.#write({ method: EventsNotification.error, params: { error: UPSTREAM_ERROR, ...this.#meta() } });
+    if (this.#failures === 1)
+      this.#body.write({ method: EventsNotification.error, params: { error: UPSTREAM_ERROR, ...this.#body.meta() } });
     const interval = this.#options.subscription.upstream.type.pollIntervalMs;
     this.#schedule(Math.min(interval * 2 ** (this.#failures - 1), Math.max(interval, RETRY_MAX_MS)));
   }
 
   #schedule(ms: number): void {
-    if (this.#ended || this.#busy) return;
+    if (this.#body.ended || this.#busy) return;
     if (this.#readTimer !== undefined) clearTimeout(this.#readTimer);
     this.#readTimer = setTimeout(() => void this.#read(), ms);
-  }
-
-  async #heartbeat(): Promise<void> {
-    // "the position the server has checked up to": everything before it was delivered or not selected.
-    this.#write({ method: EventsNotification.heartbeat, params: { cursor: await this.#seal(this.#position), ...this.#meta() } });
   }
 
   /** A position as the client holds it: sealed to the type and partition; null stays null ("does not support replay"). */
@@ -212,20 +195,9 @@ class UpstreamFeed implements PushStream {
     return mintUpstreamCursor({ type: subscription.type.name, partition: subscription.log.partition, upstream }, keys);
   }
 
-  #enqueue(work: () => Promise<void> | void): void {
-    this.#chain = this.#chain.then(async () => {
-      if (this.#ended) return;
-      try {
-        await work();
-      } catch (error) {
-        log({ msg: 'mcp.events.error', error: `upstream feed: ${String(error)}` });
-      }
-    });
-  }
-
   /** A page's handling, in order: one that fails (a cursor too long to seal) is a failed read, retried from the position. */
   #handle(work: () => Promise<void>): void {
-    this.#enqueue(async () => {
+    this.#body.enqueue(async () => {
       try {
         await work();
       } catch (error) {
@@ -233,45 +205,5 @@ class UpstreamFeed implements PushStream {
         this.#failed();
       }
     });
-  }
-
-  #meta() {
-    return subscriptionMeta(this.#options.subscriptionId);
-  }
-
-  #write(notification: StreamNotification): void {
-    this.#frame({ jsonrpc: '2.0', ...notification });
-  }
-
-  #frame(message: unknown): void {
-    if (this.#ended) return;
-    try {
-      this.#controller.enqueue(this.#encoder.encode(`event: message\n${encodeEvent({ data: JSON.stringify(message) })}`));
-    } catch {
-      this.#end();
-      return;
-    }
-    // The client is behind: no more reads until pull() says it has read.
-    if ((this.#controller.desiredSize ?? 1) <= 0) this.#paused = true;
-  }
-
-  /** The server ends the stream: its result ("an empty result … closes the stream gracefully"), then the end. */
-  #finish(): void {
-    this.#frame({ jsonrpc: '2.0', id: this.#options.subscriptionId, result: { resultType: 'complete', ...this.#meta() } });
-    try {
-      this.#controller.close();
-    } catch {
-      // Already cancelled by the client.
-    }
-    this.#end();
-  }
-
-  /** "the server MUST stop delivering events and release the associated resources." */
-  #end(): void {
-    if (this.#ended) return;
-    this.#ended = true;
-    if (this.#heartbeats !== undefined) clearInterval(this.#heartbeats);
-    for (const timer of [this.#ageTimer, this.#readTimer]) if (timer !== undefined) clearTimeout(timer);
-    this.#options.onEnd();
   }
 }
