@@ -66,8 +66,8 @@ async function load() {
 const INSPECTOR = join(HERE, 'node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js');
 const COUNTDOWN = { from: 3, interval_ms: 50 };
 const LIFTOFF = 'liftoff after 3';
-const MODERN_TOOLS = ['confirm', 'countdown'];
-const SESSION_TOOLS = ['confirm', 'countdown', 'note', 'tally'];
+const MODERN_TOOLS = ['confirm', 'countdown', 'post_note'];
+const SESSION_TOOLS = ['confirm', 'countdown', 'note', 'post_note', 'tally'];
 
 /** What each era's server lists, and how a line names the era. */
 const ERAS = {
