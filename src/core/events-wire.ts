@@ -7,8 +7,8 @@
  * Pure, no I/O: the constants, the TypeScript shapes of params, results and notifications, the
  * error table with its typed `data`, and the parsing of incoming `events/list`, `events/poll` and
  * `events/stream` params into typed values or a typed refusal (-32602 with a reason), as
- * task-stream.ts parses `tasks/stream`. Webhook (`events/subscribe`) is the next issue's: only its
- * names are here, so that the reserved prefixes are complete.
+ * task-stream.ts parses `tasks/stream`. The webhook wire (`events/subscribe`, its headers, bodies
+ * and control envelopes) is events-webhook-wire.ts's, re-exported here: one import for every name.
  */
 import type { JsonRpcId } from './errors.ts';
 import { JsonRpcCode } from './wire.ts';
@@ -84,7 +84,12 @@ export type InvalidParamsReason =
   | 'forged_cursor'
   | 'cursor_other_type'
   | 'cursor_other_log'
-  | 'cursor_ahead';
+  | 'cursor_ahead'
+  // events/subscribe and events/unsubscribe (events-webhook-wire.ts); `data.refusal` says which check failed.
+  | 'invalid_delivery'
+  | 'invalid_callback_url'
+  | 'invalid_secret'
+  | 'invalid_ttl';
 
 /** The typed `data` of each error, as the SEP's table describes it. */
 export interface EventsErrorData {
@@ -254,7 +259,7 @@ export const MAX_CURSOR_LENGTH = 2048;
 /** Longer than any event type name is worth carrying. */
 export const MAX_EVENT_NAME_LENGTH = 256;
 
-function isObject(value: unknown): value is JsonObject {
+export function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
@@ -270,22 +275,26 @@ function parseCursorMember(cursor: unknown): string | null | ParamsRefusal {
   return cursor;
 }
 
-function parseSubscription(params: unknown): SubscriptionParams | ParamsRefusal {
+/** `name` and `arguments`, what names the event of every request but `events/list` (`events/unsubscribe` has no more). */
+export function parseEventTarget(params: unknown): Pick<SubscriptionParams, 'name' | 'arguments'> | ParamsRefusal {
   if (!isObject(params)) return refuseParams('params must be an object');
-  const {
-    name,
-    arguments: args,
-    cursor,
-    maxAgeMs,
-  } = params as { name?: unknown; arguments?: unknown; cursor?: unknown; maxAgeMs?: unknown };
+  const { name, arguments: args } = params as { name?: unknown; arguments?: unknown };
   if (typeof name !== 'string' || name.length === 0) return refuseParams('name must be a non-empty string');
   if (name.length > MAX_EVENT_NAME_LENGTH) return refuseParams(`name is longer than ${MAX_EVENT_NAME_LENGTH} characters`);
   if (args !== undefined && !isObject(args)) return refuseParams('arguments must be an object', 'invalid_arguments');
+  return { name, arguments: args ?? {} };
+}
+
+/** One subscription and where it starts: what poll, stream and `events/subscribe` share. */
+export function parseSubscriptionParams(params: unknown): SubscriptionParams | ParamsRefusal {
+  const target = parseEventTarget(params);
+  if (isRefusal(target)) return target;
+  const { cursor, maxAgeMs } = params as { cursor?: unknown; maxAgeMs?: unknown };
   const parsedCursor = parseCursorMember(cursor);
   if (typeof parsedCursor === 'object' && parsedCursor !== null) return parsedCursor;
   if (maxAgeMs !== undefined && !isNonNegativeInteger(maxAgeMs))
     return refuseParams('maxAgeMs must be a non-negative integer (milliseconds)');
-  return { name, arguments: args ?? {}, cursor: parsedCursor, maxAgeMs };
+  return { ...target, cursor: parsedCursor, maxAgeMs };
 }
 
 export function isRefusal(value: object): value is ParamsRefusal {
@@ -294,7 +303,7 @@ export function isRefusal(value: object): value is ParamsRefusal {
 
 /** `events/poll` params: one subscription, its cursor, and `maxEvents` ("an optional cap"). */
 export function parsePollParams(params: unknown): PollEventsParams | ParamsRefusal {
-  const subscription = parseSubscription(params);
+  const subscription = parseSubscriptionParams(params);
   if (isRefusal(subscription)) return subscription;
   const { maxEvents } = params as { maxEvents?: unknown };
   // A cap of 0 would answer nothing forever with `hasMore: true`: at least 1.
@@ -306,7 +315,7 @@ export function parsePollParams(params: unknown): PollEventsParams | ParamsRefus
 
 /** `events/stream` params: one subscription and its cursor. */
 export function parseStreamParams(params: unknown): StreamEventsParams | ParamsRefusal {
-  return parseSubscription(params);
+  return parseSubscriptionParams(params);
 }
 
 /** `events/list` params: optional, with an optional pagination `cursor`. */
@@ -331,3 +340,5 @@ export function clientDeclaresEvents(params: unknown): boolean {
   const extensions = capabilities.extensions;
   return isObject(extensions) && isObject(extensions[EVENTS_EXTENSION_ID]);
 }
+
+export * from './events-webhook-wire.ts';

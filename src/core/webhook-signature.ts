@@ -22,13 +22,10 @@
  * What it leaves to neighbours: which secrets sign (the subscription's current one, and the one it
  * replaced during the grace window: SEP "SHOULD dual-sign"), `X-MCP-Subscription-Id`, the
  * challenge echo of the `verification` envelope, deduplication by `webhook-id`, and what a refusal
- * becomes (`-32602` for a bad `delivery.secret`; a 4xx for a delivery that does not verify).
+ * becomes (`-32602` for a bad `delivery.secret`; a 4xx for a delivery that does not verify). The
+ * header names are the wire's (events-wire.ts, with every other name of the extension).
  */
-
-/** Standard Webhooks' header names: "All of the headers should be prefixed with `webhook-`". */
-export const WEBHOOK_ID_HEADER = 'webhook-id';
-export const WEBHOOK_TIMESTAMP_HEADER = 'webhook-timestamp';
-export const WEBHOOK_SIGNATURE_HEADER = 'webhook-signature';
+import { WEBHOOK_ID_HEADER, WEBHOOK_SIGNATURE_HEADER, WEBHOOK_TIMESTAMP_HEADER } from './events-wire.ts';
 
 export const WEBHOOK_SECRET_PREFIX = 'whsec_';
 /** SEP-3415: "`whsec_` followed by base64 that decodes to 24 to 64 bytes". */

@@ -27,9 +27,7 @@
  * subscriptions across restarts") is the store's.
  */
 import { sha256Hex } from './digest.ts';
-
-/** The prefix of a derived subscription id (the SEP's example: `sub_a3f1c8e2b0d49f7e`). A wire name: events-wire.ts's to hold. */
-export const SUBSCRIPTION_ID_PREFIX = 'sub_';
+import { SUBSCRIPTION_ID_PREFIX } from './events-wire.ts';
 /** Bytes of SHA-256 kept in the id: 128 bits. */
 export const SUBSCRIPTION_ID_BYTES = 16;
 /** Deeper arguments than this are refused rather than recursed into (no `inputSchema` worth serving nests so far). */
