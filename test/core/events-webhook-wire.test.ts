@@ -416,6 +416,8 @@ describe('readWebhookBody', () => {
     { name: 'not an object', json: [event], reading: malformed },
     { name: 'null', json: null, reading: malformed },
     { name: 'type not a string', json: { type: 1 }, reading: malformed },
+    // Any top-level `type` makes a control envelope: an occurrence carrying one is not read as an event.
+    { name: 'an occurrence with type null', json: { ...event, type: null }, reading: malformed },
     { name: 'no eventId', json: { ...event, eventId: undefined }, reading: malformed },
     { name: 'data an array', json: { ...event, data: [] }, reading: malformed },
     { name: 'timestamp a number', json: { ...event, timestamp: 1 }, reading: malformed },
