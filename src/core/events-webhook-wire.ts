@@ -32,16 +32,15 @@ import {
   parseSubscriptionParams,
   type StreamError,
   type SubscriptionParams,
+  WEBHOOK_ID_HEADER,
+  WEBHOOK_SIGNATURE_HEADER,
+  WEBHOOK_TIMESTAMP_HEADER,
 } from './events-wire.ts';
 
-// Only literals at the top level: this module and events-wire.ts import each other.
+export { WEBHOOK_ID_HEADER, WEBHOOK_SIGNATURE_HEADER, WEBHOOK_TIMESTAMP_HEADER };
 
 /** "`X-MCP-Subscription-Id` … carries the subscription `id`": "the only MCP-specific header" (HTTP names are case-insensitive). */
 export const SUBSCRIPTION_ID_HEADER = 'X-MCP-Subscription-Id';
-/** Standard Webhooks' three: "Every delivery MUST include `webhook-id`, `webhook-timestamp` and `webhook-signature`." */
-export const WEBHOOK_ID_HEADER = 'webhook-id';
-export const WEBHOOK_TIMESTAMP_HEADER = 'webhook-timestamp';
-export const WEBHOOK_SIGNATURE_HEADER = 'webhook-signature';
 /** *Delivery profile*: "present on every delivery. A WAF MAY drop requests that are missing any of them". */
 export const WEBHOOK_REQUIRED_HEADERS = [
   WEBHOOK_ID_HEADER,

@@ -7,8 +7,9 @@
  * Pure, no I/O: the constants, the TypeScript shapes of params, results and notifications, the
  * error table with its typed `data`, and the parsing of incoming `events/list`, `events/poll` and
  * `events/stream` params into typed values or a typed refusal (-32602 with a reason), as
- * task-stream.ts parses `tasks/stream`. The webhook wire (`events/subscribe`, its headers, bodies
- * and control envelopes) is events-webhook-wire.ts's, re-exported here: one import for every name.
+ * task-stream.ts parses `tasks/stream`. The webhook wire (`events/subscribe`, its bodies and
+ * control envelopes) is events-webhook-wire.ts's, which builds on this module (and only that way
+ * round: no import circle); the Standard Webhooks header names are here, for the signing core.
  */
 import type { JsonRpcId } from './errors.ts';
 import { JsonRpcCode } from './wire.ts';
@@ -341,4 +342,7 @@ export function clientDeclaresEvents(params: unknown): boolean {
   return isObject(extensions) && isObject(extensions[EVENTS_EXTENSION_ID]);
 }
 
-export * from './events-webhook-wire.ts';
+/** Standard Webhooks' three: "Every delivery MUST include `webhook-id`, `webhook-timestamp` and `webhook-signature`." */
+export const WEBHOOK_ID_HEADER = 'webhook-id';
+export const WEBHOOK_TIMESTAMP_HEADER = 'webhook-timestamp';
+export const WEBHOOK_SIGNATURE_HEADER = 'webhook-signature';

@@ -27,7 +27,7 @@
  * subscriptions across restarts") is the store's.
  */
 import { sha256Hex } from './digest.ts';
-import { SUBSCRIPTION_ID_PREFIX } from './events-wire.ts';
+import { SUBSCRIPTION_ID_PREFIX } from './events-webhook-wire.ts';
 /** Bytes of SHA-256 kept in the id: 128 bits. */
 export const SUBSCRIPTION_ID_BYTES = 16;
 /** Deeper arguments than this are refused rather than recursed into (no `inputSchema` worth serving nests so far). */

@@ -36,6 +36,7 @@
  * its bounds (webhook-attempt.ts), rate-limiting challenges per destination host ("SHOULD be
  * rate-limited per destination host"), and the store.
  */
+import { controlWebhookId, verificationEnvelope } from './events-webhook-wire.ts';
 import type { CallbackFailure } from './events-wire.ts';
 import { ATTEMPT_TIMEOUT_MS, type CappedBody } from './webhook-attempt.ts';
 
@@ -45,24 +46,6 @@ export const CHALLENGE_BYTES = 32;
 export const CHALLENGE_TTL_MS = ATTEMPT_TIMEOUT_MS;
 /** How long a verification of `(principal, url)` spares further challenges: a day (ours; the text gives none). */
 export const VERIFICATION_TTL_MS = 86_400_000;
-
-// ---------------------------------------------------------------------------------------------
-// Wire shapes of the control envelope. TODO(issue 47): these move into events-wire.ts with the
-// other webhook shapes (the `gap` and `terminated` envelopes); built here until then.
-// ---------------------------------------------------------------------------------------------
-
-/** `{"type":"verification","challenge":"<nonce>"}`: "A body with a top-level `type` field is a control envelope." */
-export interface VerificationEnvelope {
-  readonly type: 'verification';
-  readonly challenge: string;
-}
-
-/** "`webhook-id` for a control envelope is a per-message identifier of the form `msg_<type>_<random>`." */
-export function controlMessageId(type: string): string {
-  return `msg_${type}_${toBase64Url(crypto.getRandomValues(new Uint8Array(16)))}`;
-}
-
-// ---------------------------------------------------------------------------------------------
 
 /** A challenge sent: its nonce and expiry, and whether an answer has been checked against it. */
 export class VerificationChallenge {
@@ -93,8 +76,8 @@ export class VerificationChallenge {
 
   /** The POST's `webhook-id` and body, to sign and send. */
   message(): { readonly id: string; readonly body: string } {
-    const envelope: VerificationEnvelope = { type: 'verification', challenge: this.value };
-    return { id: controlMessageId(envelope.type), body: JSON.stringify(envelope) };
+    const envelope = verificationEnvelope(this.value);
+    return { id: controlWebhookId(envelope.type), body: JSON.stringify(envelope) };
   }
 }
 

@@ -12,9 +12,7 @@ import {
   controlWebhookId,
   deliveryBody,
   deliveryStatus,
-  EventsMethod,
   gapEnvelope,
-  MAX_CURSOR_LENGTH,
   MAX_WEBHOOK_BODY_BYTES,
   parseSubscribeParams,
   parseUnsubscribeParams,
@@ -36,7 +34,8 @@ import {
   WEBHOOK_SIGNATURE_HEADER,
   WEBHOOK_TIMESTAMP_HEADER,
   webhookRequestHeaders,
-} from '../../src/core/events-wire.ts';
+} from '../../src/core/events-webhook-wire.ts';
+import { EventsMethod, MAX_CURSOR_LENGTH } from '../../src/core/events-wire.ts';
 import { isWebhookId } from '../../src/core/webhook-signature.ts';
 import type { CallbackUrlPolicy } from '../../src/core/webhook-url.ts';
 
