@@ -19,6 +19,7 @@
  * metadata document's client is never stored (nor registered), and the provider's
  * `createClient()` (permanent records) is not used here.
  */
+import { randomBase64Url } from '../core/base64url.ts';
 import type { ClientInfo } from '@cloudflare/workers-oauth-provider';
 import { sha256Hex } from '../core/digest.ts';
 import { OAuthHttpError, oauthErrorResponse } from './oauth-errors.ts';
@@ -58,7 +59,7 @@ export async function withRegistrationAccess(response: Response, issuer: string,
   // The record's expiry, as the provider stamped it: registered at `client_id_issued_at`, for the TTL.
   const issuedAt = registered.client_id_issued_at;
   if (typeof issuedAt !== 'number') throw new Error('the provider registered a client without a client_id_issued_at');
-  const token = base64url(crypto.getRandomValues(new Uint8Array(32)));
+  const token = randomBase64Url(32);
   await putKey(store, clientId, await sha256Hex(token), issuedAt + CLIENT_REGISTRATION_TTL_SECONDS);
   const headers = new Headers(response.headers);
   headers.delete('Content-Length');
@@ -177,11 +178,4 @@ function equalHex(a: string, b: string): boolean {
   let difference = 0;
   for (let i = 0; i < a.length; i++) difference |= a.charCodeAt(i) ^ b.charCodeAt(i);
   return difference === 0;
-}
-
-function base64url(bytes: Uint8Array): string {
-  return btoa(String.fromCharCode(...bytes))
-    .replace(/\+/g, '-')
-    .replace(/\//g, '_')
-    .replace(/=+$/, '');
 }

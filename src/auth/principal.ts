@@ -4,6 +4,7 @@
  * principal and their id together, so one principal never reaches another's: it finds an
  * object that holds nothing and is answered exactly as for an id that never existed.
  */
+import { toBase64Url } from '../core/base64url.ts';
 import { INTERNAL_HEADERS } from '../core/wire.ts';
 
 export interface Principal {
@@ -42,12 +43,7 @@ export function encodePrincipal(principal: Principal): string {
   return principal === ANONYMOUS ? ANONYMOUS_ENCODED : base64url(JSON.stringify(principal));
 }
 
-function base64url(text: string): string {
-  const bytes = new TextEncoder().encode(text);
-  let binary = '';
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
-}
+const base64url = (text: string): string => toBase64Url(new TextEncoder().encode(text));
 
 const ANONYMOUS_ENCODED = base64url(JSON.stringify(ANONYMOUS));
 

@@ -24,6 +24,7 @@
  * were skipped — or, for a cursor that is not a position in this log at all, a typed refusal.
  * Never a silent skip, never a position of another log.
  */
+import { fromBase64Url, toBase64Url } from './base64url.ts';
 import { eventsError, type InvalidParamsReason, MAX_CURSOR_LENGTH, type ParamsRefusal, refuseParams } from './events-wire.ts';
 
 /** What a log is: the type it serves, its partition ('' when the type has none), and its generation. */
@@ -80,24 +81,6 @@ export async function importCursorKey(secret: string): Promise<CryptoKey> {
   if (bytes.byteLength < MIN_CURSOR_KEY_BYTES)
     throw new Error(`configuration: the event cursor key must be at least ${MIN_CURSOR_KEY_BYTES} bytes`);
   return crypto.subtle.importKey('raw', bytes, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
-}
-
-function toBase64Url(bytes: Uint8Array): string {
-  let binary = '';
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '');
-}
-
-function fromBase64Url(text: string): Uint8Array | undefined {
-  if (!/^[A-Za-z0-9_-]*$/.test(text)) return undefined;
-  try {
-    const bytes = Uint8Array.from(atob(text.replaceAll('-', '+').replaceAll('_', '/')), (c) => c.charCodeAt(0));
-    // One spelling per cursor: a last character differing only in unused bits decodes to the same
-    // bytes, and is refused rather than accepted as a second name for the same position.
-    return toBase64Url(bytes) === text ? bytes : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 function signed(payload: Uint8Array): Uint8Array {

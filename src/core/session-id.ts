@@ -6,15 +6,13 @@
  * a client error (400). An id of any other shape is one this server could not have issued: an
  * unknown session (404, on which clients start a new one), never a lookup.
  */
+import { randomBase64Url } from './base64url.ts';
 // 256 bits are 42 full base64 characters plus 4 bits, so the last character is one of the 16
 // whose low 2 bits are zero: anything else could not have come from newSessionId().
 const SESSION_ID = /^[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$/;
 
 export function newSessionId(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(32));
-  let binary = '';
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  return randomBase64Url(32);
 }
 
 /** "The session ID MUST only contain visible ASCII characters"; over 1,024 of them is no id. */

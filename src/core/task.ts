@@ -5,6 +5,7 @@
  * No I/O: the task object (src/tasks/task-object.ts) stores what these functions return.
  */
 
+import { randomBase64Url } from './base64url.ts';
 import { utf8Length } from './utf8.ts';
 
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
@@ -263,10 +264,7 @@ export function capabilitiesDeclareTasks(capabilities: unknown): boolean {
  * enough entropy that they cannot be guessed". Only a well-formed id wakes an object.
  */
 export function newTaskId(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
-  let binary = '';
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  return randomBase64Url(16);
 }
 
 // 128 bits are 21 full base64 characters plus 2 bits: the last character's low 4 bits are zero.

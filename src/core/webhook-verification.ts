@@ -36,6 +36,7 @@
  * its bounds (webhook-attempt.ts), rate-limiting challenges per destination host ("SHOULD be
  * rate-limited per destination host"), and the store.
  */
+import { randomBase64Url } from './base64url.ts';
 import { controlWebhookId, verificationEnvelope } from './events-webhook-wire.ts';
 import type { CallbackFailure } from './events-wire.ts';
 import { ATTEMPT_TIMEOUT_MS, type CappedBody } from './webhook-attempt.ts';
@@ -60,7 +61,7 @@ export class VerificationChallenge {
   /** A new challenge from the CSPRNG, issued at `now`, expiring `ttlMs` later. */
   static issue(now: number, ttlMs: number = CHALLENGE_TTL_MS): VerificationChallenge {
     if (!Number.isSafeInteger(ttlMs) || ttlMs <= 0) throw new RangeError(`a challenge lives a positive whole number of ms, got ${ttlMs}`);
-    return new VerificationChallenge(toBase64Url(crypto.getRandomValues(new Uint8Array(CHALLENGE_BYTES))), now, now + ttlMs);
+    return new VerificationChallenge(randomBase64Url(CHALLENGE_BYTES), now, now + ttlMs);
   }
 
   get spent(): boolean {
@@ -151,9 +152,3 @@ export function verificationCurrent(entry: VerificationEntry | undefined, now: n
 }
 
 const failed = (why: ChallengeRefusal): ChallengeCheck => ({ ok: false, reason: 'challenge_failed', why });
-
-function toBase64Url(bytes: Uint8Array): string {
-  let binary = '';
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '');
-}
