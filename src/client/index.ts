@@ -4,7 +4,8 @@
  * `followTask`, which follows a 2026-07-28 task's event stream to its end the same way; and
  * `callToolAsTask`, which calls a tool through the SDK's Client so that the server may make it a
  * task, and follows that task to its result; and `followEvents`, which follows one MCP Events
- * subscription by poll or push, persisting its cursor through the application.
+ * subscription by poll or push, persisting its cursor through the application; and
+ * `receiveWebhook`, which verifies, answers and deduplicates the POSTs of a webhook subscription.
  */
 export { ForkSafeTransport, type ForkSafeTransportOptions, type TransportMode } from './transport.ts';
 export {
@@ -63,6 +64,19 @@ export {
   type EventsProtocolReason,
 } from './events-errors.ts';
 export { DEFAULT_DEDUP_WINDOW } from './recent-event-ids.ts';
+export {
+  type DeliveryStore,
+  memoryDeliveryStore,
+  type ReceiptRefusal,
+  receiveWebhook,
+  type ReceiveWebhookOptions,
+  type WebhookDelivery,
+  type WebhookReceipt,
+  WebhookSecretError,
+} from './webhook-receiver.ts';
+export type { DeliveryBody } from '../core/events-webhook-wire.ts';
+/** A fresh `whsec_` secret from the CSPRNG, for `delivery.secret` ("Client SDKs SHOULD generate it from a CSPRNG by default"). */
+export { newWebhookSecret } from '../core/webhook-signature.ts';
 export type { EventOccurrence, EventsErrorName, JsonObject } from '../core/events-wire.ts';
 /** The Events extension's name, and the poll floor and heartbeat ceiling the follower defaults to. */
 export { DEFAULT_POLL_FLOOR_MS, EVENTS_EXTENSION_ID, MAX_HEARTBEAT_MS } from '../core/events-wire.ts';
