@@ -30,6 +30,7 @@
  * attempts of one id (a retry overtaking a slow first attempt) both pass `has`: a store that
  * must exclude that makes `add` a unique insert inside the processing transaction.
  */
+import { readBoundedBytes } from '../core/bounded-body.ts';
 import {
   challengeAnswer,
   type DeliveryBody,
@@ -189,27 +190,7 @@ async function readCapped(request: Request): Promise<Uint8Array | undefined> {
     await request.body?.cancel();
     return undefined;
   }
-  if (request.body === null) return new Uint8Array();
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let length = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    length += value.byteLength;
-    if (length > MAX_WEBHOOK_BODY_BYTES) {
-      await reader.cancel();
-      return undefined;
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(length);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
+  return readBoundedBytes(request.body, MAX_WEBHOOK_BODY_BYTES);
 }
 
 /** The body as JSON from strict UTF-8, or undefined (which readWebhookBody calls malformed). */
