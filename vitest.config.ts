@@ -2,6 +2,7 @@ import { cloudflareTest } from '@cloudflare/vitest-plugin';
 import { defineConfig } from 'vitest/config';
 import { repositoryFolders } from './scripts/support/repository-folders.mjs';
 import { dropExpectedWorkerdLines } from './scripts/support/test-quiet-workerd.mjs';
+import { startWebhookReceiver } from './scripts/support/webhook-test-receiver.mjs';
 import { wranglerConfigImport } from './scripts/support/wrangler-config-import.mjs';
 import { TEST_METRICS_KEY } from './test/fixture-server/metrics-recorder.ts';
 import { TEST_ADMIN_TOKEN, TEST_ISSUER, TEST_PUBLIC_JWKS } from './test/support/tokens.ts';
@@ -24,6 +25,12 @@ const worker = (vars: Record<string, string> = {}, miniflare: Record<string, unk
     wrangler: { configPath: './test/fixture-server/wrangler.toml' },
     miniflare: { bindings: vars, ...miniflare },
   });
+
+// The webhook tests' receiver on 127.0.0.1 (scripts/support/webhook-test-receiver.mjs): started
+// with the run, in this process, so its origin can be a binding of the `webhooks` project (the
+// only origin WEBHOOK_DEV_ORIGINS lets a subscription POST to over http). It holds no process open.
+const webhookReceiver = await startWebhookReceiver();
+webhookReceiver.server.unref();
 
 const shared = {
   // The first request of a file pays for loading the SDK into workerd (~4 s on 2 cores).
@@ -70,6 +77,7 @@ export default defineConfig({
             'test/scale/**',
             'test/metrics/recorded-run.test.ts',
             'test/misconfigured/**',
+            'test/webhooks/**',
           ],
         },
       },
@@ -174,6 +182,32 @@ export default defineConfig({
         // log; the listen bus over three shards; an isolate of 8 listens, 6 per client address.
         plugins: [worker({ CONNECTION_BUFFER_BYTES: '8192', BUS_SHARDS: '3', MAX_LISTEN_STREAMS: '8', MAX_LISTENS_PER_PRINCIPAL: '6' })],
         test: { ...shared, name: 'buffered', include: ['test/buffered/**/*.test.ts'] },
+      },
+      {
+        // MCP Events webhooks (AUTH=jwt: only an authenticated principal subscribes), delivered to
+        // the receiver above under WEBHOOK_DEV_ORIGINS, with a retry policy and TTLs short enough
+        // for a test to see a retry, a give-up, a suspension and an expiry.
+        plugins: [
+          worker({
+            AUTH: 'jwt',
+            AUTH_ISSUER: TEST_ISSUER,
+            AUTH_JWKS: JSON.stringify(TEST_PUBLIC_JWKS),
+            AUTH_SCOPES: 'mcp',
+            ADMIN_TOKEN: TEST_ADMIN_TOKEN,
+            MAX_WEBHOOKS_PER_PRINCIPAL: '3',
+            WEBHOOK_RECEIVER: webhookReceiver.origin,
+            WEBHOOK_DEV_ORIGINS: webhookReceiver.origin,
+            WEBHOOK_MIN_TTL_MS: '1000',
+            WEBHOOK_RETRY_FIRST_MS: '200',
+            WEBHOOK_RETRY_MAX_DELAY_MS: '1000',
+            WEBHOOK_RETRY_WINDOW_MS: '10000',
+            WEBHOOK_SUSPEND_AFTER_FAILURES: '6',
+            WEBHOOK_SUSPEND_AFTER_MS: '1500',
+            WEBHOOK_ATTEMPT_TIMEOUT_MS: '1000',
+            WEBHOOK_SECRET_GRACE_MS: '5000',
+          }),
+        ],
+        test: { ...shared, name: 'webhooks', include: ['test/webhooks/**/*.test.ts'] },
       },
       // Scale runs, not part of npm test (`npm run bus-scale` sets MCP_SCALE): the listen bus over 8 shards.
       ...(process.env.MCP_SCALE === '1'

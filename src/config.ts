@@ -148,7 +148,7 @@ export const MAX_BODY_BYTES = 4 * 1024 * 1024;
  */
 export const MAX_SESSION_REQUESTS_LIMIT = 2 ** 23 - 1;
 
-function nonNegativeInteger(name: string, text: string | undefined, fallback: number): number {
+export function nonNegativeInteger(name: string, text: string | undefined, fallback: number): number {
   if (text === undefined || text.trim() === '') return fallback;
   const value = /^[0-9]+$/.test(text.trim()) ? Number(text.trim()) : Number.NaN;
   if (!Number.isSafeInteger(value)) {
@@ -157,7 +157,7 @@ function nonNegativeInteger(name: string, text: string | undefined, fallback: nu
   return value;
 }
 
-function positiveInteger(name: string, text: string | undefined, fallback: number): number {
+export function positiveInteger(name: string, text: string | undefined, fallback: number): number {
   const value = nonNegativeInteger(name, text, fallback);
   if (value === 0) throw new Error(`configuration: ${name} must be positive`);
   return value;

@@ -16,7 +16,7 @@ import type { ConfigProblem } from './misconfiguration.ts';
 export type BindingKind = 'durable-object' | 'kv' | 'rate-limit' | 'analytics-engine';
 
 /** What each use of a binding is, and how wrangler.toml declares it. */
-export type BindingUse = 'sessions' | 'bus' | 'tasks' | 'events' | 'principals' | 'rateLimit' | 'oauthKv' | 'metrics';
+export type BindingUse = 'sessions' | 'bus' | 'tasks' | 'events' | 'webhooks' | 'principals' | 'rateLimit' | 'oauthKv' | 'metrics';
 
 interface UseSpec {
   readonly kind: BindingKind;
@@ -57,6 +57,14 @@ export const BINDING_USES: Readonly<Record<BindingUse, UseSpec>> = {
     className: 'McpEventLog',
     purpose: 'the event logs of MCP Events',
     without: "remove `events` from createMcpWorker's options (no event types are served)",
+  },
+  webhooks: {
+    kind: 'durable-object',
+    usualName: 'MCP_WEBHOOKS',
+    className: '<your class extending McpWebhookSubscription>',
+    purpose: 'the webhook subscriptions of MCP Events (events/subscribe)',
+    without:
+      'remove `webhooks` from the `events` option of createMcpWorker (events/subscribe is then not served, and no event type may offer webhook delivery)',
   },
   principals: {
     kind: 'durable-object',

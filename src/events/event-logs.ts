@@ -6,6 +6,8 @@
  * configuration error that names the fix (edge/storage-guard.ts).
  */
 import { BINDING_USES } from '../core/binding-check.ts';
+import type { EventCursor, StartDecision } from '../core/event-cursor.ts';
+import type { EventsError } from '../core/events-wire.ts';
 import { StorageGuard } from '../edge/storage-guard.ts';
 import type { ReadAnswer, ReadRequest } from './event-log-object.ts';
 import type { Appended, LogName, NewOccurrence } from './event-log-store.ts';
@@ -17,7 +19,34 @@ export interface EventLogStub {
   read(request: ReadRequest): Promise<ReadAnswer>;
   reset(name: LogName, retention: Retention): Promise<string>;
   fetch(request: Request): Promise<Response>;
+  /**
+   * A webhook subscription joins the log's subscribers (log-subscribers.ts): where its delivery
+   * starts is decided in the same turn as its row is written, so no occurrence falls between
+   * "where it starts" and "who is poked". Refused: the cursor's refusal, or ResourceExhausted at
+   * MAX_WEBHOOKS_PER_LOG. Idempotent: an id already subscribed keeps its row and gets a decision.
+   */
+  addSubscriber(request: AddSubscriberRequest): Promise<AddSubscriberAnswer>;
+  /** The subscriber's row is dropped (idempotent). */
+  removeSubscriber(name: LogName, id: string): Promise<void>;
 }
+
+/** A webhook subscription joining its log. */
+export interface AddSubscriberRequest extends LogName {
+  readonly retention: Retention;
+  /** The subscription's id, and the env key of its namespace: what the log pokes (webhook-subscriptions.ts). */
+  readonly subscriber: { readonly id: string; readonly binding: string };
+  readonly cursor: EventCursor | null;
+  readonly maxAgeMs?: number;
+}
+
+export type AddSubscriberAnswer =
+  | { readonly refusal: EventsError }
+  | {
+      readonly logId: string;
+      readonly nextSeq: number;
+      readonly earliestSeq: number;
+      readonly decision: Exclude<StartDecision, { kind: 'refused' }>;
+    };
 
 /** The binding of the `McpEventLog` class (`MCP_EVENTS`). */
 export interface EventLogNamespace {
@@ -54,6 +83,8 @@ export function eventLog(namespace: EventLogNamespace, name: LogName): EventLogS
     read: (request) => guard.call(() => stub.read(request)),
     reset: (logName, retention) => guard.call(() => stub.reset(logName, retention)),
     fetch: (request) => guard.call(() => stub.fetch(request)),
+    addSubscriber: (request) => guard.call(() => stub.addSubscriber(request)),
+    removeSubscriber: (logName, id) => guard.call(() => stub.removeSubscriber(logName, id)),
   };
 }
 

@@ -62,9 +62,13 @@ export async function taskEventSourceOf(keys: CursorKeys, taskId: string): Promi
 /** The task's timeline, read as an event log is (event-poll.ts, push-stream.ts). */
 export function taskTimelineLog(directory: TaskDirectory, taskId: string): EventLogStub {
   const written = () => Promise.reject(new TypeError(`${TASK_SOURCE_TYPE} is written by its task only`));
+  // Not offered by webhook (its type's `delivery` leaves it out), so never subscribed to.
+  const subscribed = () => Promise.reject(new TypeError(`${TASK_SOURCE_TYPE} is not delivered by webhook`));
   return {
     append: written,
     reset: written,
+    addSubscriber: subscribed,
+    removeSubscriber: subscribed,
     async read({ cursor, maxAgeMs, limit, maxBytes }): Promise<ReadAnswer> {
       const request: TaskSourceRead = { cursor, ...(maxAgeMs !== undefined && { maxAgeMs }), limit, maxBytes };
       const answer = (await directory.ask(TASK_ROUTES.sourceRead, taskId, { ...request })) as TaskSourceReadAnswer | undefined;
