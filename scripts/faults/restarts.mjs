@@ -13,7 +13,10 @@
 // (one line) and exits 1 unless every kill was reported as an interruption and nothing else went
 // wrong. Then `--event-kills` times (default 3) it is killed between two posts of notes a push
 // follower follows (scripts/faults/event-restarts.mjs): every note posted before the kill and
-// after the restart is delivered to it once, in order. `--kills 0 --task-kills 3` runs only the task part. ~90 s with the defaults on 2
+// after the restart is delivered to it once, in order. Then `--webhook-kills` times (default 2) it is
+// killed while webhook deliveries are retrying or held (scripts/faults/webhook-restarts.mjs): every
+// note is processed once by each subscription, a no-expiry one included, with no refresh after the
+// restart. `--kills 0 --task-kills 3` runs only the task part. ~90 s with the defaults on 2
 // cores (a kill ~3 s, a task kill ~6 s: the restart, the streams and a 1 s re-run check).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -24,6 +27,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { killGroup, waitUntilReady } from '../support/dev-server.mjs';
 import { JSON_HEADERS, openRawSession, readEvents } from '../support/raw-session.mjs';
 import { killBetweenEmits } from './event-restarts.mjs';
+import { killDuringWebhooks } from './webhook-restarts.mjs';
 import { killMidTaskStream } from './task-follow-restarts.mjs';
 
 const { values } = parseArgs({
@@ -32,11 +36,13 @@ const { values } = parseArgs({
     sessions: { type: 'string', default: '4' },
     'task-kills': { type: 'string', default: '3' },
     'event-kills': { type: 'string', default: '3' },
+    'webhook-kills': { type: 'string', default: '2' },
   },
 });
 const kills = Number(values.kills);
 const taskKills = Number(values['task-kills']);
 const eventKills = Number(values['event-kills']);
+const webhookKills = Number(values['webhook-kills']);
 /** Heartbeats every second: a follower finds a stream the kill left half-open silent in 2 s. */
 const EVENTS_HEARTBEAT_MS = 1_000;
 const sessionCount = Number(values.sessions);
@@ -106,6 +112,7 @@ let broken = 0;
 let failures = 0;
 const task = { interrupted: 0, gaps: 0, repeats: 0, reruns: 0, differences: 0, failures: 0 };
 const events = { lost: 0, duplicates: 0, outOfOrder: 0, wrong: 0, failures: 0 };
+const webhooks = { lost: 0, duplicates: 0, signatureFailures: 0, failures: 0 };
 try {
   dev = await start();
   const sessions = [];
@@ -172,6 +179,14 @@ try {
     for (const [name, value] of Object.entries(figures)) events[name] += value;
     console.log(line);
   }
+  if (webhookKills > 0) {
+    // Its own server (AUTH=jwt: only a principal subscribes); this one is stopped meanwhile (two workerd on 2 cores).
+    await killGroup(dev);
+    dev = undefined;
+    const { figures, lines } = await killDuringWebhooks(webhookKills, { port: port + 2, receiverPort: port + 3 });
+    for (const [name, value] of Object.entries(figures)) webhooks[name] += value;
+    for (const line of lines) console.log(line);
+  }
 } catch (error) {
   console.error(String(error?.stack ?? error));
   failures++;
@@ -183,8 +198,9 @@ console.log(
   `restarts: ${kills} kills, ${interruptions} interruptions reported, ${gaps} gaps, ${broken} broken sessions; ` +
     `${taskKills} task stream kills, ${task.interrupted} task interruptions reported, ${task.gaps} task gaps, ` +
     `${task.repeats} repeated events, ${task.reruns} re-runs, ${task.differences} replay differences; ` +
-    `${eventKills} event kills, ${events.lost} lost, ${events.duplicates} duplicate, ${events.outOfOrder} out of order, ${events.wrong} wrong notes`,
+    `${eventKills} event kills, ${events.lost} lost, ${events.duplicates} duplicate, ${events.outOfOrder} out of order, ${events.wrong} wrong notes; ` +
+    `${webhookKills} webhook kills, ${webhooks.lost} lost, ${webhooks.duplicates} processed twice, ${webhooks.signatureFailures} signature failures`,
 );
-const eventsOk = Object.values(events).every((value) => value === 0);
+const eventsOk = Object.values(events).every((value) => value === 0) && Object.values(webhooks).every((value) => value === 0);
 const tasksOk = task.interrupted === taskKills && task.gaps + task.repeats + task.reruns + task.differences + task.failures === 0;
 process.exit(failures === 0 && gaps === 0 && broken === 0 && interruptions === kills && tasksOk && eventsOk ? 0 : 1);

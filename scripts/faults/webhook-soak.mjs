@@ -15,16 +15,10 @@
 // `maxAttempts`, plus one per kill that cut an attempt; the wait before retry n at least its
 // step's lower bound, except across a kill). Prints one line and the attempt histogram; exits 1
 // on any failure. Loopback only; every wait bounded. ~12 minutes with the defaults.
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { newWebhookSecret } from '../../dist/client/index.js';
-import { killGroup, waitUntilReady } from '../support/dev-server.mjs';
-import { answerOf, modernHeaders, modernMeta } from './task-follow-raw.mjs';
+import { webhookServer } from './webhook-server.mjs';
 import { startSoakReceiver } from './webhook-soak-receiver.mjs';
 
 const { values } = parseArgs({
@@ -38,8 +32,6 @@ const { values } = parseArgs({
 const calls = Number(values.calls);
 const outageMs = Number(values['outage-ms']);
 const port = Number(values.port);
-const url = `http://localhost:${port}/mcp`;
-const ISSUER = 'https://webhook-soak.invalid';
 /** DEFAULT_RETRY_POLICY (core/webhook-retry.ts): the soak runs the documented policy, not a test's. */
 const POLICY = { firstRetryMs: 10_000, factor: 4, maxDelayMs: 600_000, jitter: 0.5, maxAttempts: 5, windowMs: 900_000 };
 const ATTEMPT_TIMEOUT_MS = 10_000;
@@ -47,98 +39,25 @@ const ATTEMPT_TIMEOUT_MS = 10_000;
 const SLOW_MS = ATTEMPT_TIMEOUT_MS + 2_000;
 const TTL_MS = 120_000;
 
-const state = mkdtempSync(join(tmpdir(), 'webhook-soak-'));
-const { publicKey, privateKey } = await generateKeyPair('ES256');
-const jwks = { keys: [{ ...(await exportJWK(publicKey)), kid: 'soak', alg: 'ES256', use: 'sig' }] };
-const token = await new SignJWT({ scope: 'mcp' })
-  .setProtectedHeader({ alg: 'ES256', kid: 'soak' })
-  .setIssuer(ISSUER)
-  .setSubject('webhook-soak')
-  .setAudience(url)
-  .setIssuedAt()
-  .setExpirationTime('2h')
-  .sign(privateKey);
-
 const secret = newWebhookSecret();
 const receiver = await startSoakReceiver({ port: Number(values['receiver-port']), secrets: [secret], slowMs: SLOW_MS });
 const tag = `soak-${Date.now()}`;
 
-function startServer() {
-  const vars = {
-    AUTH: 'jwt',
-    AUTH_ISSUER: ISSUER,
-    AUTH_JWKS: JSON.stringify(jwks),
-    AUTH_SCOPES: 'mcp',
-    WEBHOOK_DEV_ORIGINS: receiver.origin,
-  };
-  const dev = spawn(
-    'npx',
-    [
-      'wrangler',
-      'dev',
-      '-c',
-      'test/fixture-server/wrangler.toml',
-      '--ip',
-      '127.0.0.1',
-      '--port',
-      String(port),
-      '--persist-to',
-      state,
-      ...Object.entries(vars).flatMap(([name, value]) => ['--var', `${name}:${value}`]),
-    ],
-    { stdio: ['ignore', 'ignore', 'ignore'], detached: true },
-  );
-  return waitUntilReady(url, dev).then(() => dev);
-}
-
-let nextId = 1;
-async function request(method, params, name) {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { ...modernHeaders(method, name), Authorization: `Bearer ${token}` },
-    body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method, params: { ...params, _meta: modernMeta('webhook-soak') } }),
-    signal: AbortSignal.timeout(30_000),
-  });
-  return answerOf(response);
-}
-
-/** Posts note i with its own eventId, retried until stored (a kill may cut a call: the log deduplicates the id). */
-async function postNote(i) {
-  const eventId = `${tag}-${i}`;
-  for (let attempt = 0; attempt < 60; attempt++) {
-    const answer = await request('tools/call', { name: 'post_note', arguments: { text: `${tag} ${i}`, eventId } }, 'post_note').catch(
-      () => undefined,
-    );
-    if (answer?.result?.structuredContent?.eventId === eventId) return eventId;
-    await sleep(500);
-  }
-  throw new Error(`note ${i} was never stored`);
-}
+const server = await webhookServer({ port, receiverOrigin: receiver.origin });
 
 const subscriptions = [
   { path: '/hook/ttl', ttlMs: TTL_MS },
   { path: '/hook/forever', ttlMs: null },
 ];
 
+/** Subscribes (or refreshes) with the cursor the application last persisted, as a client whose subscription lapsed resumes. */
 async function subscribe(subscription) {
-  const answer = await request(
-    'events/subscribe',
-    {
-      name: 'demo.note',
-      arguments: { contains: tag },
-      delivery: { url: `${receiver.origin}${subscription.path}`, secret },
-      ttlMs: subscription.ttlMs,
-      cursor: subscription.id === undefined ? null : (receiver.record.cursors.get(subscription.id) ?? null),
-    },
-    'demo.note',
-  );
-  if (typeof answer?.result?.id !== 'string') throw new Error(`events/subscribe answered ${JSON.stringify(answer)}`);
-  subscription.id = answer.result.id;
-  subscription.refreshBefore = answer.result.refreshBefore;
-  return answer.result;
+  const cursor = subscription.id === undefined ? null : (receiver.record.cursors.get(subscription.id) ?? null);
+  const result = await server.subscribe({ tag, path: subscription.path, secret, ttlMs: subscription.ttlMs, cursor });
+  subscription.id = result.id;
+  return result;
 }
 
-let dev;
 let kills = 0;
 const killTimes = [];
 const emitted = [];
@@ -146,7 +65,7 @@ let refreshes = 0;
 let refreshTimer;
 const started = Date.now();
 try {
-  dev = await startServer();
+  await server.start();
   for (const subscription of subscriptions) await subscribe(subscription);
   // The TTL'd subscription is refreshed every half TTL, as a client does (its refreshes cross the kills too).
   refreshTimer = setInterval(() => {
@@ -209,9 +128,9 @@ try {
           posted++;
           if (posted === Math.floor(notes / 3) || posted === Math.floor((2 * notes) / 3)) {
             killTimes.push(Date.now());
-            await killGroup(dev);
+            await server.kill();
             kills++;
-            dev = await startServer();
+            await server.start();
           }
         });
       },
@@ -224,7 +143,7 @@ try {
     /** Posts the phase's notes, spread over `overMs` when given, calling `after` after each. */
     const post = async (overMs, after) => {
       for (let i = first; i < first + phase.notes; i++) {
-        emitted.push(await postNote(i));
+        emitted.push(await server.postNote(tag, i));
         if (after !== undefined) await after();
         if (overMs !== undefined) await sleep(overMs / phase.notes);
       }
@@ -240,9 +159,8 @@ try {
   while (Date.now() < deadline && subscriptions.some((subscription) => processedFor(subscription) < emitted.length)) await sleep(1_000);
 } finally {
   clearInterval(refreshTimer);
-  if (dev !== undefined) await killGroup(dev);
+  await server.close();
   await receiver.close();
-  rmSync(state, { recursive: true, force: true });
 }
 
 // The checks.
