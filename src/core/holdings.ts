@@ -19,7 +19,12 @@
  * so expired tasks are simply not counted, wherever they are among the rows.
  */
 
-export type HoldingKind = 'session' | 'task';
+/**
+ * A webhook subscription (issue 47) is held as a session is: its life is extended by refreshes
+ * the registry is not told of, so its row's `expiresAt` is only what its object last told a
+ * probe, and at the bound the rows not known live are probed the same way.
+ */
+export type HoldingKind = 'session' | 'task' | 'webhook';
 
 export interface Holding {
   readonly kind: HoldingKind;
@@ -28,8 +33,9 @@ export interface Holding {
   readonly grant: string;
   readonly createdAt: number;
   /**
-   * When a task expires. For a session, which expires when idle: the soonest it can, as its
-   * object last told a probe (it is live until then); null while no probe has asked it.
+   * When a task expires. For a session, which expires when idle, or a webhook subscription,
+   * which expires unless refreshed: the soonest it can, as its object last told a probe (it is
+   * live until then); null while no probe has asked it.
    */
   readonly expiresAt: number | null;
 }
@@ -48,7 +54,7 @@ export interface AdmissionState {
 export type Admission =
   /** Hold one more; `drop` are rows to delete on the way (expired tasks). */
   | { readonly kind: 'admit'; readonly drop: readonly string[] }
-  /** Ask these sessions' objects whether they are still stored, then decide again. */
+  /** Ask these sessions' (or webhook subscriptions') objects whether they are still stored, then decide again. */
   | { readonly kind: 'probe'; readonly sessions: readonly string[] }
   /** At the limit. For tasks, `retryAt` is when the first of them expires. */
   | { readonly kind: 'refuse'; readonly drop: readonly string[]; readonly retryAt: number | null };
@@ -69,7 +75,7 @@ export const PROBE_BATCH = 32;
 export function decideAdmission({ kind, limit, held, now, probed }: AdmissionState): Admission {
   const sweepAt = limit > 0 ? limit : SWEEP_ROWS;
   if (held.length < sweepAt) return { kind: 'admit', drop: [] };
-  if (kind === 'session') {
+  if (kind === 'session' || kind === 'webhook') {
     // Rows are swept by their objects' answers (the caller then drops what is gone and asks
     // again); what is left is live, or at least not known not to be. Unbounded, one batch.
     const unknown = unknownSessions(held, now, probed);

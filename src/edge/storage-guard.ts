@@ -24,6 +24,7 @@ import type {
   PrincipalRegistryNamespace,
   PrincipalRegistryStub,
 } from '../principals/principal-registry.ts';
+import type { WebhookAdmissionAnswer, WebhookAdmissionRequest } from '../principals/webhook-holdings.ts';
 
 /** A namespace whose objects are fetched (sessions, tasks, the bus). */
 export interface FetchNamespace {
@@ -76,6 +77,8 @@ export class StorageGuard {
         const stub = namespace.get(id) as PrincipalRegistryStub;
         return {
           admit: (request: AdmissionRequest) => this.call<AdmissionAnswer>(() => Promise.resolve(stub.admit(request))),
+          admitWebhook: (request: WebhookAdmissionRequest) =>
+            this.call<WebhookAdmissionAnswer>(() => Promise.resolve(stub.admitWebhook(request))),
           forget: (kind: HoldingKind, ids: readonly string[]) => this.call(() => Promise.resolve(stub.forget(kind, ids))),
           list: () => this.call<Holding[]>(() => Promise.resolve(stub.list())),
           fence: (grant: string) => this.call(() => Promise.resolve(stub.fence(grant))),

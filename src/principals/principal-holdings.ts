@@ -11,9 +11,14 @@
  * `probe` route), which wakes it but writes nothing there. Probes happen only when the
  * principal is at its limit, batch after batch until a session is found gone or every one not
  * known live has answered (core/holdings.ts): a refusal means every session counted is live.
+ * A webhook subscription is admitted the same way (`admitWebhook`, MAX_WEBHOOKS_PER_PRINCIPAL),
+ * its object probed through the caller's `probe`, with the cache of verified URLs on top; its
+ * refusals are answered as data, for `events/subscribe` to put in its JSON-RPC error.
  */
 import { objectName } from '../auth/principal.ts';
+import { sha256Hex } from '../core/digest.ts';
 import { httpErrors, type McpHttpError } from '../core/errors.ts';
+import { verificationScopeText } from '../core/webhook-subscription-key.ts';
 import { OBJECT_ROUTES } from '../core/wire.ts';
 import type { ObjectNamespace } from './principal-control.ts';
 import type { HoldingKind } from '../core/holdings.ts';
@@ -24,6 +29,25 @@ import {
   type PrincipalRegistryStub,
   registryOf,
 } from './principal-registry.ts';
+import type { WebhookAdmission, WebhookAdmissionAnswer, WebhookAdmissionRequest } from './webhook-holdings.ts';
+
+export type { WebhookAdmission } from './webhook-holdings.ts';
+
+/** A webhook subscription about to be created, as `events/subscribe` asks (principal-holdings.ts `admitWebhook`). */
+export interface WebhookAdmissionAsk {
+  /** The subscription's id (`sub_…`). */
+  readonly id: string;
+  /** `delivery.url` (keyed as core/webhook-subscription-key.ts's keyedUrl spells it). */
+  readonly url: string;
+  /** When a handshake just verified `url`: written with the holding. Absent: the registry's cache decides. */
+  readonly verifiedAt?: number;
+  /**
+   * Asks a subscription's object whether it is still live (its `probe`): null when gone (its
+   * row is dropped), else how long it lives at least. A throw counts it as held, as a session
+   * that fails to answer is: one failing object never lets its principal past the bound.
+   */
+  readonly probe: (id: string) => Promise<{ readonly liveUntil: number } | null>;
+}
 
 /** A session's object's answer to a probe: gone, live until at least `liveUntil`, or held (no answer to keep). */
 type Probed = 'gone' | 'held' | { readonly liveUntil: number };
@@ -41,10 +65,13 @@ export interface Credential {
 export interface HoldingLimits {
   readonly maxSessionsPerPrincipal: number;
   readonly maxTasksPerPrincipal: number;
+  /** MAX_WEBHOOKS_PER_PRINCIPAL (events/webhook-config.ts `maxPerPrincipal`); absent or 0: unbounded. */
+  readonly maxWebhooksPerPrincipal?: number;
 }
 
 export class PrincipalHoldings {
   readonly #registry: PrincipalRegistryStub;
+  readonly #principalId: string;
   readonly #grant: string;
   readonly #issuedAt: number | null | undefined;
   readonly #revokedToken: () => McpHttpError;
@@ -65,6 +92,7 @@ export class PrincipalHoldings {
     limits: HoldingLimits,
   ) {
     this.#registry = registryOf(registry, principalId);
+    this.#principalId = principalId;
     this.#grant = credential.grant ?? '';
     this.#issuedAt = credential.issuedAt;
     this.#revokedToken = credential.revokedToken ?? (() => httpErrors.tokenRevoked('Bearer error="invalid_token"'));
@@ -115,6 +143,51 @@ export class PrincipalHoldings {
     throw httpErrors.taskLimit(limit, Math.max(1, Math.ceil(((retryAt ?? Date.now() + 1_000) - Date.now()) / 1_000)));
   }
 
+  /**
+   * A webhook subscription about to be created (`events/subscribe`, no live subscription of the
+   * key): refused for its credential (`revoked`, `recalled`) or at MAX_WEBHOOKS_PER_PRINCIPAL
+   * (`limit`) before anything is POSTed — "Servers MUST enforce the subscription limit … before
+   * they invoke on_subscribe" — else `verify` when the URL has no current verification for this
+   * principal (nothing written: handshake, then call again with `verifiedAt`), else admitted.
+   * Rows written: 0 refused or `verify`; 1 admitted under a cached verification; 2 with
+   * `verifiedAt` (webhook-holdings.ts). At the bound, rows not known live are probed batch after
+   * batch, as sessions are (core/holdings.ts).
+   */
+  async admitWebhook(ask: WebhookAdmissionAsk): Promise<WebhookAdmission> {
+    const limit = this.#limits.maxWebhooksPerPrincipal ?? 0;
+    // The principal's scope hashed: one principal's verification never waives another's challenge, and no URL is kept.
+    const scope = await sha256Hex(verificationScopeText(this.#principalId, ask.url));
+    const request: WebhookAdmissionRequest = {
+      id: ask.id,
+      scope,
+      limit,
+      ...this.#credential(),
+      ...(ask.verifiedAt !== undefined && { verifiedAt: ask.verifiedAt }),
+    };
+    let answer: WebhookAdmissionAnswer = await this.#registry.admitWebhook(request);
+    const probed: string[] = [];
+    // Each round asks subscriptions no earlier round asked (core/holdings.ts): it ends.
+    while ('probe' in answer) {
+      const asked = answer.probe;
+      const answers = await Promise.all(
+        asked.map((id) =>
+          ask.probe(id).then(
+            (told) => told ?? ('gone' as const),
+            () => 'held' as const,
+          ),
+        ),
+      );
+      const gone = asked.filter((_, i) => answers[i] === 'gone');
+      const live = asked.flatMap((id, i) => {
+        const told = answers[i]!;
+        return typeof told === 'object' && Number.isSafeInteger(told.liveUntil) ? [{ id, liveUntil: told.liveUntil }] : [];
+      });
+      probed.push(...asked);
+      answer = await this.#registry.admitWebhook({ ...request, gone, live, probed });
+    }
+    return answer;
+  }
+
   /** What the registry checks of the request's credential. */
   #credential(): Pick<AdmissionRequest, 'grant' | 'issuedAt'> {
     return { grant: this.#grant, ...(this.#issuedAt !== undefined && { issuedAt: this.#issuedAt }) };
@@ -127,7 +200,7 @@ export class PrincipalHoldings {
     return undefined;
   }
 
-  /** The session or task ended, or was never created after all: its row goes. */
+  /** The session, task or webhook subscription ended, or was never created after all: its row goes. */
   forget(kind: HoldingKind, id: string): Promise<void> {
     return this.#registry.forget(kind, [id]);
   }

@@ -13,6 +13,10 @@
  * least, core/holdings.ts: at most once per TTL each); one row per revoked grant, kept. The anonymous principal (AUTH=none) has no
  * registry: it is everyone.
  *
+ * Webhook subscriptions (issue 47) are held here too, in tables of their own with the cache of
+ * the principal's verified callback URLs (webhook-holdings.ts: 1 row per subscription created,
+ * +1 per verification), checked against the fence and the recall as sessions and tasks are.
+ *
  * A revoked grant is fenced before what it holds is listed and ended (principal-control.ts): a
  * request its token authorized just before the revocation, admitted after the list, would
  * otherwise create a session or a task under a grant that no longer exists, which no walk would
@@ -30,9 +34,11 @@
  */
 import { DurableObject } from 'cloudflare:workers';
 import { decideAdmission, type Holding, type HoldingKind } from '../core/holdings.ts';
+import { type WebhookAdmissionAnswer, type WebhookAdmissionRequest, WebhookRows } from './webhook-holdings.ts';
 
 export interface AdmissionRequest {
-  readonly kind: HoldingKind;
+  /** A webhook subscription is admitted by `admitWebhook` (webhook-holdings.ts). */
+  readonly kind: Exclude<HoldingKind, 'webhook'>;
   readonly id: string;
   readonly grant: string;
   readonly limit: number;
@@ -64,6 +70,7 @@ export type AdmissionAnswer =
 /** What the Worker and an operator call on a registry (a namespace's stub has these methods). */
 export interface PrincipalRegistryStub {
   admit(request: AdmissionRequest): Promise<AdmissionAnswer>;
+  admitWebhook(request: WebhookAdmissionRequest): Promise<WebhookAdmissionAnswer>;
   forget(kind: HoldingKind, ids: readonly string[]): Promise<void>;
   list(): Promise<Holding[]>;
   fence(grant: string): Promise<void>;
@@ -98,7 +105,7 @@ const CREATE_FENCES = `CREATE TABLE IF NOT EXISTS revoked_grants (grant_id TEXT 
 /** The key of the principal's revocation mark, in the object's key-value storage. */
 const REVOKED_BEFORE = 'revoked_before';
 
-type Row = { kind: HoldingKind; id: string; grant_id: string; created_at: number; expires_at: number | null };
+type Row = { kind: 'session' | 'task'; id: string; grant_id: string; created_at: number; expires_at: number | null };
 
 export class McpPrincipalRegistry extends DurableObject {
   /** Whether the table exists: created by the first admission, so a registry only read writes nothing. */
@@ -107,6 +114,13 @@ export class McpPrincipalRegistry extends DurableObject {
   #fences: boolean | undefined;
   /** The revocation mark (`recall`): undefined until read, null for none. */
   #revokedBefore: number | null | undefined;
+  /** The webhook subscriptions' and verified URLs' tables (webhook-holdings.ts). */
+  #webhookRows: WebhookRows | undefined;
+
+  get #webhooks(): WebhookRows {
+    this.#webhookRows ??= new WebhookRows(this.ctx.storage);
+    return this.#webhookRows;
+  }
 
   admit(request: AdmissionRequest): AdmissionAnswer {
     const { sql } = this.ctx.storage;
@@ -147,7 +161,22 @@ export class McpPrincipalRegistry extends DurableObject {
     });
   }
 
+  /**
+   * A webhook subscription about to be created (webhook-holdings.ts): refused for its credential
+   * first, as sessions and tasks are (the fence, then the recall), then by the bound, then
+   * `verify` unless the URL's verification for the principal is current.
+   */
+  admitWebhook(request: WebhookAdmissionRequest): WebhookAdmissionAnswer {
+    if (request.grant !== '' && this.#fenced(request.grant)) return { refused: 'revoked' };
+    if (request.issuedAt !== undefined && this.#recalled(request.issuedAt)) return { refused: 'recalled' };
+    return this.#webhooks.admit(request, Date.now());
+  }
+
   forget(kind: HoldingKind, ids: readonly string[]): void {
+    if (kind === 'webhook') {
+      this.#webhooks.forget(ids);
+      return;
+    }
     if (!this.#exists()) return;
     this.ctx.storage.transactionSync(() => {
       for (const id of ids) this.ctx.storage.sql.exec(`DELETE FROM holdings WHERE kind = ? AND id = ?`, kind, id);
@@ -176,13 +205,14 @@ export class McpPrincipalRegistry extends DurableObject {
     this.#revokedBefore = at;
   }
 
-  /** Every row, sessions then tasks, oldest first (an expired task's included until it is swept). */
+  /** Every row, sessions then tasks then webhook subscriptions, oldest first (an expired task's included until it is swept). */
   list(): Holding[] {
-    if (!this.#exists()) return [];
-    return [...this.#rows('session'), ...this.#rows('task')];
+    const webhooks = this.#webhooks.list();
+    if (!this.#exists()) return webhooks;
+    return [...this.#rows('session'), ...this.#rows('task'), ...webhooks];
   }
 
-  #rows(kind: HoldingKind): Holding[] {
+  #rows(kind: 'session' | 'task'): Holding[] {
     return this.ctx.storage.sql
       .exec<Row>(`SELECT kind, id, grant_id, created_at, expires_at FROM holdings WHERE kind = ? ORDER BY created_at, id`, kind)
       .toArray()
