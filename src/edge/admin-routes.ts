@@ -2,14 +2,19 @@
  * The operator's routes, beside the endpoint: served only when the `ADMIN_TOKEN` secret is set
  * (and the Worker has a principal registry), each request carrying it as a bearer token.
  *
- *   GET    /admin/principals/{id}                   what the principal holds: { sessions, tasks, streams }
- *   POST   /admin/principals/{id}/revoke[?grant=g]  ends all of it (or what grant g created): { sessions, tasks, listens, eventStreams, grants }
+ *   GET    /admin/principals/{id}                   what the principal holds: { sessions, tasks, streams, webhooks }
+ *   POST   /admin/principals/{id}/revoke[?grant=g]  ends all of it (or what grant g created): { sessions, tasks, listens, eventStreams, webhooks, grants }
  *   DELETE /admin/principals/{id}/sessions/{sid}    ends one session (204, or 404)
  *   DELETE /admin/principals/{id}/tasks/{tid}       ends one task (204, or 404)
+ *   DELETE /admin/principals/{id}/webhooks/{sid}    ends one webhook subscription (204, or 404)
  *
  * `streams` is `{ listens, events }`: how many `subscriptions/listen` streams and `events/stream`
  * push streams the principal holds open now, on every isolate, as the bus shards count their
  * sockets (principal-control.ts); `null` where the Worker has no bus to count them by.
+ * `webhooks` is each webhook subscription as its object describes it (events/webhook-subscriptions.ts
+ * `WebhookDescription`: its URL, state and delivery health; never its secret), `[]` where the
+ * Worker serves no webhooks. Ending one sends its callback `terminated` Forbidden
+ * `{reason: "ended_by_operator"}`; a revocation sends `{reason: "grant_revoked"}`.
  *
  * `{id}` is the principal's id as the server names it (`oauth#<userId>` with AUTH=oauth; the
  * issuer and subject with AUTH=jwt: auth/jwt-verifier.ts), URL-encoded. With AUTH=oauth a
@@ -88,8 +93,8 @@ export function serveAdminRoutes<E extends object>(
   app.get(`${ADMIN_ROOT}/:principal`, async (c) => {
     const control = await guarded(c.env, c.req.raw);
     const principal = c.req.param('principal');
-    const [held, streams] = await Promise.all([control.list(principal), control.streams(principal)]);
-    return c.json({ ...holdingsOnWire(held), streams });
+    const [held, streams, webhooks] = await Promise.all([control.list(principal), control.streams(principal), control.webhooks(principal)]);
+    return c.json({ ...holdingsOnWire(held), streams, webhooks });
   });
 
   app.post(`${ADMIN_ROOT}/:principal/revoke`, async (c) => {
@@ -114,6 +119,12 @@ export function serveAdminRoutes<E extends object>(
   app.delete(`${ADMIN_ROOT}/:principal/tasks/:task`, async (c) => {
     const control = await guarded(c.env, c.req.raw);
     const ended = await control.endTask(c.req.param('principal'), c.req.param('task'));
+    return c.body(null, ended ? 204 : 404);
+  });
+
+  app.delete(`${ADMIN_ROOT}/:principal/webhooks/:subscription`, async (c) => {
+    const control = await guarded(c.env, c.req.raw);
+    const ended = await control.endWebhook(c.req.param('principal'), c.req.param('subscription'));
     return c.body(null, ended ? 204 : 404);
   });
 }

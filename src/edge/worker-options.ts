@@ -9,6 +9,7 @@
 import type { OAuthOptions } from '../auth/oauth-server.ts';
 import type { EventLogNamespace } from '../events/event-logs.ts';
 import type { EventType } from '../events/event-type.ts';
+import type { WebhookNamespace } from '../events/webhook-subscriptions.ts';
 import type { PrincipalRegistryNamespace } from '../principals/principal-registry.ts';
 import type { ModernServerFactory } from '../stateless/modern-endpoint.ts';
 import type { TaskNamespace } from '../tasks/task-directory.ts';
@@ -48,6 +49,8 @@ export interface McpWorkerOptions<E> {
   readonly events?: {
     readonly types: readonly EventType[];
     readonly logs: (env: E) => EventLogNamespace;
+    /** The namespace of the webhook subscriptions' objects (`env.MCP_WEBHOOKS`): `events/subscribe` (issue 47). */
+    readonly webhooks?: (env: E) => WebhookNamespace;
   };
   /**
    * AUTH=oauth: your own sign-in and consent page; when absent, the one `SIGN_IN` names (an

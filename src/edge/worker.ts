@@ -44,6 +44,7 @@ import { metricEra } from './request-log.ts';
 import { Metrics } from '../metrics/metrics.ts';
 import { PrincipalControl } from '../principals/principal-control.ts';
 import { type Credential, PrincipalHoldings } from '../principals/principal-holdings.ts';
+import { readWebhookConfig } from '../events/webhook-config.ts';
 import { serveAdminRoutes } from './admin-routes.ts';
 import { edgeStates, type EdgeState } from './edge-state.ts';
 import { workerEntry } from './worker-entry.ts';
@@ -233,7 +234,10 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
   function holdingsOf(c: Context<Env<E>>, principal: Principal, credential: Credential): PrincipalHoldings | undefined {
     const { principals: registry, sessions: objects, config } = c.get('edge');
     if (registry === undefined || principal === ANONYMOUS) return undefined;
-    return new PrincipalHoldings(registry, objects, principal.id, credential, config);
+    // MAX_WEBHOOKS_PER_PRINCIPAL, read where webhooks are served (events/webhook-config.ts, cached per env).
+    const limits =
+      events?.webhooks === undefined ? config : { ...config, maxWebhooksPerPrincipal: readWebhookConfig(c.env).maxPerPrincipal };
+    return new PrincipalHoldings(registry, objects, principal.id, credential, limits);
   }
 
   /** What an operator can do about a principal (the admin routes, a revoked grant); undefined without a registry. */
@@ -246,6 +250,7 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
       sessions: edge.sessions,
       ...(edge.tasks !== undefined && { tasks: edge.tasks }),
       ...(eventBus !== undefined && { streams: eventBus }),
+      ...(events?.webhooks !== undefined && { webhooks: events.webhooks(env) }),
     });
   }
 

@@ -11,17 +11,22 @@
  *   `events/stream` push streams with `notifications/events/terminated` Forbidden (the bus
  *   closes their sockets: stateless/event-bus.ts) — all of them, or those opened with a token
  *   of the grant (a socket carries its principal's tag and its grant's);
+ * - each webhook subscription (issue 47) is told by its object to end: it sends
+ *   `terminated` Forbidden `grant_revoked` to its callback URL (retried by the policy) and
+ *   ends; a subscription holds no socket, so the registry's rows are what a revocation walks;
  * - revoking the whole principal also marks its registry (`recall`): a token issued before
  *   then opens no new session or task (401 `invalid_token`), though its issuer cannot recall it.
  * Each step is idempotent and the registry rows go only once their object has answered, so a
  * revocation cut short is finished by calling it again.
  */
 import { objectName } from '../auth/principal.ts';
+import { eventsError } from '../core/events-wire.ts';
 import type { Holding } from '../core/holdings.ts';
 import { OBJECT_ROUTES, HEADERS, TASK_ROUTES } from '../core/wire.ts';
 import type { EndReason } from '../session/session-object.ts';
 import { type BusStreams, grantListenTag, principalListenTag } from '../stateless/event-bus.ts';
 import type { TaskNamespace } from '../tasks/task-directory.ts';
+import { type Termination, type WebhookDescription, type WebhookNamespace, webhookSubscription } from '../events/webhook-subscriptions.ts';
 import { type PrincipalRegistryNamespace, type PrincipalRegistryStub, registryOf } from './principal-registry.ts';
 
 /** An object namespace as the control uses it (a `DurableObjectNamespace` is one). */
@@ -36,6 +41,8 @@ export interface ControlBindings {
   readonly tasks?: TaskNamespace;
   /** The streams held on the bus (listens, event streams), reached by tag on every shard; absent without a bus. */
   readonly streams?: StreamControl;
+  /** The webhook subscriptions' objects (`MCP_WEBHOOKS`); absent where webhooks are not served. */
+  readonly webhooks?: WebhookNamespace;
 }
 
 /** What the control asks of the bus (stateless/event-bus.ts `DurableEventBus`). */
@@ -54,7 +61,19 @@ export interface Revocation {
   readonly listens: number;
   /** `events/stream` push streams. */
   readonly eventStreams: number;
+  /** Webhook subscriptions told to end (`terminated` Forbidden `grant_revoked`). */
+  readonly webhooks: number;
 }
+
+/** Why a webhook subscription ends at a revocation, and at an operator's DELETE (design-47.md §11, 8). */
+export const REVOKED_WEBHOOK: Termination = {
+  error: eventsError('Forbidden', 'the grant was revoked', { reason: 'grant_revoked' }),
+  cause: 'revoked',
+};
+export const OPERATOR_ENDED_WEBHOOK: Termination = {
+  error: eventsError('Forbidden', 'ended by the operator', { reason: 'ended_by_operator' }),
+  cause: 'operator',
+};
 
 export class PrincipalControl {
   readonly #bindings: ControlBindings;
@@ -108,6 +127,32 @@ export class PrincipalControl {
     return response.status === 200;
   }
 
+  /**
+   * The principal's webhook subscriptions as their objects describe them (N requests, N ≤
+   * MAX_WEBHOOKS_PER_PRINCIPAL; nothing written but a row found gone: its object answers null,
+   * the row is forgotten, 1 row deleted, and it is left out). Empty without a namespace.
+   */
+  async webhooks(principalId: string): Promise<WebhookDescription[]> {
+    const namespace = this.#bindings.webhooks;
+    if (namespace === undefined) return [];
+    const rows = (await this.list(principalId)).filter((h) => h.kind === 'webhook');
+    const described = await Promise.all(rows.map((h) => webhookSubscription(namespace, h.id).describe()));
+    const gone = rows.filter((_, i) => described[i] === null).map((h) => h.id);
+    if (gone.length > 0) await this.#registry(principalId).forget('webhook', gone);
+    return described.filter((d): d is WebhookDescription => d !== null);
+  }
+
+  /**
+   * Ends one webhook subscription of the principal (it sends `terminated`, then ends; the row
+   * goes once its object answered). False when the principal's registry holds no such row — the
+   * object is not asked, so an operator naming another principal's `sub_…` ends nothing — or
+   * when its object had no live subscription (the row is forgotten all the same).
+   */
+  async endWebhook(principalId: string, subscriptionId: string, termination: Termination = OPERATOR_ENDED_WEBHOOK): Promise<boolean> {
+    const held = (await this.list(principalId)).some((h) => h.kind === 'webhook' && h.id === subscriptionId);
+    return held && this.#terminate(principalId, subscriptionId, termination);
+  }
+
   /** Ends what the principal holds — under `grant` only, when given — and closes its listen and event streams. */
   async revoke(principalId: string, grant?: string): Promise<Revocation> {
     // Fenced first: a request the grant authorized before now, admitted after the list, is refused (principal-registry.ts).
@@ -116,12 +161,26 @@ export class PrincipalControl {
     if (grant === undefined) await this.#registry(principalId).recall(Date.now());
     const held = (await this.list(principalId)).filter((h) => grant === undefined || h.grant === grant);
     const now = Date.now();
-    const [sessions, tasks, streams] = await Promise.all([
+    const [sessions, tasks, webhooks, streams] = await Promise.all([
       countTrue(held.filter((h) => h.kind === 'session').map((h) => this.endSession(principalId, h.id, 'grant_revoked'))),
       countTrue(held.filter((h) => h.kind === 'task' && (h.expiresAt ?? 0) > now).map((h) => this.endTask(principalId, h.id))),
+      countTrue(held.filter((h) => h.kind === 'webhook').map((h) => this.#terminate(principalId, h.id, REVOKED_WEBHOOK))),
       this.#bindings.streams?.revoke(await listenTagOf(principalId, grant)) ?? NO_STREAMS,
     ]);
-    return { sessions, tasks, listens: streams.listens, eventStreams: streams.events };
+    return { sessions, tasks, listens: streams.listens, eventStreams: streams.events, webhooks };
+  }
+
+  /**
+   * Tells subscription `id` to end with `termination`, then forgets its row (1 row deleted) once
+   * its object answered, true or false; a throw leaves the row, so calling again finishes it.
+   * Without a namespace nothing can end it: false, the row kept.
+   */
+  async #terminate(principalId: string, id: string, termination: Termination): Promise<boolean> {
+    const namespace = this.#bindings.webhooks;
+    if (namespace === undefined) return false;
+    const ended = await webhookSubscription(namespace, id).terminate(termination);
+    await this.#registry(principalId).forget('webhook', [id]);
+    return ended;
   }
 
   #registry(principalId: string): PrincipalRegistryStub {

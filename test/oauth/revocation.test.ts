@@ -64,7 +64,7 @@ describe('revoking an OAuth grant', () => {
     revokedBy(async (_, aliceName) => {
       const response = await admin('POST', `oauth#${aliceName}`, '/revoke');
       expect(response.status).toBe(200);
-      expect(await response.json()).toEqual({ sessions: 1, tasks: 1, listens: 1, eventStreams: 0, grants: 1 });
+      expect(await response.json()).toEqual({ sessions: 1, tasks: 1, listens: 1, eventStreams: 0, webhooks: 0, grants: 1 });
     }));
 
   it('a revocation naming a grant that is not there, or with a wrong secret, ends nothing, whoever sends it', async () => {
@@ -163,6 +163,6 @@ describe('revoking one of a user’s grants, while another of hers listens', () 
       const response = await admin('POST', `oauth#${name}`, `/revoke?grant=${encodeURIComponent(grant)}`);
       expect(response.status).toBe(200);
       // Its task, and its two listens (the plain one, the watch): none of the other grant's.
-      expect(await response.json()).toEqual({ sessions: 0, tasks: 1, listens: 2, eventStreams: 0, grants: 1 });
+      expect(await response.json()).toEqual({ sessions: 0, tasks: 1, listens: 2, eventStreams: 0, webhooks: 0, grants: 1 });
     }));
 });

@@ -22,7 +22,7 @@ describe('revoking a principal (AUTH=jwt, the operator)', () => {
       async revoke() {
         const response = await admin('POST', alice.id, '/revoke');
         expect(response.status).toBe(200);
-        expect(await response.json()).toEqual({ sessions: 1, tasks: 1, listens: 1, eventStreams: 0, grants: 0 });
+        expect(await response.json()).toEqual({ sessions: 1, tasks: 1, listens: 1, eventStreams: 0, webhooks: 0, grants: 0 });
       },
       aliceAfter: async () => alice.auth,
     });
@@ -48,7 +48,7 @@ describe('a listen naming tasks, when a grant its principal holds nothing under 
       expect(now!.params.status).toBe('input_required');
       const response = await admin('POST', alice.id, '/revoke?grant=another');
       expect(response.status).toBe(200);
-      expect(await response.json()).toEqual({ sessions: 0, tasks: 0, listens: 0, eventStreams: 0, grants: 0 });
+      expect(await response.json()).toEqual({ sessions: 0, tasks: 0, listens: 0, eventStreams: 0, webhooks: 0, grants: 0 });
       expect(await reader.next(300)).toBe(TIMED_OUT);
     } finally {
       await reader.cancel();

@@ -79,7 +79,7 @@ describe("the operator's view of a principal's streams", () => {
 
       const response = await admin('POST', alice.id, '/revoke');
       expect(response.status).toBe(200);
-      expect(await response.json()).toEqual({ sessions: 0, tasks: 0, listens: 1, eventStreams: 2, grants: 0 });
+      expect(await response.json()).toEqual({ sessions: 0, tasks: 0, listens: 1, eventStreams: 2, webhooks: 0, grants: 0 });
 
       for (const [index, reader] of aliceEvents.entries()) {
         const ending = await rest(reader);
