@@ -12,6 +12,7 @@
  * — what was called, how it went — and nothing a client chose to put there.
  */
 import type { RefusalReason } from './errors.ts';
+import type { CallbackFailure } from './events-wire.ts';
 import type { TaskStatus } from './task.ts';
 import { utf8Length } from './utf8.ts';
 import { MCP_METHODS, type McpMethod } from './wire.ts';
@@ -32,6 +33,29 @@ export type MetricMethod = McpMethod | HttpMethod | typeof OTHER;
 export const MAX_METRIC_TOOL_LENGTH = 128;
 
 export type CallOutcome = 'ok' | 'tool_error' | 'error' | 'interrupted' | 'cancelled';
+
+/**
+ * What became of one webhook delivery attempt (issue 47): `delivered` (2xx), `declined` (a
+ * 4xx/3xx the policy does not retry), `retry` (failed, another attempt scheduled), `gave_up`
+ * (the policy's attempts or window spent), `suspended` (the attempt that suspended its
+ * subscription), `held` (not attempted: its subscription is suspended or its breaker open).
+ */
+export type WebhookAttemptOutcome = 'delivered' | 'declined' | 'retry' | 'gave_up' | 'suspended' | 'held';
+
+/** How a webhook subscription began or ended: what created, refreshed, reactivated or ended it. */
+export type WebhookSubscriptionOutcome =
+  | 'created'
+  | 'refreshed'
+  | 'reactivated'
+  | 'unsubscribed'
+  | 'expired'
+  | 'revoked'
+  | 'operator'
+  | 'dropped'
+  | 'type_removed';
+
+/** A subscribe's endpoint verification: a handshake `verified`, the registry's `cached` one, or the handshake's failure category. */
+export type WebhookVerificationOutcome = 'verified' | 'cached' | CallbackFailure;
 
 export type MetricEvent =
   /**
@@ -72,7 +96,25 @@ export type MetricEvent =
       readonly interrupted: boolean;
       readonly ageMs: number;
       readonly events: number;
-    };
+    }
+  /**
+   * One webhook delivery attempt, of an event or a control envelope: its `attempt` number (1
+   * first), the failure `category` ('' when it was delivered or not attempted), how long the
+   * POST took, and `lagMs`: from the occurrence stored to its 2xx, on a first attempt delivered
+   * (0 otherwise). No URL, no host: a callback URL is the client's string.
+   */
+  | {
+      readonly kind: 'webhook_attempt';
+      readonly outcome: WebhookAttemptOutcome;
+      readonly attempt: number;
+      readonly category: CallbackFailure | '';
+      readonly durationMs: number;
+      readonly lagMs: number;
+    }
+  /** A webhook subscription created, refreshed, reactivated, or ended (and why). */
+  | { readonly kind: 'webhook_subscription'; readonly outcome: WebhookSubscriptionOutcome }
+  /** A creation's endpoint verification: handshake passed, cache used, or the handshake's failure. */
+  | { readonly kind: 'webhook_verification'; readonly outcome: WebhookVerificationOutcome };
 
 export type MetricKind = MetricEvent['kind'];
 
@@ -82,10 +124,13 @@ export type MetricOutcome =
   | Extract<MetricEvent, { kind: 'session' }>['outcome']
   | 'resumed'
   | CallOutcome
-  | TaskStatus;
+  | TaskStatus
+  | WebhookAttemptOutcome
+  | WebhookSubscriptionOutcome
+  | WebhookVerificationOutcome;
 
-/** Every `blob6`: a refusal's typed reason, an interrupted task's, or none. */
-export type MetricReason = RefusalReason | 'session_not_found' | 'task_interrupted' | '';
+/** Every `blob6`: a refusal's typed reason, an interrupted task's, a webhook attempt's failure category, or none. */
+export type MetricReason = RefusalReason | 'session_not_found' | 'task_interrupted' | CallbackFailure | '';
 
 /** An Analytics Engine data point (the binding's `writeDataPoint` argument). */
 export interface DataPoint {
@@ -149,8 +194,8 @@ export function readMetricsKey(bound: boolean, key: string | undefined): string 
 
 /**
  * The point for `event`, its fields always in the same places (queries name them `blob1` …,
- * `double1` …): blobs kind, era, method, tool, outcome, reason; doubles duration (ms), events,
- * bytes, HTTP status; index the principal's keyed index. A method or tool that reached it
+ * `double1` …): blobs kind, era, method, tool, outcome, reason; doubles duration (ms), events
+ * (a webhook attempt's number), bytes (a webhook attempt's lag, ms), HTTP status; index the principal's keyed index. A method or tool that reached it
  * unreduced (a cast) is bounded here all the same: this is the one place points are made.
  */
 export function dataPoint(event: MetricEvent, principalIndex: string): DataPoint {
@@ -197,6 +242,13 @@ export function dataPoint(event: MetricEvent, principalIndex: string): DataPoint
         event.ageMs,
         event.events,
       );
+    // Webhooks are served to 2026-07-28 clients: `modern`. double2 is the attempt's number, double3 its lag.
+    case 'webhook_attempt':
+      return point('modern', '', '', event.outcome, event.category, event.durationMs, event.attempt, event.lagMs);
+    case 'webhook_subscription':
+      return point('modern', '', '', event.outcome, '');
+    case 'webhook_verification':
+      return point('modern', '', '', event.outcome, '');
   }
 }
 

@@ -27,6 +27,20 @@ describe('decideAdmission', () => {
       { kind: 'probe', sessions: ['s0', 's1', 's2'] },
     ],
     [
+      'webhook subscriptions at the limit are probed as sessions are (their refreshes are not told the registry)',
+      {
+        kind: 'webhook',
+        limit: 2,
+        held: [
+          { ...session('sub_a', NOW + 1), kind: 'webhook' },
+          { ...session('sub_b'), kind: 'webhook' },
+        ],
+        now: NOW,
+        probed: [],
+      },
+      { kind: 'probe', sessions: ['sub_b'] },
+    ],
+    [
       'at the limit after probing every session (none was gone), refused',
       { kind: 'session', limit: 3, held: sessions(3), now: NOW, probed: ['s0', 's1', 's2'] },
       { kind: 'refuse', drop: [], retryAt: null },

@@ -67,6 +67,30 @@ describe('dataPoint', () => {
       ['task', 'modern', 'tools/call', 'work', 'failed', 'task_interrupted'],
       [5, 1, 0, 0],
     ],
+    // Webhooks (issue 47): no URL, no host, no client string: the outcome, the failure category, numbers.
+    [
+      { kind: 'webhook_attempt', outcome: 'delivered', attempt: 1, category: '', durationMs: 12, lagMs: 40 },
+      ['webhook_attempt', 'modern', '', '', 'delivered', ''],
+      [12, 1, 40, 0],
+    ],
+    [
+      { kind: 'webhook_attempt', outcome: 'retry', attempt: 3, category: 'http_5xx', durationMs: 7, lagMs: 0 },
+      ['webhook_attempt', 'modern', '', '', 'retry', 'http_5xx'],
+      [7, 3, 0, 0],
+    ],
+    [
+      { kind: 'webhook_attempt', outcome: 'held', attempt: 0, category: '', durationMs: 0, lagMs: 0 },
+      ['webhook_attempt', 'modern', '', '', 'held', ''],
+      [0, 0, 0, 0],
+    ],
+    [{ kind: 'webhook_subscription', outcome: 'created' }, ['webhook_subscription', 'modern', '', '', 'created', ''], [0, 0, 0, 0]],
+    [{ kind: 'webhook_subscription', outcome: 'operator' }, ['webhook_subscription', 'modern', '', '', 'operator', ''], [0, 0, 0, 0]],
+    [{ kind: 'webhook_verification', outcome: 'cached' }, ['webhook_verification', 'modern', '', '', 'cached', ''], [0, 0, 0, 0]],
+    [
+      { kind: 'webhook_verification', outcome: 'challenge_failed' },
+      ['webhook_verification', 'modern', '', '', 'challenge_failed', ''],
+      [0, 0, 0, 0],
+    ],
   ])('%j', (event, blobs, doubles) => {
     expect(dataPoint(event, H)).toEqual({ indexes: [H], blobs, doubles });
   });
