@@ -20,10 +20,12 @@
  */
 import { DurableObject } from 'cloudflare:workers';
 import { decideStart, type EventCursor, type StartDecision } from '../core/event-cursor.ts';
-import type { EventsError } from '../core/events-wire.ts';
+import { type EventsError, eventsError } from '../core/events-wire.ts';
 import { EVENT_LOG_ROUTES, INTERNAL_HEADERS } from '../core/wire.ts';
 import { EventLogStore, type Appended, type LogName, type NewOccurrence, type StoredOccurrence } from './event-log-store.ts';
+import type { AddSubscriberAnswer, AddSubscriberRequest } from './event-logs.ts';
 import type { Retention } from './event-retention.ts';
+import { LogSubscribers } from './log-subscribers.ts';
 
 /** What a poll (or a push stream catching up) asks of the log. */
 export interface ReadRequest extends LogName {
@@ -70,9 +72,17 @@ export const ATTACH_BACKLOG_MAX = 64;
 export const RETENTION_SWEEP_MS = 60_000;
 /** Push streams one log's object holds at once; past it an attach is refused (ResourceExhausted). */
 export const MAX_FEEDS_PER_LOG = 10_000;
+/**
+ * Webhook subscriptions one log pokes; past it a new one is refused (ResourceExhausted
+ * `{limit: "webhooks_per_log"}`). Each append pokes every subscriber not already poked, from
+ * this object's one thread, and the fan-out check pokes them all in one alarm run: the bound
+ * keeps both within what one invocation may send. A type needing more declares partitions.
+ */
+export const MAX_WEBHOOKS_PER_LOG = 1_000;
 
 export class McpEventLog extends DurableObject {
   #store: EventLogStore | undefined;
+  #subscribers: LogSubscribers | undefined;
   /** When the alarm is due, once this instance has read or set it (null: none is set). */
   #alarmAt: number | null | undefined;
 
@@ -116,6 +126,41 @@ export class McpEventLog extends DurableObject {
     const decision = decideStart(request.cursor, state, maxAge);
     const occurrences = decision.kind === 'refused' ? [] : store.read(record, decision.fromSeq, request.limit, request.maxBytes);
     return { decision, logId: record.logId, nextSeq: state.nextSeq, occurrences };
+  }
+
+  /**
+   * A webhook subscription joins the log (event-logs.ts `addSubscriber`): its start decided as a
+   * poll's is (the maxAgeMs floor included) and its row written in this one synchronous turn, so
+   * no occurrence is appended between "where it starts" and "who gets poked". Writes 1 row for a
+   * new subscriber (+ the table at the log's first), 0 for one already there.
+   */
+  addSubscriber(request: AddSubscriberRequest): AddSubscriberAnswer {
+    const max = MAX_WEBHOOKS_PER_LOG;
+    const store = this.#open(request);
+    const record = store.open(request.retention);
+    const state = store.state(record);
+    const maxAge = request.maxAgeMs === undefined ? undefined : { floorSeq: store.floorSeq(state, Date.now() - request.maxAgeMs) };
+    const decision = decideStart(request.cursor, state, maxAge);
+    if (decision.kind === 'refused') return { refusal: decision.invalid };
+    if (this.#subscriberRows().add(request.subscriber, max) === 'full') {
+      return {
+        refusal: eventsError('ResourceExhausted', `at most ${max} webhook subscriptions of one event log`, {
+          limit: 'webhooks_per_log',
+          max,
+        }),
+      };
+    }
+    return { logId: record.logId, nextSeq: state.nextSeq, earliestSeq: state.earliestSeq, decision };
+  }
+
+  /** The subscriber's row is dropped (1 row; 0 when it was not there). */
+  removeSubscriber(_name: LogName, id: string): void {
+    this.#subscriberRows().remove(id);
+  }
+
+  #subscriberRows(): LogSubscribers {
+    this.#subscribers ??= new LogSubscribers(this.ctx.storage.sql);
+    return this.#subscribers;
   }
 
   /** Drops every occurrence and takes a new log id; attached streams are closed and attach again, `truncated`. */
