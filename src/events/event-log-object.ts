@@ -21,11 +21,12 @@
 import { DurableObject } from 'cloudflare:workers';
 import { decideStart, type EventCursor, type StartDecision } from '../core/event-cursor.ts';
 import { type EventsError, eventsError } from '../core/events-wire.ts';
+import { checkToArm, nextAlarm } from '../core/webhook-fanout.ts';
 import { EVENT_LOG_ROUTES, INTERNAL_HEADERS } from '../core/wire.ts';
 import { EventLogStore, type Appended, type LogName, type NewOccurrence, type StoredOccurrence } from './event-log-store.ts';
-import type { AddSubscriberAnswer, AddSubscriberRequest } from './event-logs.ts';
 import type { Retention } from './event-retention.ts';
-import { LogSubscribers } from './log-subscribers.ts';
+import { type AddSubscriberAnswer, type AddSubscriberRequest, Fanout, LogSubscribers, type PokeSender } from './log-subscribers.ts';
+import { type WebhookNamespace, webhookSubscription } from './webhook-subscriptions.ts';
 
 /** What a poll (or a push stream catching up) asks of the log. */
 export interface ReadRequest extends LogName {
@@ -83,6 +84,8 @@ export const MAX_WEBHOOKS_PER_LOG = 1_000;
 export class McpEventLog extends DurableObject {
   #store: EventLogStore | undefined;
   #subscribers: LogSubscribers | undefined;
+  readonly #fanout = new Fanout();
+  #pokeSender: PokeSender | undefined;
   /** When the alarm is due, once this instance has read or set it (null: none is set). */
   #alarmAt: number | null | undefined;
 
@@ -91,21 +94,32 @@ export class McpEventLog extends DurableObject {
     return this.#store;
   }
 
-  /** Stores one occurrence (or answers the kept one its author's id names) and sends it to every attached stream. */
+  /**
+   * Stores one occurrence (or answers the kept one its author's id names), sends it to every
+   * attached stream and pokes every webhook subscriber (log-subscribers.ts), without waiting for
+   * them: an emit never waits on receivers. With subscribers, the fan-out check alarm is armed in
+   * this turn, so it commits with the occurrence: ≤ 1 row (a setAlarm) per FANOUT_CHECK_MS window
+   * with appends, shared by every subscriber, and none when an alarm is due by then already.
+   */
   async append(name: LogName, retention: Retention, occurrence: NewOccurrence): Promise<Appended> {
     const store = this.#open(name);
     const record = store.open(retention);
+    const subscribers = this.#subscriberRows();
+    // Read before the occurrence is written, so the check alarm is set in the write's own turn.
+    if (subscribers.size > 0) this.#alarmAt ??= await this.ctx.storage.getAlarm();
     const appended = store.append(record, occurrence, Date.now());
     if (appended.duplicate) return appended;
-    const message = JSON.stringify({
-      occurrence: {
-        seq: appended.seq,
-        storedAt: appended.storedAt,
-        eventId: appended.eventId,
-        timestamp: appended.timestamp,
-        data: occurrence.data,
-      },
-    } satisfies FeedMessage);
+    const check = checkToArm(Date.now(), subscribers.size > 0, this.#alarmAt ?? null);
+    const arming = check === null ? undefined : this.ctx.storage.setAlarm(check);
+    if (check !== null) this.#alarmAt = check;
+    const stored: StoredOccurrence = {
+      seq: appended.seq,
+      storedAt: appended.storedAt,
+      eventId: appended.eventId,
+      timestamp: appended.timestamp,
+      data: occurrence.data,
+    };
+    const message = JSON.stringify({ occurrence: stored } satisfies FeedMessage);
     for (const socket of this.ctx.getWebSockets()) {
       try {
         socket.send(message);
@@ -113,6 +127,13 @@ export class McpEventLog extends DurableObject {
         // Closing: its stream attaches again from its own position if it is still open.
       }
     }
+    if (subscribers.size > 0) {
+      // Every seq below pruned_to was deleted and every one from it is kept (event-log-store.ts): the earliest kept.
+      const at = { logId: record.logId, head: appended.seq + 1, earliestSeq: record.prunedTo };
+      this.#fanout.appended(stored, at);
+      void this.#fanout.pokeAll(subscribers.list(), at, this.#sender());
+    }
+    await arming;
     await this.#ensureSweep(retention);
     return appended;
   }
@@ -134,7 +155,7 @@ export class McpEventLog extends DurableObject {
    * no occurrence is appended between "where it starts" and "who gets poked". Writes 1 row for a
    * new subscriber (+ the table at the log's first), 0 for one already there.
    */
-  addSubscriber(request: AddSubscriberRequest): AddSubscriberAnswer {
+  async addSubscriber(request: AddSubscriberRequest): Promise<AddSubscriberAnswer> {
     const max = MAX_WEBHOOKS_PER_LOG;
     const store = this.#open(request);
     const record = store.open(request.retention);
@@ -142,7 +163,8 @@ export class McpEventLog extends DurableObject {
     const maxAge = request.maxAgeMs === undefined ? undefined : { floorSeq: store.floorSeq(state, Date.now() - request.maxAgeMs) };
     const decision = decideStart(request.cursor, state, maxAge);
     if (decision.kind === 'refused') return { refusal: decision.invalid };
-    if (this.#subscriberRows().add(request.subscriber, max) === 'full') {
+    const added = this.#subscriberRows().add(request.subscriber, max);
+    if (added === 'full') {
       return {
         refusal: eventsError('ResourceExhausted', `at most ${max} webhook subscriptions of one event log`, {
           limit: 'webhooks_per_log',
@@ -150,12 +172,44 @@ export class McpEventLog extends DurableObject {
         }),
       };
     }
+    this.#fanout.joined(
+      request.subscriber.id,
+      { logId: record.logId, head: state.nextSeq, earliestSeq: state.earliestSeq },
+      decision.fromSeq,
+    );
+    // A backlog to catch up on: the check alarm re-pokes a subscription that crashes before it confirmed the head.
+    if (decision.fromSeq < state.nextSeq) await this.#armCheck();
     return { logId: record.logId, nextSeq: state.nextSeq, earliestSeq: state.earliestSeq, decision };
   }
 
   /** The subscriber's row is dropped (1 row; 0 when it was not there). */
   removeSubscriber(_name: LogName, id: string): void {
     this.#subscriberRows().remove(id);
+    this.#fanout.forget(id);
+  }
+
+  /** The fan-out check alarm, due within FANOUT_CHECK_MS (0 rows when an alarm is due by then already, else 1). */
+  async #armCheck(): Promise<void> {
+    this.#alarmAt ??= await this.ctx.storage.getAlarm();
+    const check = checkToArm(Date.now(), true, this.#alarmAt);
+    if (check === null) return;
+    this.#alarmAt = check;
+    await this.ctx.storage.setAlarm(check);
+  }
+
+  /** How pokes reach a subscriber: its namespace is the env key its row names (webhook-subscriptions.ts). */
+  #sender(): PokeSender {
+    this.#pokeSender ??= {
+      send: (row, poke) => {
+        const namespace = (this.env as unknown as Record<string, WebhookNamespace | undefined>)[row.binding];
+        if (namespace === undefined) throw new Error(`no binding ${row.binding} for webhook subscriber ${row.id}`);
+        return webhookSubscription(namespace, row.id).poke(poke);
+      },
+      drop: (id) => this.#subscriberRows().remove(id),
+      // The object stays alive while its outbound calls run; waitUntil says so.
+      keepAlive: (promise) => this.ctx.waitUntil(promise),
+    };
+    return this.#pokeSender;
   }
 
   #subscriberRows(): LogSubscribers {
@@ -167,6 +221,8 @@ export class McpEventLog extends DurableObject {
   reset(name: LogName, retention: Retention): string {
     const store = this.#open(name);
     const logId = store.reset(store.open(retention));
+    // Subscribers are kept; the next poke carries the new log id.
+    this.#fanout.reset({ logId, head: 0, earliestSeq: 0 });
     for (const socket of this.ctx.getWebSockets()) socket.close(LOG_RESET_CLOSE_CODE, 'log reset');
     return logId;
   }
@@ -200,14 +256,33 @@ export class McpEventLog extends DurableObject {
   /** Streams only listen: anything they send is ignored. */
   override webSocketMessage(): void {}
 
+  /**
+   * The age sweep, and the fan-out check: every subscriber not confirmed to the head is poked
+   * again (a fresh instance knows none: all, without occurrences), and waited for. Then the next
+   * alarm: the sweep's, or FANOUT_CHECK_MS from now while a confirmation is still owed. With the
+   * append's arming, ≤ 2 rows per window with appends (arm, restore the sweep), 0 per occurrence.
+   */
   override async alarm(): Promise<void> {
     this.#alarmAt = null;
     const store = this.#store ?? this.#storedStore();
     const record = store?.existing();
     if (store === undefined || record === undefined) return;
+    store.sweep(record, Date.now() - record.retention.maxAgeMs);
+    const rows = this.#subscriberRows().list();
+    const head = () => {
+      const state = store.state(record);
+      return { logId: state.logId, head: state.nextSeq, earliestSeq: state.earliestSeq };
+    };
+    if (rows.length > 0) await this.#fanout.pokeAll(rows, head(), this.#sender());
     const now = Date.now();
-    store.sweep(record, now - record.retention.maxAgeMs);
-    await this.#ensureSweep(record.retention);
+    const oldest = store.oldestStoredAt();
+    const sweepDue = oldest === undefined ? null : Math.max(oldest + record.retention.maxAgeMs, now + RETENTION_SWEEP_MS);
+    const owed = rows.length > 0 && this.#fanout.owedAny(this.#subscriberRows().list(), head());
+    const due = earliest(nextAlarm(now, sweepDue, owed), this.#alarmAt);
+    // An append during the pokes may have armed one already (#alarmAt): kept when it is the earlier.
+    if (due === null || due === this.#alarmAt) return;
+    this.#alarmAt = due;
+    await this.ctx.storage.setAlarm(due);
   }
 
   /** The store of a log this object already holds, read back after a wake by its alarm (which has no name to give). */
@@ -226,4 +301,8 @@ export class McpEventLog extends DurableObject {
     await this.ctx.storage.setAlarm(due);
     this.#alarmAt = due;
   }
+}
+
+function earliest(a: number | null, b: number | null): number | null {
+  return a === null ? b : b === null ? a : Math.min(a, b);
 }

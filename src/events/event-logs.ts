@@ -6,12 +6,11 @@
  * configuration error that names the fix (edge/storage-guard.ts).
  */
 import { BINDING_USES } from '../core/binding-check.ts';
-import type { EventCursor, StartDecision } from '../core/event-cursor.ts';
-import type { EventsError } from '../core/events-wire.ts';
 import { StorageGuard } from '../edge/storage-guard.ts';
 import type { ReadAnswer, ReadRequest } from './event-log-object.ts';
 import type { Appended, LogName, NewOccurrence } from './event-log-store.ts';
 import type { Retention } from './event-retention.ts';
+import type { AddSubscriberAnswer, AddSubscriberRequest } from './log-subscribers.ts';
 
 /** The RPC surface of an `McpEventLog` stub, as the library calls it. */
 export interface EventLogStub {
@@ -30,23 +29,8 @@ export interface EventLogStub {
   removeSubscriber(name: LogName, id: string): Promise<void>;
 }
 
-/** A webhook subscription joining its log. */
-export interface AddSubscriberRequest extends LogName {
-  readonly retention: Retention;
-  /** The subscription's id, and the env key of its namespace: what the log pokes (webhook-subscriptions.ts). */
-  readonly subscriber: { readonly id: string; readonly binding: string };
-  readonly cursor: EventCursor | null;
-  readonly maxAgeMs?: number;
-}
-
-export type AddSubscriberAnswer =
-  | { readonly refusal: EventsError }
-  | {
-      readonly logId: string;
-      readonly nextSeq: number;
-      readonly earliestSeq: number;
-      readonly decision: Exclude<StartDecision, { kind: 'refused' }>;
-    };
+// Declared in log-subscribers.ts (which event-log-object.ts imports: declared here, they would close an import circle).
+export type { AddSubscriberAnswer, AddSubscriberRequest };
 
 /** The binding of the `McpEventLog` class (`MCP_EVENTS`). */
 export interface EventLogNamespace {

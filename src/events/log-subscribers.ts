@@ -15,6 +15,42 @@
  * (pure); sending the pokes is event-log-object.ts's.
  */
 
+import {
+  type FanoutState,
+  owes,
+  type PokeOutcome,
+  type PokePlan,
+  planPoke,
+  sent,
+  settle,
+  type TailRange,
+  tailOverflow,
+  UNKNOWN,
+} from '../core/webhook-fanout.ts';
+import type { EventCursor, StartDecision } from '../core/event-cursor.ts';
+import type { EventsError } from '../core/events-wire.ts';
+import type { LogName, StoredOccurrence } from './event-log-store.ts';
+import type { Retention } from './event-retention.ts';
+import type { Poke, PokeAnswer } from './webhook-subscriptions.ts';
+
+/** A webhook subscription joining its log. */
+export interface AddSubscriberRequest extends LogName {
+  readonly retention: Retention;
+  /** The subscription's id, and the env key of its namespace: what the log pokes (webhook-subscriptions.ts). */
+  readonly subscriber: { readonly id: string; readonly binding: string };
+  readonly cursor: EventCursor | null;
+  readonly maxAgeMs?: number;
+}
+
+export type AddSubscriberAnswer =
+  | { readonly refusal: EventsError }
+  | {
+      readonly logId: string;
+      readonly nextSeq: number;
+      readonly earliestSeq: number;
+      readonly decision: Exclude<StartDecision, { kind: 'refused' }>;
+    };
+
 /** A subscriber: its subscription's id, and the env key of the namespace its object is reached by. */
 export interface SubscriberRow {
   readonly id: string;
@@ -86,5 +122,142 @@ export class LogSubscribers {
       );
     }
     return this.#rows;
+  }
+}
+
+/** How the fan-out reaches a subscriber and keeps its object alive meanwhile (the log object's). */
+export interface PokeSender {
+  send(row: SubscriberRow, poke: Poke): Promise<PokeAnswer>;
+  /** The row of a subscriber that answered `gone` is dropped. */
+  drop(id: string): void;
+  keepAlive(promise: Promise<unknown>): void;
+}
+
+/** Where the log stands, as pokes tell it. */
+export interface Head {
+  readonly logId: string;
+  readonly head: number;
+  readonly earliestSeq: number;
+}
+
+interface Entry {
+  state: FanoutState;
+  /** Bumped at each addSubscriber of the id: a `gone` to a poke sent before the latest add is not believed. */
+  epoch: number;
+}
+
+/**
+ * The fan-out's memory (never stored, core/webhook-fanout.ts): what each subscriber confirmed,
+ * which poke is in flight, and the tail of recently appended occurrences the pokes carry.
+ */
+export class Fanout {
+  readonly #entries = new Map<string, Entry>();
+  #tail: StoredOccurrence[] = [];
+  #at: Head | undefined;
+
+  /** A subscriber joined, starting at `fromSeq` of generation `logId`: pokes carry the occurrences from there when the tail has them. */
+  joined(id: string, at: Head, fromSeq: number): void {
+    this.#moveTo(at);
+    const entry = this.#entry(id);
+    entry.epoch++;
+    entry.state = { confirmed: fromSeq, inFlight: entry.state.inFlight };
+  }
+
+  /** An occurrence was stored: it joins the tail (the oldest dropped past the tail's bounds). */
+  appended(occurrence: StoredOccurrence, at: Head): void {
+    this.#moveTo(at);
+    if (this.#tail.length > 0 && this.#tail.at(-1)!.seq + 1 !== occurrence.seq) this.#tail = [];
+    this.#tail.push(occurrence);
+    this.#tail.splice(0, tailOverflow(this.#tail.map((o) => o.data.length)));
+  }
+
+  /** The log was reset (`at` its new generation): nothing of the old one is known, every subscriber is owed a poke. */
+  reset(at: Head): void {
+    this.#moveTo(at);
+  }
+
+  /** Whether any of `rows` is owed a confirmation to the head (in flight or not). */
+  owedAny(rows: readonly SubscriberRow[], at: Head): boolean {
+    this.#moveTo(at);
+    return rows.some((row) => owes(this.#entry(row.id).state, at.head));
+  }
+
+  /**
+   * Pokes every one of `rows` owed one and not in flight (after an append, and from the check
+   * alarm); answers when each of them came back (the append does not wait: the alarm does).
+   */
+  pokeAll(rows: readonly SubscriberRow[], at: Head, sender: PokeSender): Promise<void> {
+    this.#moveTo(at);
+    const runs: Promise<void>[] = [];
+    for (const row of rows) {
+      const plan = planPoke(this.#entry(row.id).state, at.head, this.#range());
+      if (plan !== null) runs.push(this.#poke(row, plan, sender));
+    }
+    return Promise.all(runs).then(() => undefined);
+  }
+
+  #poke(row: SubscriberRow, plan: PokePlan, sender: PokeSender): Promise<void> {
+    const entry = this.#entry(row.id);
+    const at = this.#at!;
+    const { epoch } = entry;
+    entry.state = sent(entry.state, plan);
+    const occurrences = plan.from === null ? undefined : this.#tail.filter((o) => o.seq >= plan.from!);
+    const poke: Poke = { logId: at.logId, head: plan.head, earliestSeq: at.earliestSeq, ...(occurrences && { occurrences }) };
+    const run = (async () => {
+      let outcome: PokeOutcome;
+      try {
+        outcome = await sender.send(row, poke);
+      } catch {
+        outcome = 'failed';
+      }
+      this.#settled(row, entry, epoch, poke, outcome, sender);
+    })();
+    sender.keepAlive(run);
+    return run;
+  }
+
+  #settled(row: SubscriberRow, entry: Entry, epoch: number, poke: Poke, outcome: PokeOutcome, sender: PokeSender): void {
+    if (this.#entries.get(row.id) !== entry) return; // forgotten meanwhile (a gone, a removal)
+    const now = this.#at!;
+    // A poke of an earlier generation confirms nothing of this one; a `gone` older than the latest add is stale.
+    const judged =
+      poke.logId !== now.logId && outcome === 'processed' ? 'failed' : outcome === 'gone' && epoch !== entry.epoch ? 'failed' : outcome;
+    const after = settle(entry.state, poke.head, judged, now.head, this.#range());
+    if (after === null) {
+      this.#entries.delete(row.id);
+      sender.drop(row.id);
+      return;
+    }
+    entry.state = after.state;
+    if (after.next !== null) void this.#poke(row, after.next, sender);
+  }
+
+  /** A subscriber's row was removed: its memory too. */
+  forget(id: string): void {
+    this.#entries.delete(id);
+  }
+
+  #moveTo(at: Head): void {
+    if (this.#at !== undefined && this.#at.logId !== at.logId) {
+      for (const entry of this.#entries.values()) entry.state = { confirmed: null, inFlight: entry.state.inFlight };
+      this.#tail = [];
+    }
+    this.#at = at;
+  }
+
+  #range(): TailRange {
+    const first = this.#tail[0];
+    return first === undefined
+      ? { from: this.#at?.head ?? 0, to: this.#at?.head ?? 0 }
+      : { from: first.seq, to: this.#tail.at(-1)!.seq + 1 };
+  }
+
+  #entry(id: string): Entry {
+    let entry = this.#entries.get(id);
+    if (entry === undefined) {
+      entry = { state: UNKNOWN, epoch: 0 };
+      this.#entries.set(id, entry);
+    }
+    return entry;
   }
 }

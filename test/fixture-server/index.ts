@@ -83,6 +83,7 @@ export class FixtureTasks extends McpTaskObject<Env> {
 }
 
 export { McpEventBus, McpEventLog, McpPrincipalRegistry } from '../../src/lib.ts';
+export { PokeRecorder } from './poke-recorder.ts';
 
 const worker = createMcpWorker<Env>({
   sessions: (env) => env.MCP_SESSION,
