@@ -10,11 +10,17 @@
  * The follower's other endings are errors.ts's: HttpStatusError (a refusal without a JSON-RPC
  * error) and ReconnectExhaustedError (5xx, 429, the network or dead streams past the budget).
  */
-import { EventsErrorCode, type EventsErrorName, type InvalidParamsReason } from '../core/events-wire.ts';
+import { type CallbackFailure, EventsErrorCode, type EventsErrorName, type InvalidParamsReason } from '../core/events-wire.ts';
 import { ForkSafeTransportError } from './errors.ts';
 
 /** The requests the follower sends: `server/discover` once, first, then the subscription's. */
 export type EventsFollowMethod = 'server/discover' | 'events/poll' | 'events/stream';
+
+/** The requests of a webhook subscription (webhook-subscription.ts), after its own `server/discover`. */
+export type EventsWebhookMethod = 'events/subscribe' | 'events/unsubscribe';
+
+/** Every request a refusal can answer: a follow's or a webhook subscription's. */
+export type EventsRequestMethod = EventsFollowMethod | EventsWebhookMethod;
 
 /** The JSON-RPC error object of an answer or a notification, as far as it could be read. */
 export interface EventsErrorObject {
@@ -67,11 +73,11 @@ export class EventsFollowError extends ForkSafeTransportError {
 }
 
 /**
- * `events/poll` or `events/stream` was answered with a JSON-RPC error that another attempt would
- * not change: `NotFound`, `Forbidden`, `InvalidParams` (arguments the type's `inputSchema`
- * refuses), `Unsupported`, `ResourceExhausted`, `-32601` (the server does not offer Events), …;
- * or `server/discover` was, with one that does not say the server lacks the extension (an
- * authorization refusal, say): those are EventsUnsupportedError.
+ * `events/poll`, `events/stream`, `events/subscribe` or `events/unsubscribe` was answered with a
+ * JSON-RPC error that another attempt would not change: `NotFound`, `Forbidden`, `InvalidParams`
+ * (arguments the type's `inputSchema` refuses), `Unsupported`, `ResourceExhausted`, `-32601` (the
+ * server does not offer Events), …; or `server/discover` was, with one that does not say the
+ * server lacks the extension (an authorization refusal, say): those are EventsUnsupportedError.
  */
 export class EventsRequestError extends EventsFollowError {
   override readonly name: string = 'EventsRequestError';
@@ -84,7 +90,7 @@ export class EventsRequestError extends EventsFollowError {
   constructor(
     eventName: string,
     cursor: string | null,
-    readonly method: EventsFollowMethod,
+    readonly method: EventsRequestMethod,
     /** The HTTP status the error came with (200 for one in the body of a successful answer). */
     readonly status: number,
     readonly error: EventsErrorObject,
@@ -107,12 +113,40 @@ export class EventsCursorRefusedError extends EventsRequestError {
   constructor(
     eventName: string,
     cursor: string | null,
-    method: EventsFollowMethod,
+    method: EventsRequestMethod,
     status: number,
     error: EventsErrorObject,
     readonly reason: CursorRefusalReason,
   ) {
     super(eventName, cursor, method, status, error);
+  }
+}
+
+const CALLBACK_FAILURES: readonly CallbackFailure[] = [
+  'connection_refused',
+  'timeout',
+  'tls_error',
+  'http_4xx',
+  'http_5xx',
+  'challenge_failed',
+];
+
+/**
+ * `events/subscribe` was refused with `CallbackEndpointError`: the server could not confirm the
+ * callback endpoint's intent ("A reachable endpoint that fails to echo the challenge yields
+ * `CallbackEndpointError` with `data.reason: "challenge_failed"`. An unreachable one yields the same
+ * error with the relevant connection-failure category"). `reason` is that category (undefined if
+ * the server sent none of the six): what to fix is the endpoint (it must answer the
+ * `verification` envelope, as receiveWebhook does), not the request.
+ */
+export class EventsCallbackEndpointError extends EventsRequestError {
+  override readonly name = 'EventsCallbackEndpointError';
+  readonly reason: CallbackFailure | undefined;
+
+  constructor(eventName: string, cursor: string | null, method: EventsRequestMethod, status: number, error: EventsErrorObject) {
+    super(eventName, cursor, method, status, error);
+    const reason = (error.data as { reason?: unknown } | undefined)?.reason;
+    this.reason = CALLBACK_FAILURES.find((failure) => failure === reason);
   }
 }
 

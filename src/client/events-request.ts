@@ -2,7 +2,9 @@
  * The requests followEvents (event-follower.ts) sends, and what a refusal of one means before its
  * body is read as events: its one `server/discover` (events-discovery.ts reads the answer), each
  * `events/poll`, and each `events/stream` that opens a push stream (again, with the last cursor,
- * after a cut). Each is one JSON-RPC POST on the 2026-07-28 wire,
+ * after a cut); and those of a webhook subscription (webhook-subscription.ts): its own
+ * `server/discover`, each `events/subscribe` and its `events/unsubscribe`, whose params that file
+ * builds. Each is one JSON-RPC POST on the 2026-07-28 wire,
  * naming the revision in its headers and its `_meta` and declaring the Events extension in the
  * request's client capabilities. Every method and name comes from core/events-wire.ts.
  *
@@ -23,8 +25,11 @@ import {
   EventsRequestError,
   EventsUnsupportedError,
   isCursorRefusalReason,
+  EventsCallbackEndpointError,
   type EventsErrorObject,
   type EventsFollowMethod,
+  type EventsRequestMethod,
+  type EventsWebhookMethod,
 } from './events-errors.ts';
 import { isTransientStatus, mediaType, readError, reasonOf, Retryable, retryAfterMs, type ErrorObject, type FetchLike } from './http.ts';
 import { bodyText } from './idle-limit.ts';
@@ -64,7 +69,7 @@ export type EventsSubscriptionMethod = Exclude<EventsFollowMethod, 'server/disco
 /** The headers and body of one 2026-07-28 request `method` with id `id`: `params`, and the `_meta` every request carries. */
 function modernRequestInit(
   target: EventsTarget,
-  method: EventsFollowMethod,
+  method: EventsRequestMethod,
   id: number,
   params: JsonObject,
 ): { headers: Headers; body: string } {
@@ -105,6 +110,18 @@ export function eventsRequestInit(
   return request;
 }
 
+/** The headers and body of one `events/subscribe` or `events/unsubscribe` with id `id`: `params` as the caller built them, for `target.name`. */
+export function webhookRequestInit(
+  target: EventsTarget,
+  method: EventsWebhookMethod,
+  id: number,
+  params: JsonObject,
+): { headers: Headers; body: string } {
+  const request = modernRequestInit(target, method, id, params);
+  request.headers.set(HEADERS.name, encodeHeaderValue(target.name));
+  return request;
+}
+
 export class EventsRequester {
   readonly #target: EventsTarget;
   readonly #fetch: FetchLike;
@@ -117,6 +134,11 @@ export class EventsRequester {
   /** POSTs one subscription request; a request that fails on the way (the network, an abort) is Transient (the caller checks its own abort). */
   post(method: EventsSubscriptionMethod, id: number, cursor: string | null, signal: AbortSignal): Promise<Response> {
     return this.#send(eventsRequestInit(this.#target, method, id, cursor), signal);
+  }
+
+  /** POSTs one `events/subscribe` or `events/unsubscribe` carrying `params`, as `post` does. */
+  call(method: EventsWebhookMethod, id: number, params: JsonObject, signal: AbortSignal): Promise<Response> {
+    return this.#send(webhookRequestInit(this.#target, method, id, params), signal);
   }
 
   /** POSTs `server/discover`, as `post` does. */
@@ -133,7 +155,7 @@ export class EventsRequester {
   }
 
   /** A non-2xx answer: another attempt for a transient status, else its typed refusal. */
-  async refused(method: EventsFollowMethod, response: Response, cursor: string | null, idleMs?: number): Promise<never> {
+  async refused(method: EventsRequestMethod, response: Response, cursor: string | null, idleMs?: number): Promise<never> {
     const { error, text } = await readError(response, idleMs);
     if (isTransientStatus(response.status))
       throw new Transient(`${response.status}`, { cause: text, retryAfterMs: retryAfterMs(response) });
@@ -142,13 +164,17 @@ export class EventsRequester {
   }
 
   /** A JSON-RPC error answering `method`, sent from `cursor`: another attempt, a refused cursor, or a refused request. */
-  failure(method: EventsFollowMethod, status: number, error: ErrorObject, cursor: string | null): Error {
+  failure(method: EventsRequestMethod, status: number, error: ErrorObject, cursor: string | null): Error {
     // The server's own failure, answered in-band (an object that failed to answer): as a 5xx.
     if (error.code === INTERNAL_ERROR) return new Transient('internal_error', { cause: error });
     const object: EventsErrorObject = { code: error.code, message: error.message ?? '', data: error.data };
     // A server without `server/discover`, or without the 2026-07-28 revision, has advertised no extension of it.
     if (method === 'server/discover' && (error.code === METHOD_NOT_FOUND || error.code === JsonRpcCode.UnsupportedProtocolVersion)) {
       return new EventsUnsupportedError(this.#target.name, cursor, object);
+    }
+    // Only `events/subscribe` is answered so: the endpoint, not the request, is what failed.
+    if (error.code === EventsErrorCode.CallbackEndpointError) {
+      return new EventsCallbackEndpointError(this.#target.name, cursor, method, status, object);
     }
     const reason = reasonOf(error);
     if (error.code === EventsErrorCode.InvalidParams && isCursorRefusalReason(reason)) {

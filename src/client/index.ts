@@ -5,7 +5,8 @@
  * `callToolAsTask`, which calls a tool through the SDK's Client so that the server may make it a
  * task, and follows that task to its result; and `followEvents`, which follows one MCP Events
  * subscription by poll or push, persisting its cursor through the application; and
- * `receiveWebhook`, which verifies, answers and deduplicates the POSTs of a webhook subscription.
+ * `receiveWebhook`, which verifies, answers and deduplicates the POSTs of a webhook subscription;
+ * and `subscribeWebhook`, which subscribes one and refreshes it before each `refreshBefore`.
  */
 export { ForkSafeTransport, type ForkSafeTransportOptions, type TransportMode } from './transport.ts';
 export {
@@ -52,6 +53,7 @@ export type { EventsDeliveryMode, EventsDeliveryOptions, EventsTruncation } from
 export type { EventsTarget } from './events-request.ts';
 export {
   CURSOR_REFUSAL_REASONS,
+  EventsCallbackEndpointError,
   EventsCursorRefusedError,
   EventsFollowError,
   EventsProtocolError,
@@ -62,6 +64,8 @@ export {
   type EventsErrorObject,
   type EventsFollowMethod,
   type EventsProtocolReason,
+  type EventsRequestMethod,
+  type EventsWebhookMethod,
 } from './events-errors.ts';
 export { DEFAULT_DEDUP_WINDOW } from './recent-event-ids.ts';
 export {
@@ -74,7 +78,18 @@ export {
   type WebhookReceipt,
   WebhookSecretError,
 } from './webhook-receiver.ts';
-export type { DeliveryBody } from '../core/events-webhook-wire.ts';
+export { subscribeWebhook } from './webhook-subscription.ts';
+export type {
+  SubscribeWebhookOptions,
+  SubscriptionClock,
+  WebhookSubscription,
+  WebhookSubscriptionEnd,
+  WebhookTruncation,
+} from './webhook-subscription-options.ts';
+/** The refresh's least margin before `refreshBefore` (refresh-schedule.ts). */
+export { DEFAULT_REFRESH_MARGIN_MS } from './refresh-schedule.ts';
+export type { DeliveryBody, DeliveryStatus } from '../core/events-webhook-wire.ts';
+export type { CallbackFailure } from '../core/events-wire.ts';
 /** A fresh `whsec_` secret from the CSPRNG, for `delivery.secret` ("Client SDKs SHOULD generate it from a CSPRNG by default"). */
 export { newWebhookSecret } from '../core/webhook-signature.ts';
 export type { EventOccurrence, EventsErrorName, JsonObject } from '../core/events-wire.ts';
