@@ -13,6 +13,7 @@ export { busShardName, busShardSockets } from './stateless/event-bus.ts';
 export type { RequestStateSeal } from './stateless/request-state.ts';
 export { McpTaskObject } from './tasks/task-object.ts';
 export { McpEventLog } from './events/event-log-object.ts';
+export { McpWebhookSubscription } from './events/webhook-object.ts';
 export {
   defineEventType,
   EventEmitError,

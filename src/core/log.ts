@@ -41,6 +41,10 @@ export type LogEvent =
   | { readonly msg: 'mcp.events.upstream_error'; readonly type: string; readonly error: string }
   /** MCP Events served under the public development cursor key: no EVENTS_CURSOR_KEY, on loopback (events/cursor-keys.ts). Once per isolate. */
   | { readonly msg: 'mcp.events.development_key' }
+  /** A webhook subscription's object failed a run (its alarm or a poke): logged, its alarm set again. `subscription`: the id's first 12 characters. */
+  | { readonly msg: 'mcp.webhook.error'; readonly subscription: string; readonly error: string }
+  /** A webhook subscription ended: expired, unsubscribed, or after its `terminated` envelope (`cause`). */
+  | { readonly msg: 'mcp.webhook.ended'; readonly subscription: string; readonly cause: string }
   /** A failure the SDK's 2026-07-28 handler reported (a handler that threw, a transport failure), or the bus's. */
   | { readonly msg: 'mcp.modern.error'; readonly error: string }
   /** A 2026-07-28 request the SDK refused (the client's mistake, answered 4xx): not a failure (stateless/sdk-reports.ts). */
@@ -94,6 +98,7 @@ const FAILURES = new Set<LogEvent['msg']>([
   'mcp.task.error',
   'mcp.metrics.error',
   'mcp.events.upstream_error',
+  'mcp.webhook.error',
   'mcp.oauth.demo_sign_in_refused',
 ]);
 

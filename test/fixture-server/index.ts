@@ -11,6 +11,7 @@ import {
   createMcpWorker,
   McpSessionObject,
   McpTaskObject,
+  McpWebhookSubscription,
   sessionServerOptions,
   type ModernContext,
   type SessionContext,
@@ -84,6 +85,11 @@ export class FixtureTasks extends McpTaskObject<Env> {
 
 export { McpEventBus, McpEventLog, McpPrincipalRegistry } from '../../src/lib.ts';
 export { PokeRecorder } from './poke-recorder.ts';
+
+/** The fixture's webhook subscriptions (test/webhooks/): the event types the Worker serves. */
+export class FixtureWebhooks extends McpWebhookSubscription<Env> {
+  readonly types = fixtureEventTypes;
+}
 
 const worker = createMcpWorker<Env>({
   sessions: (env) => env.MCP_SESSION,

@@ -1,0 +1,415 @@
+/**
+ * A webhook subscription's storage (docs/events.md, *Webhooks*): its object's own SQLite, holding
+ * the subscription's one-row record and ONLY its failing deliveries. What is pending is derived:
+ * `scanned_to` is a position in the type's log such that every matching occurrence below it was
+ * delivered, declined, or has a row in `failing`; so an occurrence delivered at its first attempt
+ * writes no row of its own, only its share of its batch's one UPDATE of `scanned_to`.
+ *
+ * Rows written, per operation (a row inserted, updated or deleted each counts one):
+ * - creation: CREATE TABLE 2 + INSERT 1 (record);
+ * - a delivery batch: ≤ 1 (`writeProgress`: scanned_to and health in one UPDATE), 0 if nothing moved;
+ * - an occurrence's first failure: INSERT 1 (+ 2 once in the subscription's life: `failing`'s
+ *   CREATE TABLE); each retry: UPDATE 1; its success or its receiver's 410: DELETE 1; giving up:
+ *   the UPDATE (or INSERT) that marks it `abandoned`, then a DELETE once a `gap` announced it;
+ * - a refresh, a suspension, a `gap` or `terminated` envelope stored or cleared: UPDATE 1 each;
+ * - the end: `deleteAll` (the object's storage, not counted as rows by workerd's total_changes).
+ *
+ * Failing rows' states: `pending` (a retry due at `next_at`) and `abandoned` (retries exhausted:
+ * the watermark stops at it until a `gap` envelope announcing it is acknowledged). A suspension
+ * rewrites no row: the pending rows of a suspended subscription are its held ones (nothing is
+ * attempted while suspended); a reactivation adds the suspended time to `paused_total_ms`, and
+ * each row's pause is `paused_total_ms − paused_at_first`, so resuming is one UPDATE, not one
+ * per held occurrence. The row keeps the occurrence (id, time, data) so a retry needs nothing
+ * the log may have pruned since.
+ *
+ * Nothing is created for an id nobody subscribed: reading an absent record writes nothing. The
+ * record is cached in the instance and every write goes through here, so the cache is the truth.
+ */
+import type { CallbackFailure } from '../core/events-wire.ts';
+import type { SubscriptionState } from '../core/webhook-schedule.ts';
+import type { SubscriptionHealth } from '../core/webhook-retry.ts';
+import { tableExists } from '../storage/migrator.ts';
+
+/** A `gap` or `terminated` envelope owed to the receiver: its body and webhook-id fixed when drawn, retried by the policy. */
+export interface PendingEnvelope {
+  /** `msg_<type>_<random>`, stable across attempts ("so that receivers can deduplicate retries"). */
+  readonly id: string;
+  /** The JSON text POSTed: the same bytes on every attempt. */
+  readonly body: string;
+  /** Attempts made so far. */
+  readonly attempts: number;
+  /** The first attempt's time (0 before it). */
+  readonly firstAttemptAt: number;
+  readonly nextAt: number;
+  /** A `gap`'s abandoned rows it announces: deleted once it is acknowledged. */
+  readonly seqs?: readonly number[];
+}
+
+export interface SubscriptionRecord {
+  readonly id: string;
+  readonly principal: string;
+  readonly grant: string;
+  readonly name: string;
+  /** Canonical JSON of the arguments. */
+  readonly args: string;
+  readonly partition: string;
+  readonly url: string;
+  readonly logId: string;
+  readonly scannedTo: number;
+  readonly secret: string;
+  readonly previousSecret: string | null;
+  readonly previousUntil: number | null;
+  /** null: no expiry. */
+  readonly expiresAt: number | null;
+  readonly state: SubscriptionState;
+  readonly suspendedAt: number | null;
+  readonly pausedTotalMs: number;
+  readonly verifiedAt: number;
+  readonly createdAt: number;
+  readonly health: SubscriptionHealth;
+  readonly gap: PendingEnvelope | null;
+  readonly terminated: PendingEnvelope | null;
+  readonly origin: string;
+  readonly bindings: { readonly logs: string; readonly webhooks: string };
+}
+
+export interface FailingRow {
+  readonly seq: number;
+  /** JSON of {eventId, timestamp, data}: what is POSTed again. */
+  readonly occurrence: string;
+  readonly attempts: number;
+  readonly firstAttemptAt: number;
+  /** `paused_total_ms` at the first attempt: the row's pause is the difference. */
+  readonly pausedAtFirst: number;
+  readonly nextAt: number;
+  readonly state: 'pending' | 'abandoned';
+}
+
+const CREATE_SUBSCRIPTION = `CREATE TABLE subscription (
+  singleton            INTEGER PRIMARY KEY CHECK (singleton = 1),
+  schema_version       INTEGER NOT NULL DEFAULT 1,
+  id                   TEXT    NOT NULL,
+  principal            TEXT    NOT NULL,
+  grant_id             TEXT    NOT NULL,
+  name                 TEXT    NOT NULL,
+  args                 TEXT    NOT NULL,
+  partition            TEXT    NOT NULL,
+  url                  TEXT    NOT NULL,
+  log_id               TEXT    NOT NULL,
+  scanned_to           INTEGER NOT NULL,
+  secret               TEXT    NOT NULL,
+  previous_secret      TEXT,
+  previous_until       INTEGER,
+  expires_at           INTEGER,
+  state                TEXT    NOT NULL CHECK (state IN ('active', 'suspended', 'terminating')),
+  suspended_at         INTEGER,
+  paused_total_ms      INTEGER NOT NULL DEFAULT 0,
+  verified_at          INTEGER NOT NULL,
+  created_at           INTEGER NOT NULL,
+  consecutive_failures INTEGER NOT NULL DEFAULT 0,
+  failing_since        INTEGER,
+  last_error           TEXT,
+  last_delivery_at     INTEGER,
+  -- JSON PendingEnvelope, or NULL.
+  gap                  TEXT,
+  terminated           TEXT,
+  origin               TEXT    NOT NULL,
+  logs_binding         TEXT    NOT NULL,
+  webhooks_binding     TEXT    NOT NULL
+)`;
+
+const CREATE_FAILING = `CREATE TABLE failing (
+  seq              INTEGER PRIMARY KEY,
+  occurrence       TEXT    NOT NULL,
+  attempts         INTEGER NOT NULL,
+  first_attempt_at INTEGER NOT NULL,
+  paused_at_first  INTEGER NOT NULL,
+  next_at          INTEGER NOT NULL,
+  state            TEXT    NOT NULL CHECK (state IN ('pending', 'abandoned'))
+)`;
+
+type RecordRow = {
+  id: string;
+  principal: string;
+  grant_id: string;
+  name: string;
+  args: string;
+  partition: string;
+  url: string;
+  log_id: string;
+  scanned_to: number;
+  secret: string;
+  previous_secret: string | null;
+  previous_until: number | null;
+  expires_at: number | null;
+  state: SubscriptionState;
+  suspended_at: number | null;
+  paused_total_ms: number;
+  verified_at: number;
+  created_at: number;
+  consecutive_failures: number;
+  failing_since: number | null;
+  last_error: CallbackFailure | null;
+  last_delivery_at: number | null;
+  gap: string | null;
+  terminated: string | null;
+  origin: string;
+  logs_binding: string;
+  webhooks_binding: string;
+};
+
+type FailingSqlRow = {
+  seq: number;
+  occurrence: string;
+  attempts: number;
+  first_attempt_at: number;
+  paused_at_first: number;
+  next_at: number;
+  state: 'pending' | 'abandoned';
+};
+
+const envelopeOf = (text: string | null): PendingEnvelope | null => (text === null ? null : (JSON.parse(text) as PendingEnvelope));
+const textOf = (envelope: PendingEnvelope | null): string | null => (envelope === null ? null : JSON.stringify(envelope));
+
+function recordOf(row: RecordRow): SubscriptionRecord {
+  return {
+    id: row.id,
+    principal: row.principal,
+    grant: row.grant_id,
+    name: row.name,
+    args: row.args,
+    partition: row.partition,
+    url: row.url,
+    logId: row.log_id,
+    scannedTo: row.scanned_to,
+    secret: row.secret,
+    previousSecret: row.previous_secret,
+    previousUntil: row.previous_until,
+    expiresAt: row.expires_at,
+    state: row.state,
+    suspendedAt: row.suspended_at,
+    pausedTotalMs: row.paused_total_ms,
+    verifiedAt: row.verified_at,
+    createdAt: row.created_at,
+    health: {
+      consecutiveFailures: row.consecutive_failures,
+      failingSince: row.failing_since,
+      lastError: row.last_error,
+      lastDeliveryAt: row.last_delivery_at,
+    },
+    gap: envelopeOf(row.gap),
+    terminated: envelopeOf(row.terminated),
+    origin: row.origin,
+    bindings: { logs: row.logs_binding, webhooks: row.webhooks_binding },
+  };
+}
+
+function failingOf(row: FailingSqlRow): FailingRow {
+  return {
+    seq: row.seq,
+    occurrence: row.occurrence,
+    attempts: row.attempts,
+    firstAttemptAt: row.first_attempt_at,
+    pausedAtFirst: row.paused_at_first,
+    nextAt: row.next_at,
+    state: row.state,
+  };
+}
+
+export class WebhookStore {
+  readonly #storage: DurableObjectStorage;
+  readonly #sql: SqlStorage;
+  /** undefined: not read yet; null: none stored. */
+  #record: SubscriptionRecord | null | undefined;
+  #failingTable: boolean | undefined;
+
+  constructor(storage: DurableObjectStorage) {
+    this.#storage = storage;
+    this.#sql = storage.sql;
+  }
+
+  /** The record, or null. Reads only (the first call per instance). */
+  get record(): SubscriptionRecord | null {
+    if (this.#record === undefined) {
+      this.#record = tableExists(this.#sql, 'subscription')
+        ? (this.#sql.exec<RecordRow>(`SELECT * FROM subscription`).toArray().map(recordOf)[0] ?? null)
+        : null;
+    }
+    return this.#record;
+  }
+
+  /** CREATE TABLE 2 + INSERT 1, in one transaction. The storage must be empty (a previous life ended with deleteAll). */
+  create(record: SubscriptionRecord): void {
+    this.#storage.transactionSync(() => {
+      if (!tableExists(this.#sql, 'subscription')) this.#sql.exec(CREATE_SUBSCRIPTION);
+      this.#sql.exec(
+        `INSERT INTO subscription (singleton, id, principal, grant_id, name, args, partition, url, log_id, scanned_to, secret,
+           expires_at, state, verified_at, created_at, origin, logs_binding, webhooks_binding)
+         VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?, ?, ?)`,
+        record.id,
+        record.principal,
+        record.grant,
+        record.name,
+        record.args,
+        record.partition,
+        record.url,
+        record.logId,
+        record.scannedTo,
+        record.secret,
+        record.expiresAt,
+        record.verifiedAt,
+        record.createdAt,
+        record.origin,
+        record.bindings.logs,
+        record.bindings.webhooks,
+      );
+    });
+    this.#record = record;
+  }
+
+  /** Health changes kept in memory until the next write of the record (a lower bound after a restart: suspension only later). */
+  noteHealth(health: SubscriptionHealth): void {
+    this.#record = { ...this.#current(), health };
+  }
+
+  /** UPDATE 1: the delivery position and the health, after a batch (skipped when neither changed since the last write). */
+  writeProgress(scannedTo: number): void {
+    const record = this.#current();
+    const { health } = record;
+    this.#sql.exec(
+      `UPDATE subscription SET scanned_to = ?, consecutive_failures = ?, failing_since = ?, last_error = ?, last_delivery_at = ?`,
+      scannedTo,
+      health.consecutiveFailures,
+      health.failingSince,
+      health.lastError,
+      health.lastDeliveryAt,
+    );
+    this.#record = { ...record, scannedTo };
+  }
+
+  /** UPDATE 1: everything a refresh may change, in one statement. */
+  refresh(
+    change: Pick<
+      SubscriptionRecord,
+      'grant' | 'secret' | 'previousSecret' | 'previousUntil' | 'expiresAt' | 'state' | 'suspendedAt' | 'pausedTotalMs' | 'health'
+    >,
+  ): void {
+    const { health } = change;
+    this.#sql.exec(
+      `UPDATE subscription SET grant_id = ?, secret = ?, previous_secret = ?, previous_until = ?, expires_at = ?, state = ?,
+         suspended_at = ?, paused_total_ms = ?, consecutive_failures = ?, failing_since = ?, last_error = ?, last_delivery_at = ?`,
+      change.grant,
+      change.secret,
+      change.previousSecret,
+      change.previousUntil,
+      change.expiresAt,
+      change.state,
+      change.suspendedAt,
+      change.pausedTotalMs,
+      health.consecutiveFailures,
+      health.failingSince,
+      health.lastError,
+      health.lastDeliveryAt,
+    );
+    this.#record = { ...this.#current(), ...change };
+  }
+
+  /** UPDATE 1: suspended ("the server MAY suspend delivery"): nothing is attempted until a refresh reactivates it. */
+  suspend(at: number): void {
+    const { health } = this.#current();
+    this.#sql.exec(
+      `UPDATE subscription SET state = 'suspended', suspended_at = ?, consecutive_failures = ?, failing_since = ?, last_error = ?`,
+      at,
+      health.consecutiveFailures,
+      health.failingSince,
+      health.lastError,
+    );
+    this.#record = { ...this.#current(), state: 'suspended', suspendedAt: at };
+  }
+
+  /** UPDATE 1: the pending `gap` envelope set, advanced or cleared (with the health, which its attempts change). */
+  setGap(gap: PendingEnvelope | null): void {
+    const { health } = this.#current();
+    this.#sql.exec(
+      `UPDATE subscription SET gap = ?, consecutive_failures = ?, failing_since = ?, last_error = ?, last_delivery_at = ?`,
+      textOf(gap),
+      health.consecutiveFailures,
+      health.failingSince,
+      health.lastError,
+      health.lastDeliveryAt,
+    );
+    this.#record = { ...this.#current(), gap };
+  }
+
+  /** UPDATE 1: `terminating`, with the `terminated` envelope owed (or its next attempt). */
+  setTerminated(terminated: PendingEnvelope): void {
+    this.#sql.exec(`UPDATE subscription SET state = 'terminating', terminated = ?`, textOf(terminated));
+    this.#record = { ...this.#current(), state: 'terminating', terminated };
+  }
+
+  /**
+   * The log was reset (a new log id): the old generation's failing rows are dropped (their seqs
+   * name nothing in the new log; the `gap` stored with this UPDATE announces them), and delivery
+   * resumes from `scannedTo` in the new log. 1 + the rows deleted.
+   */
+  resetLog(logId: string, scannedTo: number, gap: PendingEnvelope): void {
+    this.#storage.transactionSync(() => {
+      if (this.#hasFailingTable()) this.#sql.exec(`DELETE FROM failing`);
+      this.#sql.exec(`UPDATE subscription SET log_id = ?, scanned_to = ?, gap = ?`, logId, scannedTo, textOf(gap));
+    });
+    this.#record = { ...this.#current(), logId, scannedTo, gap };
+  }
+
+  /** Every failing row (few: the breaker bounds them by the in-flight window), by seq. Reads only. */
+  failingRows(): FailingRow[] {
+    if (!this.#hasFailingTable()) return [];
+    return this.#sql.exec<FailingSqlRow>(`SELECT * FROM failing ORDER BY seq`).toArray().map(failingOf);
+  }
+
+  /** INSERT 1 (+ CREATE TABLE 2 the first time in the subscription's life). */
+  insertFailing(row: FailingRow): void {
+    if (!this.#hasFailingTable()) {
+      this.#sql.exec(CREATE_FAILING);
+      this.#failingTable = true;
+    }
+    this.#sql.exec(
+      `INSERT OR REPLACE INTO failing (seq, occurrence, attempts, first_attempt_at, paused_at_first, next_at, state) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      row.seq,
+      row.occurrence,
+      row.attempts,
+      row.firstAttemptAt,
+      row.pausedAtFirst,
+      row.nextAt,
+      row.state,
+    );
+  }
+
+  /** UPDATE 1: a retry's outcome. */
+  updateFailing(row: FailingRow): void {
+    this.#sql.exec(`UPDATE failing SET attempts = ?, next_at = ?, state = ? WHERE seq = ?`, row.attempts, row.nextAt, row.state, row.seq);
+  }
+
+  /** DELETE 1 per row: delivered, declined, or announced by an acknowledged `gap`. */
+  deleteFailing(seqs: readonly number[]): void {
+    for (const seq of seqs) this.#sql.exec(`DELETE FROM failing WHERE seq = ?`, seq);
+  }
+
+  /** The end: the alarm and every row, table and record of the object (the record cache forgotten). */
+  async deleteAll(): Promise<void> {
+    await this.#storage.deleteAlarm();
+    await this.#storage.deleteAll();
+    this.#record = null;
+    this.#failingTable = false;
+  }
+
+  #hasFailingTable(): boolean {
+    this.#failingTable ??= tableExists(this.#sql, 'failing');
+    return this.#failingTable;
+  }
+
+  #current(): SubscriptionRecord {
+    const record = this.record;
+    if (record === null) throw new Error('webhook store: no subscription record');
+    return record;
+  }
+}
