@@ -104,7 +104,7 @@ export abstract class McpWebhookSubscription<E extends object = object> extends 
       });
       if ('refusal' in added) return { refusal: added.refusal };
       const { decision } = added;
-      const record: SubscriptionRecord = {
+      const record: Omit<SubscriptionRecord, 'storedHealth'> = {
         id: request.id,
         principal: request.principal,
         grant: request.grant,
@@ -131,7 +131,7 @@ export abstract class McpWebhookSubscription<E extends object = object> extends 
       };
       this.#store.create(record);
       await this.#schedule();
-      const cursor = await sealPosition(await cursorKeys(this.env, record.origin), record, decision.fromSeq);
+      const cursor = await sealPosition(await cursorKeys(this.env, record.origin), this.#store.record!, decision.fromSeq);
       // The backlog of a replayed cursor, after this answer (its turn on the chain comes next); a
       // crash before it is done is covered by the log's check alarm, which addSubscriber armed.
       if (decision.fromSeq < added.nextSeq) this.ctx.waitUntil(this.#serial(() => this.#safely(() => this.#deliverNew())));
@@ -261,9 +261,8 @@ export abstract class McpWebhookSubscription<E extends object = object> extends 
       }
       return;
     }
-    const { attempted, more } = await this.#deliverer.retryDue(now);
-    // The health the attempts changed, in one UPDATE for the run (the rows' own UPDATEs are theirs).
-    if (attempted > 0) this.#store.writeProgress(this.#store.record!.scannedTo);
+    const { more } = await this.#deliverer.retryDue(now);
+    this.#store.flushHealth();
     await this.#settleGap();
     if (more) {
       await this.ctx.storage.setAlarm(Date.now());

@@ -67,6 +67,8 @@ export interface SubscriptionRecord {
   readonly verifiedAt: number;
   readonly createdAt: number;
   readonly health: SubscriptionHealth;
+  /** The health as last written (the rest of `health` is in memory only: see flushHealth). */
+  readonly storedHealth: SubscriptionHealth;
   readonly gap: PendingEnvelope | null;
   readonly terminated: PendingEnvelope | null;
   readonly origin: string;
@@ -172,6 +174,12 @@ const envelopeOf = (text: string | null): PendingEnvelope | null => (text === nu
 const textOf = (envelope: PendingEnvelope | null): string | null => (envelope === null ? null : JSON.stringify(envelope));
 
 function recordOf(row: RecordRow): SubscriptionRecord {
+  const health: SubscriptionHealth = {
+    consecutiveFailures: row.consecutive_failures,
+    failingSince: row.failing_since,
+    lastError: row.last_error,
+    lastDeliveryAt: row.last_delivery_at,
+  };
   return {
     id: row.id,
     principal: row.principal,
@@ -191,12 +199,8 @@ function recordOf(row: RecordRow): SubscriptionRecord {
     pausedTotalMs: row.paused_total_ms,
     verifiedAt: row.verified_at,
     createdAt: row.created_at,
-    health: {
-      consecutiveFailures: row.consecutive_failures,
-      failingSince: row.failing_since,
-      lastError: row.last_error,
-      lastDeliveryAt: row.last_delivery_at,
-    },
+    health,
+    storedHealth: health,
     gap: envelopeOf(row.gap),
     terminated: envelopeOf(row.terminated),
     origin: row.origin,
@@ -239,7 +243,7 @@ export class WebhookStore {
   }
 
   /** CREATE TABLE 2 + INSERT 1, in one transaction. The storage must be empty (a previous life ended with deleteAll). */
-  create(record: SubscriptionRecord): void {
+  create(record: Omit<SubscriptionRecord, 'storedHealth'>): void {
     this.#storage.transactionSync(() => {
       if (!tableExists(this.#sql, 'subscription')) this.#sql.exec(CREATE_SUBSCRIPTION);
       this.#sql.exec(
@@ -264,7 +268,7 @@ export class WebhookStore {
         record.bindings.webhooks,
       );
     });
-    this.#record = record;
+    this.#record = { ...record, storedHealth: record.health };
   }
 
   /** Health changes kept in memory until the next write of the record (a lower bound after a restart: suspension only later). */
@@ -272,7 +276,21 @@ export class WebhookStore {
     this.#record = { ...this.#current(), health };
   }
 
-  /** UPDATE 1: the delivery position and the health, after a batch (skipped when neither changed since the last write). */
+  /**
+   * UPDATE 1 when the health changed in a way a restart must not lose: a streak ended (a stored
+   * streak would otherwise suspend the subscription sooner after a restart) or began (its start,
+   * once per streak); else nothing. A failure that only lengthens a streak is kept in memory: after
+   * a restart the streak is shorter, so suspension can only come later, never sooner.
+   */
+  flushHealth(): void {
+    const stored = this.#current().storedHealth;
+    const { health } = this.#current();
+    const ended = stored.consecutiveFailures > 0 && health.consecutiveFailures === 0;
+    const began = stored.failingSince === null && health.failingSince !== null;
+    if (ended || began) this.writeProgress(this.#current().scannedTo);
+  }
+
+  /** UPDATE 1: the delivery position and the health, after a batch. */
   writeProgress(scannedTo: number): void {
     const record = this.#current();
     const { health } = record;
@@ -284,7 +302,7 @@ export class WebhookStore {
       health.lastError,
       health.lastDeliveryAt,
     );
-    this.#record = { ...record, scannedTo };
+    this.#record = { ...record, scannedTo, storedHealth: health };
   }
 
   /** UPDATE 1: everything a refresh may change, in one statement. */
@@ -311,7 +329,7 @@ export class WebhookStore {
       health.lastError,
       health.lastDeliveryAt,
     );
-    this.#record = { ...this.#current(), ...change };
+    this.#record = { ...this.#current(), ...change, storedHealth: change.health };
   }
 
   /** UPDATE 1: suspended ("the server MAY suspend delivery"): nothing is attempted until a refresh reactivates it. */
@@ -324,7 +342,7 @@ export class WebhookStore {
       health.failingSince,
       health.lastError,
     );
-    this.#record = { ...this.#current(), state: 'suspended', suspendedAt: at };
+    this.#record = { ...this.#current(), state: 'suspended', suspendedAt: at, storedHealth: health };
   }
 
   /** UPDATE 1: the pending `gap` envelope set, advanced or cleared (with the health, which its attempts change). */
@@ -338,7 +356,7 @@ export class WebhookStore {
       health.lastError,
       health.lastDeliveryAt,
     );
-    this.#record = { ...this.#current(), gap };
+    this.#record = { ...this.#current(), gap, storedHealth: health };
   }
 
   /** UPDATE 1: `terminating`, with the `terminated` envelope owed (or its next attempt). */
