@@ -138,6 +138,14 @@ export async function note(text: string) {
   return eventLog(env.MCP_EVENTS, NOTE_LOG).append(NOTE_LOG, noteEvents.retention, { data: JSON.stringify({ text, n: text.length }) });
 }
 
+/**
+ * Drops the subscription's row at its log, so the log no longer pokes it by itself: a test that
+ * counts rows per batch then decides the batches with its own pokes.
+ */
+export async function detachFromLog(id: string): Promise<void> {
+  await eventLog(env.MCP_EVENTS, NOTE_LOG).removeSubscriber(NOTE_LOG, id);
+}
+
 /** Pokes the subscription up to the log's head, as the log does after an append (no occurrences: it reads its pages). */
 export async function pokeToHead(stub: WebhookSubscriptionStub) {
   const { logId, nextSeq } = await eventLog(env.MCP_EVENTS, NOTE_LOG).read({

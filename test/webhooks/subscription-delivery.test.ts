@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { SUBSCRIPTION_ID_HEADER, WEBHOOK_ID_HEADER } from '../../src/core/events-webhook-wire.ts';
 import {
   cursorOf,
+  detachFromLog,
   note,
   pokeToHead,
   type Received,
@@ -60,6 +61,7 @@ describe('delivery of new occurrences', () => {
 
   it('delivered at the first attempt: at most 1 row written per delivery batch (the position), none per occurrence', async () => {
     const { id, stub, endpoint, tok } = await subscribe();
+    await detachFromLog(id);
     const before = await rowsWritten(id);
     for (let i = 0; i < 5; i++) await note(`${tok} batch ${i}`);
     await pokeToHead(stub);
