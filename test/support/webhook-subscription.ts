@@ -9,7 +9,7 @@ import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { decodeCursor, type EventCursor } from '../../src/core/event-cursor.ts';
 import { parseWebhookSecret, verifyWebhook } from '../../src/core/webhook-signature.ts';
-import { grantTtl } from '../../src/core/webhook-subscription-key.ts';
+import { grantTtl, type TtlGrant } from '../../src/core/webhook-subscription-key.ts';
 import { cursorKeys } from '../../src/events/cursor-keys.ts';
 import { eventLog } from '../../src/events/event-logs.ts';
 import { readWebhookConfig } from '../../src/events/webhook-config.ts';
@@ -99,6 +99,7 @@ export interface Made {
   /** The token notes must contain to match (the subscription's `contains`). */
   readonly tok: string;
   readonly result: { readonly cursor: string | null; readonly truncated: boolean; readonly refreshBefore: string | null };
+  readonly ttl: TtlGrant;
 }
 
 export interface MakeOptions {
@@ -114,6 +115,7 @@ export async function subscribe(options: MakeOptions = {}): Promise<Made> {
   const id = `sub_${crypto.randomUUID().replaceAll('-', '')}`;
   const endpoint = `e-${id}`;
   const stub = subscriptionStub(id);
+  const ttl = grantTtl(options.ttlMs === undefined ? 600_000 : options.ttlMs, Date.now(), config.ttl);
   const answer = await stub.create({
     id,
     principal: 'alice',
@@ -123,14 +125,14 @@ export async function subscribe(options: MakeOptions = {}): Promise<Made> {
     log: NOTE_LOG,
     url: hookUrl(endpoint),
     secret: options.secret ?? SECRET_A,
-    ttl: grantTtl(options.ttlMs === undefined ? 600_000 : options.ttlMs, Date.now(), config.ttl),
+    ttl,
     cursor: options.cursor ?? null,
     verifiedAt: Date.now(),
     origin: ORIGIN,
     bindings: { logs: 'MCP_EVENTS', webhooks: 'MCP_WEBHOOKS' },
   });
   if (!('result' in answer)) throw new Error(`create refused: ${JSON.stringify(answer)}`);
-  return { id, stub, endpoint, tok, result: answer.result };
+  return { id, stub, endpoint, tok, result: answer.result, ttl };
 }
 
 /** Appends a note to demo.note's log (as post_note does); answers where it was stored. */

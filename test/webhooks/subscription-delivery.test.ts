@@ -42,6 +42,13 @@ describe('delivery of new occurrences', () => {
     expect(await receivedUntil(endpoint, () => true)).toHaveLength(2);
   });
 
+  it('the log pokes by itself: an append alone is delivered, with no poke from the test', async () => {
+    const { endpoint, tok } = await subscribe();
+    const { eventId } = await note(`${tok} unpoked`);
+    const [request] = await receivedUntil(endpoint, (l) => l.length >= 1, 'the delivery the log poked');
+    expect(request!.headers[WEBHOOK_ID_HEADER.toLowerCase()]).toBe(eventId);
+  });
+
   it("a body's cursor never passes an occurrence not yet acknowledged: each is at most its own seq; the refresh's is past the last", async () => {
     const { stub, endpoint, tok } = await subscribe();
     const appended = [];

@@ -136,6 +136,31 @@ describe('replay', () => {
   });
 });
 
+describe('creation refused', () => {
+  it("a cursor the log refuses (another type's): {refusal} with -32602, nothing stored", async () => {
+    const id = `sub_${crypto.randomUUID().replaceAll('-', '')}`;
+    const stub = subscriptionStub(id);
+    const answer = await stub.create({
+      id,
+      principal: 'alice',
+      grant: 'grant-1',
+      name: 'demo.note',
+      args: {},
+      log: NOTE_LOG,
+      url: 'http://127.0.0.1/unused',
+      secret: SECRET_A,
+      ttl: grantTtl(600_000, Date.now(), config.ttl),
+      cursor: { type: 'demo.other', partition: '', logId: 'x', next: 0 },
+      verifiedAt: Date.now(),
+      origin: 'http://localhost',
+      bindings: { logs: 'MCP_EVENTS', webhooks: 'MCP_WEBHOOKS' },
+    });
+    expect(answer).toMatchObject({ refusal: { code: -32602, data: { reason: 'cursor_other_type' } } });
+    expect(await stub.describe()).toBeNull();
+    expect(await stub.probe()).toBeNull();
+  });
+});
+
 describe('the end', () => {
   it('terminate: `terminated` with the error, a stable msg_terminated_ id, then gone (describe null, poke gone, refresh not live)', async () => {
     const made = await subscribe();

@@ -9,6 +9,7 @@
 import { abortAllDurableObjects } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { WEBHOOK_ID_HEADER, WEBHOOK_TIMESTAMP_HEADER } from '../../src/core/events-webhook-wire.ts';
+import { BREAKER_STREAK, MAX_IN_FLIGHT } from '../../src/core/webhook-schedule.ts';
 import {
   cursorOf,
   detachFromLog,
@@ -95,6 +96,29 @@ describe('retries', () => {
     await pokeToHead(made.stub);
     const last = (await receivedUntil(made.endpoint, (l) => l.some((r) => idOf(r) === after.eventId))).at(-1)!;
     expect((await cursorOf(last)).next).toBe(lost.seq + 1);
+  });
+
+  it('the breaker: while the receiver fails, new occurrences are not first-attempted (rows stay within the streak and the in-flight window); the first 2xx lets the held backlog flow', async () => {
+    const made = await subscribe();
+    await script(made.endpoint, [], unavailable);
+    const notes = [];
+    for (let i = 0; i < 12; i++) notes.push(await note(`${made.tok} outage ${i}`));
+    await pokeToHead(made.stub);
+    const during = await made.stub.describe();
+    const attempted = new Set((await received(made.endpoint)).map(idOf));
+    expect(during?.failing).toBeLessThanOrEqual(BREAKER_STREAK + MAX_IN_FLIGHT - 1);
+    expect(attempted.size).toBeLessThanOrEqual(BREAKER_STREAK + MAX_IN_FLIGHT - 1);
+    expect(during?.watermarkSeq).toBe(notes[0]!.seq);
+    await script(made.endpoint, []);
+    // Should the streak have reached the short policy's suspension meanwhile, a refresh reactivates it.
+    if ((await made.stub.describe())?.state === 'suspended')
+      await made.stub.refresh({ secret: SECRET_A, ttl: made.ttl, cursor: null, grant: 'grant-1' });
+    await receivedUntil(
+      made.endpoint,
+      (l) => notes.every((n) => l.some((r) => idOf(r) === n.eventId && r.answered === 200)),
+      'every held occurrence delivered',
+    );
+    await until(async () => (await made.stub.describe())?.watermarkSeq === notes.at(-1)!.seq + 1, 'the watermark at the head');
   });
 
   it("a failing delivery survives the object's restart: its row and alarm are durable, and the alarm delivers it", async () => {
