@@ -78,7 +78,7 @@ export class Deliverer {
   }
 
   /** The safe watermark with every matching occurrence below `scanPos` attempted: failing rows and first attempts in flight block it. */
-  watermarkAt(scanPos: number, rows: readonly FailingRow[] = this.#o.store.failingRows()): number {
+  watermarkAt(scanPos: number, rows: readonly FailingRow[] = this.#o.store.failing.rows()): number {
     return watermark(scanPos, this.#tracked(scanPos, rows));
   }
 
@@ -93,7 +93,7 @@ export class Deliverer {
   mayStartNew(): boolean {
     const record = this.#o.store.record;
     if (record === null || record.state !== 'active' || this.#o.stopped()) return false;
-    const probing = this.#inFlight.size > 0 || record.gap !== null || this.#o.store.failingRows().some((row) => row.state === 'pending');
+    const probing = this.#inFlight.size > 0 || record.gap !== null || this.#o.store.failing.rows().some((row) => row.state === 'pending');
     return !breakerOpen(record.health, probing);
   }
 
@@ -142,7 +142,7 @@ export class Deliverer {
         state: decision.kind === 'give_up' ? 'abandoned' : 'pending',
       };
       // In the same turn as the in-flight mark is dropped (finally): the watermark never loses it.
-      this.#o.store.insertFailing(row);
+      this.#o.store.failing.insert(row);
       if (decision.kind === 'suspend') this.#suspend(now);
     } finally {
       this.#inFlight.delete(occurrence.seq);
@@ -151,8 +151,8 @@ export class Deliverer {
 
   /** Retries of the pending rows due by `now`, at most ALARM_BATCH: how many were attempted, and whether more are due. */
   async retryDue(now: number): Promise<{ readonly attempted: number; readonly more: boolean }> {
-    const due = this.#o.store
-      .failingRows()
+    const due = this.#o.store.failing
+      .rows()
       .filter((row) => row.state === 'pending' && row.nextAt <= now)
       .sort((a, b) => a.nextAt - b.nextAt);
     const window = new Window(MAX_IN_FLIGHT);
@@ -176,9 +176,9 @@ export class Deliverer {
     const attempts = row.attempts + 1;
     const pausedMs = this.#record.pausedTotalMs - row.pausedAtFirst;
     const { decision, now } = this.#judge({ attempts, firstAttemptAt: row.firstAttemptAt, pausedMs }, outcome);
-    if (decision.kind === 'delivered' || decision.kind === 'declined') return this.#o.store.deleteFailing([row.seq]);
+    if (decision.kind === 'delivered' || decision.kind === 'declined') return this.#o.store.failing.delete([row.seq]);
     const nextAt = decision.kind === 'retry' ? decision.at : now;
-    this.#o.store.updateFailing({ ...row, attempts, nextAt, state: decision.kind === 'give_up' ? 'abandoned' : 'pending' });
+    this.#o.store.failing.update({ ...row, attempts, nextAt, state: decision.kind === 'give_up' ? 'abandoned' : 'pending' });
     if (decision.kind === 'suspend') this.#suspend(now);
   }
 
@@ -190,7 +190,7 @@ export class Deliverer {
   async drawGap(now: number): Promise<void> {
     const record = this.#record;
     if (record.gap !== null) return;
-    const announce = gapToAnnounce(record.scannedTo, this.#tracked(record.scannedTo, this.#o.store.failingRows()));
+    const announce = gapToAnnounce(record.scannedTo, this.#tracked(record.scannedTo, this.#o.store.failing.rows()));
     if (announce === null) return;
     const cursor = await sealPosition(await this.#o.keys(), record, announce.cursorNext);
     this.#o.store.setGap(newEnvelope('gap', JSON.stringify(gapEnvelope(cursor)), now, announce.seqs));
@@ -207,7 +207,7 @@ export class Deliverer {
     if (gap === null) return 'delivered';
     const { decision, now, firstAttemptAt } = await this.#attemptEnvelope(gap);
     if (decision.kind === 'delivered' || decision.kind === 'declined') {
-      this.#o.store.deleteFailing(gap.seqs ?? []);
+      this.#o.store.failing.delete(gap.seqs ?? []);
       this.#o.store.setGap(null);
     } else if (decision.kind === 'retry') {
       this.#o.store.setGap({ ...gap, attempts: gap.attempts + 1, firstAttemptAt, nextAt: decision.at });

@@ -8,9 +8,11 @@
  *   export class AppWebhooks extends McpWebhookSubscription<Env> { types = [notes] }
  * bound as MCP_WEBHOOKS, a SQLite class.
  *
- * Thin: storage is webhook-store.ts's, attempts and their consequences webhook-delivery.ts's,
- * where occurrences come from webhook-feed.ts's, the alarm's time and the breaker
- * core/webhook-schedule.ts's, a refresh's change core/webhook-refresh.ts's. This file keeps:
+ * Thin: storage is webhook-store.ts's (failing rows webhook-failing.ts's), attempts and their
+ * consequences webhook-delivery.ts's, what a wake does (new occurrences, due retries, the `gap`
+ * owed, a log reset, the alarm) webhook-wake.ts's, where occurrences come from webhook-feed.ts's,
+ * the alarm's time and the breaker core/webhook-schedule.ts's, a refresh's change
+ * core/webhook-refresh.ts's. This file keeps:
  * - one chain: pokes, alarm runs, the creation and the end run one at a time, so a batch's
  *   position is written by the run that attempted it, and a poke arriving during the creation
  *   waits for the record it needs (a poke finding none answers `gone`, dropping the log's row);
@@ -27,21 +29,20 @@
  * throwing alarm never stand in for the retry policy.
  */
 import { DurableObject } from 'cloudflare:workers';
-import { eventsError, type JsonObject } from '../core/events-wire.ts';
+import { eventsError } from '../core/events-wire.ts';
 import { subscribeResult, terminatedEnvelope, type SubscribeResult } from '../core/events-webhook-wire.ts';
 import { log } from '../core/log.ts';
 import { canonicalJson } from '../core/webhook-subscription-key.ts';
 import { decideRefresh } from '../core/webhook-refresh.ts';
 import { dropSuspended } from '../core/webhook-retry.ts';
-import { alarmTime } from '../core/webhook-schedule.ts';
 import { cursorKeys } from './cursor-keys.ts';
 import type { EventType } from './event-type.ts';
 import { eventLog, type EventLogNamespace } from './event-logs.ts';
 import { readWebhookConfig, type WebhookConfig } from './webhook-config.ts';
 import { Deliverer, newEnvelope } from './webhook-delivery.ts';
-import { pokedPage, readPage, type Page } from './webhook-feed.ts';
 import { sealPosition } from './webhook-send.ts';
 import { WebhookStore, type SubscriptionRecord } from './webhook-store.ts';
+import { SubscriptionWake } from './webhook-wake.ts';
 import type {
   CreateAnswer,
   Poke,
@@ -64,8 +65,7 @@ export abstract class McpWebhookSubscription<E extends object = object> extends 
   readonly #config: WebhookConfig;
   readonly #deliverer: Deliverer;
   #chain: Promise<unknown> = Promise.resolve();
-  /** The alarm as this instance last read or set it (undefined: not read yet; null: none). */
-  #alarmAt: number | null | undefined;
+  readonly #wake: SubscriptionWake;
   /** Set by unsubscribe: no POST starts while the end waits its turn. */
   #ending = false;
 
@@ -78,6 +78,16 @@ export abstract class McpWebhookSubscription<E extends object = object> extends 
       config: this.#config,
       keys: () => cursorKeys(env, this.#store.record?.origin ?? 'http://invalid'),
       stopped: () => this.#ending || this.#store.record?.state === 'terminating',
+    });
+    this.#wake = new SubscriptionWake({
+      store: this.#store,
+      deliverer: this.#deliverer,
+      config: this.#config,
+      storage: ctx.storage,
+      type: (name) => this.#type(name),
+      logs: (binding) => this.#logs(binding),
+      keys: (origin) => cursorKeys(env, origin),
+      ending: () => this.#ending,
     });
   }
 
@@ -130,11 +140,11 @@ export abstract class McpWebhookSubscription<E extends object = object> extends 
         bindings: request.bindings,
       };
       this.#store.create(record);
-      await this.#schedule();
+      await this.#wake.schedule();
       const cursor = await sealPosition(await cursorKeys(this.env, record.origin), this.#store.record!, decision.fromSeq);
       // The backlog of a replayed cursor, after this answer (its turn on the chain comes next); a
       // crash before it is done is covered by the log's check alarm, which addSubscriber armed.
-      if (decision.fromSeq < added.nextSeq) this.ctx.waitUntil(this.#serial(() => this.#safely(() => this.#deliverNew())));
+      if (decision.fromSeq < added.nextSeq) this.ctx.waitUntil(this.#serial(() => this.#safely(() => this.#wake.deliverNew())));
       return {
         result: subscribeResult({ id: record.id, refreshBefore: request.ttl.refreshBefore, cursor, truncated: decision.truncated }),
       };
@@ -157,7 +167,7 @@ export abstract class McpWebhookSubscription<E extends object = object> extends 
       this.#config.secretGraceMs,
     );
     this.#store.refresh(change);
-    await this.#schedule();
+    await this.#wake.schedule();
     const cursor = await this.#sealedWatermark();
     return subscribeResult({ id: record.id, refreshBefore: request.ttl.refreshBefore, cursor, truncated: false, deliveryStatus });
   }
@@ -176,8 +186,8 @@ export abstract class McpWebhookSubscription<E extends object = object> extends 
         });
         return 'gone';
       }
-      if (poke.logId !== record.logId) await this.#reset(poke.logId, poke.earliestSeq);
-      await this.#deliverNew(poke);
+      if (poke.logId !== record.logId) await this.#wake.reset(poke.logId, poke.earliestSeq);
+      await this.#wake.deliverNew(poke);
       return 'processed';
     });
   }
@@ -203,13 +213,13 @@ export abstract class McpWebhookSubscription<E extends object = object> extends 
   async #terminate({ error, cause }: Termination): Promise<void> {
     this.#store.setTerminated(newEnvelope('terminated', JSON.stringify(terminatedEnvelope(error)), Date.now()));
     log({ msg: 'mcp.webhook.ended', subscription: this.#store.record!.id.slice(0, 12), cause: `terminating:${cause}` });
-    await this.#schedule();
+    await this.#wake.schedule();
   }
 
   async describe(): Promise<WebhookDescription | null> {
     const record = this.#store.record;
     if (record === null) return null;
-    const rows = this.#store.failingRows();
+    const rows = this.#store.failing.rows();
     return {
       id: record.id,
       name: record.name,
@@ -232,7 +242,7 @@ export abstract class McpWebhookSubscription<E extends object = object> extends 
   }
 
   override async alarm(): Promise<void> {
-    this.#alarmAt = null;
+    this.#wake.alarmGone();
     await this.#serial(() => this.#safely(() => this.#alarmRun()));
   }
 
@@ -261,98 +271,7 @@ export abstract class McpWebhookSubscription<E extends object = object> extends 
       }
       return;
     }
-    const { more } = await this.#deliverer.retryDue(now);
-    this.#store.flushHealth();
-    await this.#settleGap();
-    if (more) {
-      await this.ctx.storage.setAlarm(Date.now());
-      this.#alarmAt = Date.now();
-    }
-    // Held occurrences (the breaker, a suspension just lifted) flow again from the position, by log pages.
-    await this.#deliverNew();
-  }
-
-  /**
-   * New occurrences from the position on: the poke's, else log pages, until the head, the
-   * breaker, a suspension or the end stops it. One UPDATE of the position per batch that moved it.
-   */
-  async #deliverNew(poke?: Poke): Promise<void> {
-    for (let pokeUnused = poke; ; pokeUnused = undefined) {
-      const record = this.#store.record;
-      if (record === null || record.state !== 'active' || !this.#deliverer.mayStartNew()) return;
-      const type = this.#type(record.name);
-      if (type === undefined) return;
-      const from = record.scannedTo;
-      if (pokeUnused !== undefined && pokeUnused.head <= from) return;
-      const poked = pokeUnused === undefined ? undefined : pokedPage(pokeUnused, from);
-      const page: Page = poked ?? (await readPage(this.#logs(record.bindings.logs), record, type.retention, from));
-      if (page.kind === 'reset') {
-        await this.#reset(page.logId, page.earliestSeq);
-        continue;
-      }
-      let start = from;
-      if (page.lostTo !== undefined && page.lostTo > from) {
-        // The log no longer keeps [from, lostTo): an abandoned marker row holds the watermark there until a `gap` announces the loss.
-        this.#store.insertFailing({
-          seq: from,
-          occurrence: 'null',
-          attempts: 0,
-          firstAttemptAt: 0,
-          pausedAtFirst: 0,
-          nextAt: 0,
-          state: 'abandoned',
-        });
-        start = page.lostTo;
-      }
-      const args = JSON.parse(record.args) as JsonObject;
-      const end = await this.#deliverer.deliverNew(start, page.occurrences, (data) => type.matches(args, data));
-      const last = page.occurrences.at(-1);
-      const scanned = last === undefined ? start : end;
-      if (scanned !== from) this.#store.writeProgress(scanned);
-      await this.#settleGap();
-      await this.#schedule();
-      if (last === undefined || end <= last.seq || poked !== undefined || end >= page.head) return;
-    }
-  }
-
-  /** The `gap` owed, drawn and attempted when due (abandoned rows, a loss of the log). */
-  async #settleGap(): Promise<void> {
-    const now = Date.now();
-    await this.#deliverer.drawGap(now);
-    const gap = this.#store.record?.gap;
-    if (gap != null && gap.nextAt <= now && this.#store.record?.state === 'active' && !this.#ending) {
-      if ((await this.#deliverer.attemptGap()) === 'delivered') await this.#deliverer.drawGap(Date.now());
-    }
-  }
-
-  /** The log was reset: the old generation's failing rows are dropped and a `gap` announces the loss; delivery resumes at its earliest kept. */
-  async #reset(logId: string, earliestSeq: number): Promise<void> {
-    const record = this.#store.record!;
-    const moved: SubscriptionRecord = { ...record, logId };
-    const cursor = await sealPosition(await cursorKeys(this.env, record.origin), moved, earliestSeq);
-    this.#store.resetLog(logId, earliestSeq, newEnvelope('gap', JSON.stringify({ type: 'gap', cursor }), Date.now(), []));
-    await this.#settleGap();
-  }
-
-  /** The alarm at the earliest time the schedule needs, set when that is earlier than the one set (a setAlarm is a row). */
-  async #schedule(): Promise<void> {
-    const record = this.#store.record;
-    if (record === null) return;
-    const pending = this.#store.failingRows().filter((row) => row.state === 'pending');
-    const at = alarmTime(
-      {
-        state: record.state,
-        earliestPendingAt: pending.length === 0 ? null : Math.min(...pending.map((row) => row.nextAt)),
-        envelopeAt: (record.state === 'terminating' ? record.terminated : record.gap)?.nextAt ?? null,
-        expiresAt: record.expiresAt,
-        suspendedAt: record.suspendedAt,
-      },
-      this.#config.retry,
-    );
-    this.#alarmAt ??= await this.ctx.storage.getAlarm();
-    if (at === null || (this.#alarmAt !== null && this.#alarmAt <= at)) return;
-    await this.ctx.storage.setAlarm(at);
-    this.#alarmAt = at;
+    await this.#wake.retryAndCatchUp(now);
   }
 
   /** The end: the log's row removed (a failure is healed by the next poke's `gone`), then the alarm and every row deleted. */
@@ -373,7 +292,7 @@ export abstract class McpWebhookSubscription<E extends object = object> extends 
 
   async #forget(): Promise<void> {
     await this.#store.deleteAll();
-    this.#alarmAt = null;
+    this.#wake.alarmGone();
   }
 
   async #sealedWatermark(): Promise<string> {
@@ -414,7 +333,7 @@ export abstract class McpWebhookSubscription<E extends object = object> extends 
       log({ msg: 'mcp.webhook.error', subscription: this.#store.record?.id.slice(0, 12) ?? '', error: String(error) });
     }
     try {
-      await this.#schedule();
+      await this.#wake.schedule();
     } catch (error) {
       log({ msg: 'mcp.webhook.error', subscription: this.#store.record?.id.slice(0, 12) ?? '', error: String(error) });
     }

@@ -14,7 +14,7 @@
  * - a refresh, a suspension, a `gap` or `terminated` envelope stored or cleared: UPDATE 1 each;
  * - the end: `deleteAll` (the object's storage, not counted as rows by workerd's total_changes).
  *
- * Failing rows' states: `pending` (a retry due at `next_at`) and `abandoned` (retries exhausted:
+ * Failing rows (webhook-failing.ts) have two states: `pending` (a retry due at `next_at`) and `abandoned` (retries exhausted:
  * the watermark stops at it until a `gap` envelope announcing it is acknowledged). A suspension
  * rewrites no row: the pending rows of a suspended subscription are its held ones (nothing is
  * attempted while suspended); a reactivation adds the suspended time to `paused_total_ms`, and
@@ -29,6 +29,9 @@ import type { CallbackFailure } from '../core/events-wire.ts';
 import type { SubscriptionState } from '../core/webhook-schedule.ts';
 import type { SubscriptionHealth } from '../core/webhook-retry.ts';
 import { tableExists } from '../storage/migrator.ts';
+import { FailingRows } from './webhook-failing.ts';
+
+export type { FailingRow } from './webhook-failing.ts';
 
 /** A `gap` or `terminated` envelope owed to the receiver: its body and webhook-id fixed when drawn, retried by the policy. */
 export interface PendingEnvelope {
@@ -75,18 +78,6 @@ export interface SubscriptionRecord {
   readonly bindings: { readonly logs: string; readonly webhooks: string };
 }
 
-export interface FailingRow {
-  readonly seq: number;
-  /** JSON of {eventId, timestamp, data}: what is POSTed again. */
-  readonly occurrence: string;
-  readonly attempts: number;
-  readonly firstAttemptAt: number;
-  /** `paused_total_ms` at the first attempt: the row's pause is the difference. */
-  readonly pausedAtFirst: number;
-  readonly nextAt: number;
-  readonly state: 'pending' | 'abandoned';
-}
-
 const CREATE_SUBSCRIPTION = `CREATE TABLE subscription (
   singleton            INTEGER PRIMARY KEY CHECK (singleton = 1),
   schema_version       INTEGER NOT NULL DEFAULT 1,
@@ -120,16 +111,6 @@ const CREATE_SUBSCRIPTION = `CREATE TABLE subscription (
   webhooks_binding     TEXT    NOT NULL
 )`;
 
-const CREATE_FAILING = `CREATE TABLE failing (
-  seq              INTEGER PRIMARY KEY,
-  occurrence       TEXT    NOT NULL,
-  attempts         INTEGER NOT NULL,
-  first_attempt_at INTEGER NOT NULL,
-  paused_at_first  INTEGER NOT NULL,
-  next_at          INTEGER NOT NULL,
-  state            TEXT    NOT NULL CHECK (state IN ('pending', 'abandoned'))
-)`;
-
 type RecordRow = {
   id: string;
   principal: string;
@@ -160,15 +141,9 @@ type RecordRow = {
   webhooks_binding: string;
 };
 
-type FailingSqlRow = {
-  seq: number;
-  occurrence: string;
-  attempts: number;
-  first_attempt_at: number;
-  paused_at_first: number;
-  next_at: number;
-  state: 'pending' | 'abandoned';
-};
+/** The health's columns, written together whenever the record is (core/webhook-retry.ts `SubscriptionHealth`). */
+const HEALTH_COLUMNS = 'consecutive_failures = ?, failing_since = ?, last_error = ?, last_delivery_at = ?';
+const healthValues = (h: SubscriptionHealth) => [h.consecutiveFailures, h.failingSince, h.lastError, h.lastDeliveryAt] as const;
 
 const envelopeOf = (text: string | null): PendingEnvelope | null => (text === null ? null : (JSON.parse(text) as PendingEnvelope));
 const textOf = (envelope: PendingEnvelope | null): string | null => (envelope === null ? null : JSON.stringify(envelope));
@@ -208,28 +183,18 @@ function recordOf(row: RecordRow): SubscriptionRecord {
   };
 }
 
-function failingOf(row: FailingSqlRow): FailingRow {
-  return {
-    seq: row.seq,
-    occurrence: row.occurrence,
-    attempts: row.attempts,
-    firstAttemptAt: row.first_attempt_at,
-    pausedAtFirst: row.paused_at_first,
-    nextAt: row.next_at,
-    state: row.state,
-  };
-}
-
 export class WebhookStore {
   readonly #storage: DurableObjectStorage;
   readonly #sql: SqlStorage;
   /** undefined: not read yet; null: none stored. */
   #record: SubscriptionRecord | null | undefined;
-  #failingTable: boolean | undefined;
+  /** The failing rows (webhook-failing.ts), in the same database. */
+  readonly failing: FailingRows;
 
   constructor(storage: DurableObjectStorage) {
     this.#storage = storage;
     this.#sql = storage.sql;
+    this.failing = new FailingRows(storage.sql);
   }
 
   /** The record, or null. Reads only (the first call per instance). */
@@ -294,14 +259,7 @@ export class WebhookStore {
   writeProgress(scannedTo: number): void {
     const record = this.#current();
     const { health } = record;
-    this.#sql.exec(
-      `UPDATE subscription SET scanned_to = ?, consecutive_failures = ?, failing_since = ?, last_error = ?, last_delivery_at = ?`,
-      scannedTo,
-      health.consecutiveFailures,
-      health.failingSince,
-      health.lastError,
-      health.lastDeliveryAt,
-    );
+    this.#sql.exec(`UPDATE subscription SET scanned_to = ?, ${HEALTH_COLUMNS}`, scannedTo, ...healthValues(health));
     this.#record = { ...record, scannedTo, storedHealth: health };
   }
 
@@ -315,7 +273,7 @@ export class WebhookStore {
     const { health } = change;
     this.#sql.exec(
       `UPDATE subscription SET grant_id = ?, secret = ?, previous_secret = ?, previous_until = ?, expires_at = ?, state = ?,
-         suspended_at = ?, paused_total_ms = ?, consecutive_failures = ?, failing_since = ?, last_error = ?, last_delivery_at = ?`,
+         suspended_at = ?, paused_total_ms = ?, ${HEALTH_COLUMNS}`,
       change.grant,
       change.secret,
       change.previousSecret,
@@ -324,10 +282,7 @@ export class WebhookStore {
       change.state,
       change.suspendedAt,
       change.pausedTotalMs,
-      health.consecutiveFailures,
-      health.failingSince,
-      health.lastError,
-      health.lastDeliveryAt,
+      ...healthValues(health),
     );
     this.#record = { ...this.#current(), ...change, storedHealth: change.health };
   }
@@ -335,27 +290,14 @@ export class WebhookStore {
   /** UPDATE 1: suspended ("the server MAY suspend delivery"): nothing is attempted until a refresh reactivates it. */
   suspend(at: number): void {
     const { health } = this.#current();
-    this.#sql.exec(
-      `UPDATE subscription SET state = 'suspended', suspended_at = ?, consecutive_failures = ?, failing_since = ?, last_error = ?`,
-      at,
-      health.consecutiveFailures,
-      health.failingSince,
-      health.lastError,
-    );
+    this.#sql.exec(`UPDATE subscription SET state = 'suspended', suspended_at = ?, ${HEALTH_COLUMNS}`, at, ...healthValues(health));
     this.#record = { ...this.#current(), state: 'suspended', suspendedAt: at, storedHealth: health };
   }
 
   /** UPDATE 1: the pending `gap` envelope set, advanced or cleared (with the health, which its attempts change). */
   setGap(gap: PendingEnvelope | null): void {
     const { health } = this.#current();
-    this.#sql.exec(
-      `UPDATE subscription SET gap = ?, consecutive_failures = ?, failing_since = ?, last_error = ?, last_delivery_at = ?`,
-      textOf(gap),
-      health.consecutiveFailures,
-      health.failingSince,
-      health.lastError,
-      health.lastDeliveryAt,
-    );
+    this.#sql.exec(`UPDATE subscription SET gap = ?, ${HEALTH_COLUMNS}`, textOf(gap), ...healthValues(health));
     this.#record = { ...this.#current(), gap, storedHealth: health };
   }
 
@@ -372,44 +314,10 @@ export class WebhookStore {
    */
   resetLog(logId: string, scannedTo: number, gap: PendingEnvelope): void {
     this.#storage.transactionSync(() => {
-      if (this.#hasFailingTable()) this.#sql.exec(`DELETE FROM failing`);
+      this.failing.clear();
       this.#sql.exec(`UPDATE subscription SET log_id = ?, scanned_to = ?, gap = ?`, logId, scannedTo, textOf(gap));
     });
     this.#record = { ...this.#current(), logId, scannedTo, gap };
-  }
-
-  /** Every failing row (few: the breaker bounds them by the in-flight window), by seq. Reads only. */
-  failingRows(): FailingRow[] {
-    if (!this.#hasFailingTable()) return [];
-    return this.#sql.exec<FailingSqlRow>(`SELECT * FROM failing ORDER BY seq`).toArray().map(failingOf);
-  }
-
-  /** INSERT 1 (+ CREATE TABLE 2 the first time in the subscription's life). */
-  insertFailing(row: FailingRow): void {
-    if (!this.#hasFailingTable()) {
-      this.#sql.exec(CREATE_FAILING);
-      this.#failingTable = true;
-    }
-    this.#sql.exec(
-      `INSERT OR REPLACE INTO failing (seq, occurrence, attempts, first_attempt_at, paused_at_first, next_at, state) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-      row.seq,
-      row.occurrence,
-      row.attempts,
-      row.firstAttemptAt,
-      row.pausedAtFirst,
-      row.nextAt,
-      row.state,
-    );
-  }
-
-  /** UPDATE 1: a retry's outcome. */
-  updateFailing(row: FailingRow): void {
-    this.#sql.exec(`UPDATE failing SET attempts = ?, next_at = ?, state = ? WHERE seq = ?`, row.attempts, row.nextAt, row.state, row.seq);
-  }
-
-  /** DELETE 1 per row: delivered, declined, or announced by an acknowledged `gap`. */
-  deleteFailing(seqs: readonly number[]): void {
-    for (const seq of seqs) this.#sql.exec(`DELETE FROM failing WHERE seq = ?`, seq);
   }
 
   /** The end: the alarm and every row, table and record of the object (the record cache forgotten). */
@@ -417,12 +325,7 @@ export class WebhookStore {
     await this.#storage.deleteAlarm();
     await this.#storage.deleteAll();
     this.#record = null;
-    this.#failingTable = false;
-  }
-
-  #hasFailingTable(): boolean {
-    this.#failingTable ??= tableExists(this.#sql, 'failing');
-    return this.#failingTable;
+    this.failing.forget();
   }
 
   #current(): SubscriptionRecord {

@@ -10,7 +10,7 @@ import { env } from 'cloudflare:workers';
 import { decodeCursor, type EventCursor } from '../../src/core/event-cursor.ts';
 import { parseWebhookSecret, verifyWebhook } from '../../src/core/webhook-signature.ts';
 import { grantTtl, type TtlGrant } from '../../src/core/webhook-subscription-key.ts';
-import { cursorKeys } from '../../src/events/cursor-keys.ts';
+import { type CursorKeySecrets, cursorKeys } from '../../src/events/cursor-keys.ts';
 import { eventLog } from '../../src/events/event-logs.ts';
 import { readWebhookConfig } from '../../src/events/webhook-config.ts';
 import { type WebhookSubscriptionStub, webhookSubscription } from '../../src/events/webhook-subscriptions.ts';
@@ -80,7 +80,7 @@ export async function verifiesUnder(request: Received, secret: string): Promise<
 /** A received body's cursor, decoded (its MAC checked). */
 export async function cursorOf(request: Received): Promise<EventCursor> {
   const { cursor } = JSON.parse(request.body) as { cursor: string };
-  const decoded = await decodeCursor(cursor, await cursorKeys(env, ORIGIN));
+  const decoded = await decodeCursor(cursor, await cursorKeys(env as CursorKeySecrets, ORIGIN));
   if (!decoded.ok || 'upstream' in decoded.cursor) throw new Error(`cursor does not decode: ${cursor}`);
   return decoded.cursor;
 }

@@ -101,7 +101,7 @@ describe('retries', () => {
   it('the breaker: while the receiver fails, new occurrences are not first-attempted (rows stay within the streak and the in-flight window); the first 2xx lets the held backlog flow', async () => {
     const made = await subscribe();
     await script(made.endpoint, [], unavailable);
-    const notes = [];
+    const notes: Awaited<ReturnType<typeof note>>[] = [];
     for (let i = 0; i < 12; i++) notes.push(await note(`${made.tok} outage ${i}`));
     await pokeToHead(made.stub);
     const during = await made.stub.describe();
