@@ -22,7 +22,7 @@ import { registerDemoTools, registerStatelessTools } from './demo-tools.ts';
 import { withRecorder } from './metrics-recorder.ts';
 import { registerModernConformanceFixtures } from './modern-fixtures.ts';
 import { registerTaskFixtures } from './task-fixtures.ts';
-import { fixtureEventTypes, registerNoteTool } from './note-events.ts';
+import { fixtureEventTypes, hookedEvents, registerNoteTool } from './note-events.ts';
 import { registerUpstreamTool, upstreamEvents } from './upstream-events.ts';
 
 export class FixtureSession extends McpSessionObject<Env> {
@@ -86,9 +86,9 @@ export class FixtureTasks extends McpTaskObject<Env> {
 export { McpEventBus, McpEventLog, McpPrincipalRegistry } from '../../src/lib.ts';
 export { PokeRecorder } from './poke-recorder.ts';
 
-/** The fixture's webhook subscriptions (test/webhooks/): the event types the Worker serves. */
+/** The fixture's webhook subscriptions (test/webhooks/): the event types the Worker serves, and demo.hooked (its tests' own log). */
 export class FixtureWebhooks extends McpWebhookSubscription<Env> {
-  readonly types = fixtureEventTypes;
+  readonly types = [...fixtureEventTypes, hookedEvents];
 }
 
 const worker = createMcpWorker<Env>({

@@ -54,6 +54,21 @@ export const polledEvents = defineEventType({
   delivery: ['poll'],
 });
 
+/**
+ * Webhook delivery only, keeping 3 occurrences, and known to the fixture's webhook subscriptions
+ * alone (not served by the Worker, so `events/list` is unchanged): test/webhooks/ resets its log
+ * and prunes past a detached subscription's position without touching demo.note.
+ */
+export const hookedEvents = defineEventType({
+  name: 'demo.hooked',
+  description: 'Webhook delivery only, its last 3 occurrences kept (test/webhooks/: log resets and losses)',
+  inputSchema: z.object({ contains: z.string().optional() }),
+  payloadSchema: z.object({ text: z.string(), n: z.number().int() }),
+  delivery: ['webhook'],
+  matches: ({ contains }, { text }) => contains === undefined || text.includes(contains),
+  retention: { maxCount: 3 },
+});
+
 /** Every type the fixture serves, in the order `events/list` lists them. */
 export const fixtureEventTypes = [noteEvents, otherEvents, tinyEvents, polledEvents];
 

@@ -14,12 +14,15 @@ import { type CursorKeySecrets, cursorKeys } from '../../src/events/cursor-keys.
 import { eventLog } from '../../src/events/event-logs.ts';
 import { readWebhookConfig } from '../../src/events/webhook-config.ts';
 import { type WebhookSubscriptionStub, webhookSubscription } from '../../src/events/webhook-subscriptions.ts';
-import { noteEvents } from '../fixture-server/note-events.ts';
+import { hookedEvents, noteEvents } from '../fixture-server/note-events.ts';
 
 export const RECEIVER = (env as unknown as { WEBHOOK_RECEIVER: string }).WEBHOOK_RECEIVER;
 /** The Worker's origin a subscription is made at: loopback, so WEBHOOK_DEV_ORIGINS counts. */
 export const ORIGIN = 'http://localhost';
 export const NOTE_LOG = { type: 'demo.note', partition: '' } as const;
+export const HOOKED_LOG = { type: 'demo.hooked', partition: '' } as const;
+type LogOf = typeof NOTE_LOG | typeof HOOKED_LOG;
+const typeOf = (log: LogOf) => (log.type === 'demo.note' ? noteEvents : hookedEvents);
 export const config = readWebhookConfig(env);
 
 export const SECRET_A = `whsec_${btoa('a'.repeat(32))}`;
@@ -107,6 +110,8 @@ export interface MakeOptions {
   readonly cursor?: EventCursor | null;
   readonly secret?: string;
   readonly tok?: string;
+  /** demo.note unless told. */
+  readonly log?: LogOf;
 }
 
 /** A subscription of `demo.note` notes containing a fresh token, delivered to a fresh endpoint. */
@@ -120,9 +125,9 @@ export async function subscribe(options: MakeOptions = {}): Promise<Made> {
     id,
     principal: 'alice',
     grant: 'grant-1',
-    name: 'demo.note',
+    name: (options.log ?? NOTE_LOG).type,
     args: { contains: tok },
-    log: NOTE_LOG,
+    log: options.log ?? NOTE_LOG,
     url: hookUrl(endpoint),
     secret: options.secret ?? SECRET_A,
     ttl,
@@ -136,23 +141,23 @@ export async function subscribe(options: MakeOptions = {}): Promise<Made> {
 }
 
 /** Appends a note to demo.note's log (as post_note does); answers where it was stored. */
-export async function note(text: string) {
-  return eventLog(env.MCP_EVENTS, NOTE_LOG).append(NOTE_LOG, noteEvents.retention, { data: JSON.stringify({ text, n: text.length }) });
+export async function note(text: string, log: LogOf = NOTE_LOG) {
+  return eventLog(env.MCP_EVENTS, log).append(log, typeOf(log).retention, { data: JSON.stringify({ text, n: text.length }) });
 }
 
 /**
  * Drops the subscription's row at its log, so the log no longer pokes it by itself: a test that
  * counts rows per batch then decides the batches with its own pokes.
  */
-export async function detachFromLog(id: string): Promise<void> {
-  await eventLog(env.MCP_EVENTS, NOTE_LOG).removeSubscriber(NOTE_LOG, id);
+export async function detachFromLog(id: string, log: LogOf = NOTE_LOG): Promise<void> {
+  await eventLog(env.MCP_EVENTS, log).removeSubscriber(log, id);
 }
 
 /** Pokes the subscription up to the log's head, as the log does after an append (no occurrences: it reads its pages). */
-export async function pokeToHead(stub: WebhookSubscriptionStub) {
-  const { logId, nextSeq } = await eventLog(env.MCP_EVENTS, NOTE_LOG).read({
-    ...NOTE_LOG,
-    retention: noteEvents.retention,
+export async function pokeToHead(stub: WebhookSubscriptionStub, log: LogOf = NOTE_LOG) {
+  const { logId, nextSeq } = await eventLog(env.MCP_EVENTS, log).read({
+    ...log,
+    retention: typeOf(log).retention,
     cursor: null,
     limit: 1,
     maxBytes: 1,

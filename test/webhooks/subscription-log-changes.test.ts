@@ -1,0 +1,60 @@
+/**
+ * A webhook subscription when its log changes under it (src/events/webhook-wake.ts): the log is
+ * reset (a new log id: the old generation's positions name nothing) or it pruned past the
+ * subscription's position. Either loss is announced by a `gap` envelope before any cursor passes
+ * it ("The client persists `cursor` and treats it as `truncated: true`"). demo.hooked is these
+ * tests' own type (kept 3 occurrences; known to the webhook objects only), so its resets touch no
+ * other test's log; this file runs its tests one after another.
+ */
+import { env } from 'cloudflare:workers';
+import { describe, expect, it } from 'vitest';
+import { WEBHOOK_ID_HEADER } from '../../src/core/events-webhook-wire.ts';
+import { resetEventLog } from '../../src/events/event-logs.ts';
+import { hookedEvents } from '../fixture-server/note-events.ts';
+import {
+  cursorOf,
+  detachFromLog,
+  HOOKED_LOG,
+  note,
+  pokeToHead,
+  type Received,
+  receivedUntil,
+  subscribe,
+  until,
+} from '../support/webhook-subscription.ts';
+
+const idOf = (request: Received) => request.headers[WEBHOOK_ID_HEADER];
+const typeOf = (request: Received) => (JSON.parse(request.body) as { type?: string }).type;
+
+describe('the log changes under a subscription', () => {
+  it('a reset: a `gap` in the new log, from its start, comes before the first delivery of the new generation', async () => {
+    const made = await subscribe({ log: HOOKED_LOG });
+    const before = await note(`${made.tok} before`, HOOKED_LOG);
+    await receivedUntil(made.endpoint, (l) => l.length >= 1, 'the delivery before the reset');
+    const logId = await resetEventLog(env.MCP_EVENTS, hookedEvents);
+    expect(logId).not.toBe(before.logId);
+    const after = await note(`${made.tok} after`, HOOKED_LOG);
+    await pokeToHead(made.stub, HOOKED_LOG);
+    const log = await receivedUntil(made.endpoint, (l) => l.some((r) => idOf(r) === after.eventId), 'the delivery after the reset');
+    expect(log.map((r) => typeOf(r) ?? idOf(r))).toEqual([before.eventId, 'gap', after.eventId]);
+    expect(await cursorOf(log[1]!)).toMatchObject({ logId, next: 0 });
+    expect(await cursorOf(log[2]!)).toMatchObject({ logId });
+    await until(async () => (await made.stub.describe())?.watermarkSeq === after.seq + 1, 'the watermark in the new log');
+  });
+
+  it('pruned past its position: the loss held by the watermark until a `gap` announces it, then the watermark moves on', async () => {
+    const made = await subscribe({ log: HOOKED_LOG });
+    await detachFromLog(made.id, HOOKED_LOG);
+    const notes: Awaited<ReturnType<typeof note>>[] = [];
+    for (let i = 0; i < 6; i++) notes.push(await note(`${made.tok} ${i}`, HOOKED_LOG));
+    await pokeToHead(made.stub, HOOKED_LOG);
+    const log = await receivedUntil(made.endpoint, (l) => l.some((r) => typeOf(r) === 'gap'), 'the gap');
+    const events = log.filter((r) => typeOf(r) === undefined);
+    expect(events.length).toBeGreaterThan(0);
+    expect(events.length).toBeLessThan(notes.length);
+    for (const request of events) expect((await cursorOf(request)).next).toBeLessThanOrEqual(notes[0]!.seq);
+    const gap = log.find((r) => typeOf(r) === 'gap')!;
+    expect((await cursorOf(gap)).next).toBe(notes.at(-1)!.seq + 1);
+    await until(async () => (await made.stub.describe())?.watermarkSeq === notes.at(-1)!.seq + 1, 'the watermark past the loss');
+  });
+});
