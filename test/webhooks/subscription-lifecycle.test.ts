@@ -20,6 +20,7 @@ import {
   type Received,
   received,
   receivedUntil,
+  rowsWritten,
   SECRET_A,
   SECRET_B,
   script,
@@ -36,6 +37,28 @@ const refreshOf = (secret: string, ttlMs: number | null = 600_000) => ({
   ttl: grantTtl(ttlMs, Date.now(), config.ttl),
   cursor: null,
   grant: 'grant-2',
+});
+
+describe('rows written (total_changes(): a setAlarm counts, CREATE TABLE does not)', () => {
+  it('create 2 (the record, its expiry alarm; 1 with no expiry); refresh 1 (one UPDATE, the alarm untouched when the expiry moves later); terminate 2 (terminating, the alarm at once)', async () => {
+    const made = await subscribe();
+    const created = await rowsWritten(made.id);
+    await made.stub.refresh(refreshOf(SECRET_B, 900_000));
+    const refreshed = (await rowsWritten(made.id)) - created;
+    const noExpiry = await subscribe({ ttlMs: null });
+    const error = eventsError('Forbidden', 'the grant was revoked', { reason: 'grant_revoked' });
+    // The envelope's answer held back, so that the end (deleteAll) cannot come before the count.
+    await script(made.endpoint, [{ kind: 'slow', delayMs: 2_000 }]);
+    const before = await rowsWritten(made.id);
+    await made.stub.terminate({ error, cause: 'revoked' });
+    const terminated = (await rowsWritten(made.id)) - before;
+    expect({ created, refreshed, noExpiry: await rowsWritten(noExpiry.id), terminated }).toEqual({
+      created: 2,
+      refreshed: 1,
+      noExpiry: 1,
+      terminated: 2,
+    });
+  });
 });
 
 describe('refresh', () => {
