@@ -22,6 +22,8 @@ import type { PrincipalRegistryNamespace } from '../principals/principal-registr
 import { EventCatalog } from '../events/event-catalog.ts';
 import type { EventLogNamespace } from '../events/event-logs.ts';
 import type { EventType } from '../events/event-type.ts';
+import { readWebhookConfig } from '../events/webhook-config.ts';
+import type { WebhookNamespace } from '../events/webhook-subscriptions.ts';
 import type { DurableEventBus } from '../stateless/event-bus.ts';
 import { requestStateSeal } from '../stateless/request-state.ts';
 import { type FetchNamespace, StorageGuard } from './storage-guard.ts';
@@ -34,7 +36,13 @@ export interface WorkerBindings<E> {
   readonly tasks?: ((env: E) => FetchNamespace) | undefined;
   readonly principals?: ((env: E) => PrincipalRegistryNamespace) | undefined;
   readonly rateLimit?: ((env: E) => RateLimit) | undefined;
-  readonly events?: { readonly types: readonly EventType[]; readonly logs: (env: E) => EventLogNamespace } | undefined;
+  readonly events?:
+    | {
+        readonly types: readonly EventType[];
+        readonly logs: (env: E) => EventLogNamespace;
+        readonly webhooks?: ((env: E) => WebhookNamespace) | undefined;
+      }
+    | undefined;
   /** Whether a modern factory is served (its requestState keys are then read). */
   readonly modern: boolean;
 }
@@ -47,14 +55,22 @@ export interface EdgeState {
   readonly busObjects: FetchNamespace | undefined;
   readonly principals: PrincipalRegistryNamespace | undefined;
   readonly rateLimit: RateLimit | undefined;
-  /** The event types served and the namespace of their logs (MCP Events), where the Worker has them. */
-  readonly events: { readonly catalog: EventCatalog; readonly logs: EventLogNamespace } | undefined;
+  /** The event types served and the namespace of their logs (MCP Events), where the Worker has them; their webhook subscriptions', where it has those. */
+  readonly events:
+    | { readonly catalog: EventCatalog; readonly logs: EventLogNamespace; readonly webhooks: EdgeWebhooks | undefined }
+    | undefined;
   /** The listens and relayed streams this isolate holds, per principal (stream-shares.ts). */
   readonly shares: StreamShares;
   /** The modern endpoint, once first needed. */
   modern?: McpHttpHandler;
   /** The event bus, once first needed: one per isolate, so its listeners are dealt to the shards in turn. */
   bus?: DurableEventBus | undefined;
+}
+
+/** The webhook subscriptions' namespace, and the env keys a subscription's object reaches its log and itself by (`WebhookCreate.bindings`). */
+export interface EdgeWebhooks {
+  readonly namespace: WebhookNamespace;
+  readonly bindings: { readonly logs: string; readonly webhooks: string };
 }
 
 /** What an object class is, in a fix's words: `your class extending McpTaskObject`, `McpEventBus`. */
@@ -100,6 +116,8 @@ function checkedState<E extends object>(env: E, bindings: WorkerBindings<E>, pat
   read('principals', bindings.principals);
   read('rateLimit', bindings.rateLimit);
   read('events', bindings.events?.logs);
+  read('webhooks', bindings.events?.webhooks);
+  problems.push(...webhookProblems(env, bindings.events));
   const named = env as { OAUTH_KV?: unknown; MCP_METRICS?: unknown; AUTH?: unknown };
   const checked: FoundBinding[] = [...found].map(([use, { name, value }]) => ({ use, name, value, required: true }));
   // AUTH=oauth's provider reads OAUTH_KV by that name; read as the configuration reads AUTH, so a
@@ -123,6 +141,8 @@ function checkedState<E extends object>(env: E, bindings: WorkerBindings<E>, pat
   };
   const registry = found.get('principals')?.value as PrincipalRegistryNamespace | undefined;
   const logs = found.get('events')?.value as EventLogNamespace | undefined;
+  const webhooks = found.get('webhooks')?.value as WebhookNamespace | undefined;
+  const bindingName = (use: 'events' | 'webhooks') => found.get(use)?.name ?? BINDING_USES[use].usualName;
   return {
     config,
     authenticate: authenticator(config.auth, path),
@@ -132,9 +152,44 @@ function checkedState<E extends object>(env: E, bindings: WorkerBindings<E>, pat
     principals: registry === undefined ? undefined : guarded('principals')!.registry(registry),
     rateLimit: found.get('rateLimit')?.value as RateLimit | undefined,
     events:
-      logs === undefined ? undefined : { catalog: new EventCatalog(bindings.events!.types, { tasks: bindings.tasks !== undefined }), logs },
+      logs === undefined
+        ? undefined
+        : {
+            catalog: new EventCatalog(bindings.events!.types, { tasks: bindings.tasks !== undefined }),
+            logs,
+            webhooks:
+              webhooks === undefined
+                ? undefined
+                : { namespace: webhooks, bindings: { logs: bindingName('events'), webhooks: bindingName('webhooks') } },
+          },
     shares: new StreamShares(config),
   };
+}
+
+/**
+ * Webhook delivery asked for and not given its objects, or given them with WEBHOOK_* variables
+ * that do not parse: an event type that lists `webhook` in its `delivery` needs `webhooks` (its
+ * subscriptions are objects of that class), and the variables are read up front, as every other.
+ */
+function webhookProblems<E extends object>(env: E, events: WorkerBindings<E>['events']): ConfigProblem[] {
+  if (events === undefined) return [];
+  if (events.webhooks === undefined) {
+    return events.types
+      .filter((type) => type.offers('webhook'))
+      .map((type) => ({
+        subject: type.name,
+        detail:
+          `event type ${type.name} lists webhook in its delivery, but createMcpWorker's \`events\` has no \`webhooks\`: ` +
+          `add \`webhooks: (env) => env.${BINDING_USES.webhooks.usualName}\` (a class extending McpWebhookSubscription, bound and declared with SQLite), ` +
+          `or remove 'webhook' from ${type.name}'s delivery`,
+      }));
+  }
+  try {
+    readWebhookConfig(env);
+    return [];
+  } catch (error) {
+    return [variableProblem(error)];
+  }
 }
 
 /**

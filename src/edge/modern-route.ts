@@ -16,6 +16,7 @@
 import type { AuthInfo, McpHttpHandler, ServerEventBus } from '@modelcontextprotocol/server';
 import type { Principal } from '../auth/principal.ts';
 import type { TransportConfig } from '../config.ts';
+import { httpErrors, type McpHttpError } from '../core/errors.ts';
 import { readBoundedText } from '../core/request-checks.ts';
 import { HEADERS } from '../core/wire.ts';
 import type { PrincipalHoldings } from '../principals/principal-holdings.ts';
@@ -51,6 +52,10 @@ export interface ModernRequest {
   readonly events: EdgeState['events'];
   /** The environment: the event cursor keys are its secrets. */
   readonly env: CursorKeySecrets;
+  /** The credential's 401 for a token issued before its principal was revoked (auth/authenticate.ts). */
+  readonly revokedToken: (() => McpHttpError) | undefined;
+  /** The Worker's rate-limit binding, where it has one. */
+  readonly rateLimit: RateLimit | undefined;
 }
 
 /**
@@ -58,7 +63,7 @@ export interface ModernRequest {
  * an `events/stream` that opened is answered with its stream, held here, instead of the SDK's placeholder.
  */
 export async function serveModern(endpoint: McpHttpHandler, tasks: TaskNamespace | undefined, modern: ModernRequest): Promise<Response> {
-  const { events, principal, request, config, shares, holder, holdings, bus, revocable, env } = modern;
+  const { events, principal, request, config, shares, holder, holdings, bus, revocable, env, revokedToken, rateLimit } = modern;
   if (events === undefined) return serveModernRequest(endpoint, tasks, modern);
   const { taskTtlMs: ttlMs, taskPollIntervalMs: pollIntervalMs } = config;
   const scope = new EdgeEvents({
@@ -72,6 +77,9 @@ export async function serveModern(endpoint: McpHttpHandler, tasks: TaskNamespace
     takeSlot: () => shares.eventStream(holder),
     maxStreams: shares.eventStreamsPerPrincipal,
     revocation: revocable && bus !== undefined ? { bus, principal: principal.id, grant: holdings?.grant ?? '' } : undefined,
+    holdings,
+    recalled: revokedToken ?? (() => httpErrors.tokenRevoked('Bearer error="invalid_token"')),
+    limiter: rateLimit,
   });
   const response = await eventsScope.run(scope, () => serveModernRequest(endpoint, tasks, modern));
   if (scope.refusal === undefined && scope.stream === undefined) return response;

@@ -45,6 +45,11 @@ export interface McpWorkerOptions<E> {
    * (`events/list`, `events/poll`, `events/stream`), and the namespace of the `McpEventLog`
    * class their logs are kept in (`env.MCP_EVENTS`). Cursors are sealed with the
    * `EVENTS_CURSOR_KEY` secret. Without it, no `events/*` method is served.
+   *
+   * `webhooks`: the namespace of the class extending `McpWebhookSubscription` (`env.MCP_WEBHOOKS`,
+   * declared with SQLite), one object per webhook subscription: serves `events/subscribe` and
+   * `events/unsubscribe` (the WEBHOOK_* variables, events/webhook-config.ts). Without it, those
+   * two are not served (`-32601`) and no type may list `webhook` in its `delivery`.
    */
   readonly events?: {
     readonly types: readonly EventType[];

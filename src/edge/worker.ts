@@ -66,6 +66,8 @@ type Env<E> = {
     authInfo: AuthInfo | undefined;
     /** The principal's registry, for an authenticated principal of a Worker that has one. */
     holdings: PrincipalHoldings | undefined;
+    /** The credential's 401 for a token issued before its principal was revoked, where it can be (auth/authenticate.ts). */
+    revokedToken: (() => McpHttpError) | undefined;
   };
 };
 
@@ -130,6 +132,7 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
     if (limiter !== undefined && !(await limiter.limit({ key: holder })).success) throw httpErrors.tooManyRequests(RATE_LIMIT_PERIOD_S);
     c.set('authInfo', authenticated.authInfo);
     c.set('holdings', holdingsOf(c, principal, authenticated));
+    c.set('revokedToken', authenticated.revokedToken);
     await next();
   });
 
@@ -182,6 +185,8 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
         revocable: c.get('holdings') !== undefined && edge.bus !== undefined,
         events: edge.events,
         env: c.env,
+        revokedToken: c.get('revokedToken'),
+        rateLimit: edge.rateLimit,
       });
     }
     checkPostAccept(headers);

@@ -29,6 +29,7 @@ import type { Principal } from '../auth/principal.ts';
 import type { TransportConfig } from '../config.ts';
 import type { CursorKeys } from '../core/event-cursor.ts';
 import type { JsonRpcId, McpHttpError } from '../core/errors.ts';
+import type { EdgeWebhooks } from '../edge/edge-state.ts';
 import { clientDeclaresEvents, eventsError, type EventsError, type TaskEventSource } from '../core/events-wire.ts';
 import type { Scope } from '../core/scope.ts';
 import type { Release } from '../core/slots.ts';
@@ -42,6 +43,9 @@ import { openPushStream, type PushStream } from './push-stream.ts';
 import { openUpstreamFeed } from './upstream-feed.ts';
 import { taskEventSourceOf, taskEventType, taskTimelineLog } from './task-source.ts';
 import type { TaskDirectory } from '../tasks/task-directory.ts';
+import { readWebhookConfig } from './webhook-config.ts';
+import type { HostLimiter } from './webhook-handshake.ts';
+import { serveWebhookMethods, type WebhookHoldings, type WebhookHost } from './webhook-methods.ts';
 
 /** What `poll` answers clients as `nextPollMs`: an event type's log is cheap to read, not free. */
 export const NEXT_POLL_MS = 5_000;
@@ -66,6 +70,14 @@ export interface EdgeEventsOptions {
   readonly takeSlot: () => Release | undefined;
   readonly maxStreams: number;
   readonly revocation: StreamRevocation | undefined;
+  /** Webhook subscriptions' objects, where the Worker has them: `events/subscribe` and `events/unsubscribe` are then served. */
+  readonly webhooks: EdgeWebhooks | undefined;
+  /** The principal's registry, where the Worker has one (webhook subscriptions are admitted by it). */
+  readonly holdings: (WebhookHoldings & { readonly grant: string }) | undefined;
+  /** The request credential's 401 for a token issued before its principal was revoked. */
+  readonly recalled: () => McpHttpError;
+  /** The Worker's rate-limit binding, where it has one. */
+  readonly limiter: HostLimiter | undefined;
 }
 
 export class EdgeEvents implements EventsHost {
@@ -77,6 +89,8 @@ export class EdgeEvents implements EventsHost {
   stream: PushStream | undefined;
   /** Set when the request is answered with a configuration error instead of the SDK's answer. */
   refusal: McpHttpError | undefined;
+  /** What `events/subscribe` and `events/unsubscribe` need, where they are served (webhook-methods.ts). */
+  readonly webhooks: WebhookHost | undefined;
   readonly #options: EdgeEventsOptions;
 
   constructor(options: EdgeEventsOptions) {
@@ -84,6 +98,20 @@ export class EdgeEvents implements EventsHost {
     this.logs = options.logs;
     this.principal = options.principal;
     this.#options = options;
+    const { webhooks, holdings } = options;
+    this.webhooks =
+      webhooks === undefined
+        ? undefined
+        : {
+            ...webhooks,
+            // Checked when the environment was (edge-state.ts): read here, it parses.
+            config: readWebhookConfig(options.env),
+            origin: new URL(options.request.url).origin,
+            holdings,
+            grant: holdings?.grant ?? '',
+            recalled: options.recalled,
+            limiter: options.limiter,
+          };
   }
 
   keys(): Promise<CursorKeys> {
@@ -187,5 +215,7 @@ export const eventsScope: Scope<EdgeEvents> = new AsyncLocalStorage();
 /** `decorate` for the edge's modern endpoint: within a request that has events, serve their methods. */
 export function serveEventsInScope(server: McpServer): void {
   const scope = eventsScope.getStore();
-  if (scope !== undefined) serveEventMethods(server, scope);
+  if (scope === undefined) return;
+  serveEventMethods(server, scope);
+  if (scope.webhooks !== undefined) serveWebhookMethods(server, scope, scope.webhooks);
 }

@@ -61,7 +61,7 @@ export interface EventsHost {
 }
 
 /** Params are parsed by events-wire.ts, which refuses what the SDK's schema would pass. */
-const ANY_PARAMS = fromJsonSchema<Record<string, unknown>>({ type: 'object' });
+export const ANY_PARAMS = fromJsonSchema<Record<string, unknown>>({ type: 'object' });
 
 export function serveEventMethods(server: McpServer, host: EventsHost): void {
   server.server.registerCapabilities({ extensions: { [EVENTS_EXTENSION_ID]: {} } });
@@ -114,12 +114,13 @@ function upstreamFailed(error: unknown): never {
   throw error;
 }
 
-function protocolError(error: EventsError): ProtocolError {
+/** An events error as the SDK answers it: the one path every `events/*` refusal takes. */
+export function protocolError(error: EventsError): ProtocolError {
   return new ProtocolError(error.code, error.message, error.data);
 }
 
 /** `work` with the cursor keys; a configuration error is the host's to answer (its own status), not a JSON-RPC error the SDK words. */
-async function answered(
+export async function answered(
   host: EventsHost,
   ctx: ServerContext,
   work: (keys: CursorKeys) => Promise<Record<string, unknown>>,

@@ -22,7 +22,8 @@
  * A read that throws or answers what it may not is logged with its words and answered with
  * UPSTREAM_ERROR (core/events-wire.ts), never the upstream's text. What this module leaves to
  * its neighbours: the cursor's seal (core/event-cursor.ts), paging and selection (upstream-poll.ts,
- * upstream-feed.ts), and everything a log-backed type shares (event-type.ts).
+ * upstream-feed.ts), and everything a log-backed type shares (event-type.ts). Webhook delivery is
+ * refused at definition: a subscription would poll the upstream on an alarm of its own.
  */
 import { isUpstreamPosition, MAX_UPSTREAM_CURSOR_LENGTH } from '../core/event-cursor.ts';
 import { type JsonObject, UPSTREAM_ERROR } from '../core/events-wire.ts';
@@ -117,6 +118,12 @@ export class UpstreamEventType<Args extends JsonObject = JsonObject, Data extend
   constructor(definition: UpstreamEventTypeDefinition<Args, Data>) {
     const { read, pollIntervalMs = DEFAULT_UPSTREAM_POLL_MS, partitionOf, ...rest } = definition;
     super({ ...rest, ...(partitionOf !== undefined && { partitions: { ofData: () => '', ofArguments: partitionOf } }) });
+    // A webhook subscription would have to read the author's upstream on an alarm of its own, a
+    // row written per interval per subscription, whether anything happened or not: not offered
+    // (docs/events.md, *Webhooks*). events/subscribe of such a type is Unsupported.
+    if (this.offers('webhook')) {
+      throw new TypeError(`event type ${this.name}: an upstream-backed type is delivered by poll and push only, not webhook`);
+    }
     if (!Number.isSafeInteger(pollIntervalMs) || pollIntervalMs < MIN_UPSTREAM_POLL_MS) {
       throw new TypeError(`event type ${this.name}: pollIntervalMs is an integer of at least ${MIN_UPSTREAM_POLL_MS}`);
     }
