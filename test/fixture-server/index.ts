@@ -99,7 +99,7 @@ const worker = createMcpWorker<Env>({
   rateLimit: (env) => env.MCP_RATE_LIMIT,
   principals: (env) => env.MCP_PRINCIPALS,
   // The log-backed types, then one its upstream keeps (upstream-events.ts).
-  events: { types: [...fixtureEventTypes, upstreamEvents], logs: (env) => env.MCP_EVENTS },
+  events: { types: [...fixtureEventTypes, upstreamEvents], logs: (env) => env.MCP_EVENTS, webhooks: (env) => env.MCP_WEBHOOKS },
 });
 
 export default {

@@ -69,8 +69,21 @@ export const hookedEvents = defineEventType({
   retention: { maxCount: 3 },
 });
 
+/**
+ * Delivered by webhook only, and authorizing its subscribers as demo.other does (a subject starting
+ * `mallory` is Forbidden): events/subscribe's Forbidden `not_permitted` (test/webhooks/). Emitted by the test.
+ */
+export const watchedEvents = defineEventType({
+  name: 'demo.watched',
+  description: 'Delivered by webhook only (tests); mallory may not subscribe',
+  inputSchema: z.object({}),
+  payloadSchema: z.object({ value: z.string() }),
+  delivery: ['webhook'],
+  authorize: (principal) => !(principal.subject ?? '').startsWith('mallory'),
+});
+
 /** Every type the fixture serves, in the order `events/list` lists them. */
-export const fixtureEventTypes = [noteEvents, otherEvents, tinyEvents, polledEvents];
+export const fixtureEventTypes = [noteEvents, otherEvents, tinyEvents, polledEvents, watchedEvents];
 
 export function registerNoteTool(server: McpServer): void {
   server.registerTool(

@@ -5,9 +5,9 @@
  * the declaration sees (test/misconfigured/sqlite-storage.test.ts).
  */
 import { McpEventBus, McpEventLog, McpPrincipalRegistry } from '../../src/lib.ts';
-import fixture, { FixtureSession, FixtureTasks } from '../fixture-server/index.ts';
+import fixture, { FixtureSession, FixtureTasks, FixtureWebhooks } from '../fixture-server/index.ts';
 
-export { FixtureSession, FixtureTasks, McpEventBus, McpEventLog, McpPrincipalRegistry };
+export { FixtureSession, FixtureTasks, FixtureWebhooks, McpEventBus, McpEventLog, McpPrincipalRegistry };
 
 /** Declared `storage = "legacy-kv"`. */
 export class KvSession extends FixtureSession {}

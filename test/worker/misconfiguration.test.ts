@@ -82,6 +82,14 @@ describe('a binding the Worker was given an accessor for, missing', () => {
         "or remove `events` from createMcpWorker's options",
       ],
     },
+    {
+      binding: 'MCP_WEBHOOKS',
+      says: [
+        'MCP_WEBHOOKS is not bound (the webhook subscriptions of MCP Events',
+        'name = "MCP_WEBHOOKS" class_name = "<your class extending McpWebhookSubscription>"',
+        'or remove `webhooks` from the `events` option of createMcpWorker',
+      ],
+    },
     { binding: 'MCP_RATE_LIMIT', says: ['MCP_RATE_LIMIT is not bound', '[[ratelimits]] name = "MCP_RATE_LIMIT"', 'or remove `rateLimit`'] },
   ])('$binding: every request is told the fix, logged once', async ({ binding, says }) => {
     const broken = environment([binding]);
