@@ -565,6 +565,8 @@ describe('a listen whose bus stays unreachable', () => {
         revocable: false,
         events: undefined,
         env: {},
+        revokedToken: undefined,
+        rateLimit: undefined,
       });
       reader = new SseReader(response);
       await vi.advanceTimersByTimeAsync(60_000);

@@ -4,13 +4,15 @@
  * and serves each 2026-07-28 request with an McpServer of its own (`modern`). A tool that
  * calls `runTask` becomes a task for 2026-07-28 clients that take one, run by a `DemoTasks`.
  * `post_note` emits a `demo.note` event (events.ts), kept in its log (`McpEventLog`) and served
- * to 2026-07-28 clients by `events/poll` and `events/stream`.
+ * to 2026-07-28 clients by `events/poll`, `events/stream` and, to a signed-in principal's
+ * verified endpoint, `events/subscribe` (webhooks, one `DemoWebhooks` per subscription).
  */
 import { McpServer } from '@modelcontextprotocol/server';
 import {
   createMcpWorker,
   McpSessionObject,
   McpTaskObject,
+  McpWebhookSubscription,
   sessionServerOptions,
   type ModernContext,
   type SessionContext,
@@ -40,6 +42,11 @@ export class DemoTasks extends McpTaskObject<Env> {
   }
 }
 
+/** One per webhook subscription (`events/subscribe`: an authenticated principal's, AUTH=jwt or oauth): delivers demo.note. */
+export class DemoWebhooks extends McpWebhookSubscription<Env> {
+  readonly types = [notes];
+}
+
 export { McpEventBus, McpEventLog, McpPrincipalRegistry } from 'mcp-edge-sessions';
 
 export default createMcpWorker<Env>({
@@ -49,5 +56,5 @@ export default createMcpWorker<Env>({
   tasks: (env) => env.MCP_TASKS,
   rateLimit: (env) => env.MCP_RATE_LIMIT,
   principals: (env) => env.MCP_PRINCIPALS,
-  events: { types: [notes], logs: (env) => env.MCP_EVENTS },
+  events: { types: [notes], logs: (env) => env.MCP_EVENTS, webhooks: (env) => env.MCP_WEBHOOKS },
 }) satisfies ExportedHandler<Env>;
