@@ -19,6 +19,7 @@ describe('events smoke', () => {
       'demo.other',
       'demo.tiny',
       'demo.polled',
+      'demo.watched',
       'demo.upstream',
       'mcp-edge-sessions.task',
     ]);

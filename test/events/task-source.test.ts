@@ -90,6 +90,7 @@ describe('a task event source', () => {
       'demo.other',
       'demo.tiny',
       'demo.polled',
+      'demo.watched',
       'demo.upstream',
       TYPE,
     ]);
