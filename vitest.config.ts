@@ -186,7 +186,8 @@ export default defineConfig({
       {
         // MCP Events webhooks (AUTH=jwt: only an authenticated principal subscribes), delivered to
         // the receiver above under WEBHOOK_DEV_ORIGINS, with a retry policy and TTLs short enough
-        // for a test to see a retry, a give-up, a suspension and an expiry.
+        // for a test to see a retry, a give-up, a suspension and an expiry. MCP_METRICS bound to the
+        // recorder (as in `metrics`): test/webhooks/metrics.test.ts reads the webhook points.
         plugins: [
           worker({
             AUTH: 'jwt',
@@ -205,6 +206,8 @@ export default defineConfig({
             WEBHOOK_SUSPEND_AFTER_MS: '1500',
             WEBHOOK_ATTEMPT_TIMEOUT_MS: '1000',
             WEBHOOK_SECRET_GRACE_MS: '5000',
+            METRICS_RECORDER: 'on',
+            METRICS_KEY: TEST_METRICS_KEY,
           }),
         ],
         test: { ...shared, name: 'webhooks', include: ['test/webhooks/**/*.test.ts'] },

@@ -15,6 +15,7 @@ import type { RefusalReason } from './errors.ts';
 import type { CallbackFailure } from './events-wire.ts';
 import type { TaskStatus } from './task.ts';
 import { utf8Length } from './utf8.ts';
+import { type AttemptOutcome, type DeliveryDecision, statusCategory } from './webhook-retry.ts';
 import { MCP_METHODS, type McpMethod } from './wire.ts';
 
 export type MetricEra = 'legacy' | 'modern';
@@ -251,6 +252,60 @@ export function dataPoint(event: MetricEvent, principalIndex: string): DataPoint
       return point('modern', '', '', event.outcome, '');
   }
 }
+
+type WebhookAttemptEvent = Extract<MetricEvent, { kind: 'webhook_attempt' }>;
+
+/** A judged webhook attempt, as events/webhook-delivery.ts (its one writer) knows it. */
+export interface JudgedAttempt {
+  /** The attempt's number, 1 for the first. */
+  readonly attempt: number;
+  readonly outcome: AttemptOutcome;
+  readonly decision: DeliveryDecision['kind'];
+  /** From the POST's start to its answer or timeout. */
+  readonly durationMs: number;
+  /** When the log stored the occurrence, on its first attempt; undefined for a retry and a control envelope (a `gap`, a `terminated`). */
+  readonly storedAt: number | undefined;
+  /** When the attempt was judged. */
+  readonly now: number;
+}
+
+const ATTEMPT_OUTCOMES: Record<DeliveryDecision['kind'], WebhookAttemptOutcome> = {
+  delivered: 'delivered',
+  declined: 'declined',
+  retry: 'retry',
+  give_up: 'gave_up',
+  suspend: 'suspended',
+};
+
+/**
+ * The point of one judged attempt: its decision as the outcome; the failure's category, from
+ * the closed set of `lastError` (a status is never a point: only its class), none when
+ * delivered; `lagMs` only for an occurrence's first attempt delivered — from stored to its 2xx,
+ * what a subscriber waits when nothing fails (a retry's lag is the retry policy's, not news).
+ */
+export function webhookAttemptEvent(judged: JudgedAttempt): WebhookAttemptEvent {
+  const { attempt, outcome, decision, storedAt, now } = judged;
+  const category = decision === 'delivered' ? '' : outcome.kind === 'response' ? statusCategory(outcome.status) : outcome.reason;
+  const lagMs = attempt === 1 && decision === 'delivered' && storedAt !== undefined ? Math.max(0, now - storedAt) : 0;
+  return {
+    kind: 'webhook_attempt',
+    outcome: ATTEMPT_OUTCOMES[decision],
+    attempt,
+    category,
+    durationMs: Math.max(0, judged.durationMs),
+    lagMs,
+  };
+}
+
+/** A wake of a webhook subscription stopped at an occurrence it did not attempt: suspended, or its breaker open (attempt 0). */
+export const WEBHOOK_HELD: WebhookAttemptEvent = {
+  kind: 'webhook_attempt',
+  outcome: 'held',
+  attempt: 0,
+  category: '',
+  durationMs: 0,
+  lagMs: 0,
+};
 
 /** `ok` below 400, `refused` for a 4xx (the client's to fix), `error` for a 5xx. */
 export function outcomeOfStatus(status: number): 'ok' | 'refused' | 'error' {

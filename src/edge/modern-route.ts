@@ -28,6 +28,7 @@ import { TaskDirectory, type TaskNamespace } from '../tasks/task-directory.ts';
 import { isTaskListen, serveTaskListen } from '../tasks/task-listen.ts';
 import { EdgeEvents, eventsScope } from '../events/edge-events.ts';
 import type { CursorKeySecrets } from '../events/cursor-keys.ts';
+import { Metrics } from '../metrics/metrics.ts';
 import type { EdgeState } from './edge-state.ts';
 import { relayResponse } from './sse-relay.ts';
 import { releasedAtEnd, requestIdOf, type StreamShares } from './stream-shares.ts';
@@ -80,6 +81,7 @@ export async function serveModern(endpoint: McpHttpHandler, tasks: TaskNamespace
     holdings,
     recalled: revokedToken ?? (() => httpErrors.tokenRevoked('Bearer error="invalid_token"')),
     limiter: rateLimit,
+    metrics: Metrics.of(env, (promise) => modern.executionCtx.waitUntil(promise)),
   });
   const response = await eventsScope.run(scope, () => serveModernRequest(endpoint, tasks, modern));
   if (scope.refusal === undefined && scope.stream === undefined) return response;

@@ -43,6 +43,7 @@ import { openPushStream, type PushStream } from './push-stream.ts';
 import { openUpstreamFeed } from './upstream-feed.ts';
 import { taskEventSourceOf, taskEventType, taskTimelineLog } from './task-source.ts';
 import type { TaskDirectory } from '../tasks/task-directory.ts';
+import type { Metrics } from '../metrics/metrics.ts';
 import { readWebhookConfig } from './webhook-config.ts';
 import type { HostLimiter } from './webhook-handshake.ts';
 import { serveWebhookMethods, type WebhookHoldings, type WebhookHost } from './webhook-methods.ts';
@@ -78,6 +79,8 @@ export interface EdgeEventsOptions {
   readonly recalled: () => McpHttpError;
   /** The Worker's rate-limit binding, where it has one. */
   readonly limiter: HostLimiter | undefined;
+  /** The request's metrics (Metrics.off without MCP_METRICS): a subscribe's verification is counted. */
+  readonly metrics: Metrics;
 }
 
 export class EdgeEvents implements EventsHost {
@@ -111,6 +114,7 @@ export class EdgeEvents implements EventsHost {
             grant: holdings?.grant ?? '',
             recalled: options.recalled,
             limiter: options.limiter,
+            metrics: options.metrics,
           };
   }
 

@@ -18,6 +18,10 @@
  *   acknowledged; suspend → the subscription suspended, the row kept pending (held).
  * - The breaker (core/webhook-schedule.ts) stops first attempts of new occurrences; a
  *   terminating or ending subscription starts no POST of an event.
+ * - Every attempt, of an event or an envelope, is judged in one place (`#judge`), which writes
+ *   its `webhook_attempt` point (core/metrics.ts webhookAttemptEvent: no URL, no host, no id):
+ *   no row, an Analytics Engine point, nothing where MCP_METRICS is not bound. A scan stopped by
+ *   a suspension or the breaker writes one `held` point (attempt 0), not one per occurrence.
  */
 import type { CursorKeys } from '../core/event-cursor.ts';
 import type { JsonObject } from '../core/events-wire.ts';
@@ -25,6 +29,8 @@ import { controlWebhookId, deliveryBody, gapEnvelope } from '../core/events-webh
 import { nextAttempt, type AttemptOutcome, type DeliveryDecision, type DeliveryProgress } from '../core/webhook-retry.ts';
 import { breakerOpen, MAX_IN_FLIGHT, ALARM_BATCH } from '../core/webhook-schedule.ts';
 import { gapToAnnounce, type TrackedOccurrence, watermark } from '../core/webhook-watermark.ts';
+import { WEBHOOK_HELD, webhookAttemptEvent } from '../core/metrics.ts';
+import type { Metrics } from '../metrics/metrics.ts';
 import type { WebhookConfig } from './webhook-config.ts';
 import { sealPosition, sendAttempt } from './webhook-send.ts';
 import type { FailingRow, PendingEnvelope, SubscriptionRecord, WebhookStore } from './webhook-store.ts';
@@ -32,6 +38,8 @@ import type { FailingRow, PendingEnvelope, SubscriptionRecord, WebhookStore } fr
 /** An occurrence as delivered: its seq in the log, and what its body carries. */
 export interface Occurrence {
   readonly seq: number;
+  /** When the log stored it: a first attempt's lag is measured from it. */
+  readonly storedAt: number;
   readonly eventId: string;
   readonly timestamp: string;
   readonly data: JsonObject;
@@ -43,6 +51,8 @@ export interface DelivererOptions {
   readonly keys: () => Promise<CursorKeys>;
   /** true once no event POST may start: the subscription is terminating or ending. */
   readonly stopped: () => boolean;
+  /** Where each attempt's point goes (Metrics.off where MCP_METRICS is not bound). */
+  readonly metrics: Metrics;
   readonly random?: () => number;
 }
 
@@ -105,17 +115,24 @@ export class Deliverer {
    */
   async deliverNew(from: number, occurrences: readonly Occurrence[], matches: (data: JsonObject) => boolean): Promise<number> {
     let scanPos = from;
+    let held = false;
     const window = new Window(MAX_IN_FLIGHT);
     try {
       for (const occurrence of occurrences) {
         if (occurrence.seq < scanPos) continue;
-        if (!this.mayStartNew()) break;
+        if (!this.mayStartNew()) {
+          held = true;
+          break;
+        }
         if (!matches(occurrence.data)) {
           scanPos = occurrence.seq + 1;
           continue;
         }
         await window.slot();
-        if (!this.mayStartNew()) break;
+        if (!this.mayStartNew()) {
+          held = true;
+          break;
+        }
         scanPos = occurrence.seq + 1;
         this.#inFlight.add(occurrence.seq);
         window.run(this.#firstAttempt(occurrence, scanPos));
@@ -123,14 +140,22 @@ export class Deliverer {
     } finally {
       await window.drain();
     }
+    if (held && occurrences.some(({ seq, data }) => seq >= scanPos && matches(data))) this.noteHeld();
     return scanPos;
+  }
+
+  /** One `held` point, if what stops new first attempts is a suspension or the breaker (not the end of the subscription). */
+  noteHeld(): void {
+    const record = this.#o.store.record;
+    if (record === null || record.state === 'terminating' || this.#o.stopped()) return;
+    this.#o.metrics.write(WEBHOOK_HELD, record.principal);
   }
 
   async #firstAttempt(occurrence: Occurrence, scanPos: number): Promise<void> {
     try {
       const firstAttemptAt = Date.now();
-      const outcome = await this.#post(occurrence, scanPos);
-      const { decision, now } = this.#judge({ attempts: 1, firstAttemptAt, pausedMs: 0 }, outcome);
+      const sent = await this.#post(occurrence, scanPos);
+      const { decision, now } = this.#judge({ attempts: 1, firstAttemptAt, pausedMs: 0 }, sent, occurrence.storedAt);
       if (decision.kind === 'delivered' || decision.kind === 'declined') return;
       const row: FailingRow = {
         seq: occurrence.seq,
@@ -171,11 +196,11 @@ export class Deliverer {
   }
 
   async #retry(row: FailingRow): Promise<void> {
-    const { eventId, timestamp, data } = JSON.parse(row.occurrence) as Omit<Occurrence, 'seq'>;
-    const outcome = await this.#post({ seq: row.seq, eventId, timestamp, data }, this.#record.scannedTo);
+    const { eventId, timestamp, data } = JSON.parse(row.occurrence) as Omit<Occurrence, 'seq' | 'storedAt'>;
+    const sent = await this.#post({ seq: row.seq, eventId, timestamp, data }, this.#record.scannedTo);
     const attempts = row.attempts + 1;
     const pausedMs = this.#record.pausedTotalMs - row.pausedAtFirst;
-    const { decision, now } = this.#judge({ attempts, firstAttemptAt: row.firstAttemptAt, pausedMs }, outcome);
+    const { decision, now } = this.#judge({ attempts, firstAttemptAt: row.firstAttemptAt, pausedMs }, sent);
     if (decision.kind === 'delivered' || decision.kind === 'declined') return this.#o.store.failing.delete([row.seq]);
     const nextAt = decision.kind === 'retry' ? decision.at : now;
     this.#o.store.failing.update({ ...row, attempts, nextAt, state: decision.kind === 'give_up' ? 'abandoned' : 'pending' });
@@ -232,21 +257,29 @@ export class Deliverer {
 
   async #attemptEnvelope(envelope: PendingEnvelope): Promise<{ decision: DeliveryDecision; now: number; firstAttemptAt: number }> {
     const firstAttemptAt = envelope.attempts === 0 ? Date.now() : envelope.firstAttemptAt;
-    const outcome = await sendAttempt(this.#record, this.#o.config, envelope.id, envelope.body);
-    const { decision, now } = this.#judge({ attempts: envelope.attempts + 1, firstAttemptAt, pausedMs: 0 }, outcome);
+    const sent = await this.#send(envelope.id, envelope.body);
+    const { decision, now } = this.#judge({ attempts: envelope.attempts + 1, firstAttemptAt, pausedMs: 0 }, sent);
     return { decision, now, firstAttemptAt };
   }
 
   /** POSTs an occurrence, its body's cursor the watermark at this moment. */
-  async #post(occurrence: Occurrence, scanPos: number): Promise<AttemptOutcome> {
+  async #post(occurrence: Omit<Occurrence, 'storedAt'>, scanPos: number): Promise<Sent> {
     const record = this.#record;
     const cursor = await sealPosition(await this.#o.keys(), record, this.watermarkAt(scanPos));
     const { eventId, timestamp, data } = occurrence;
     const body = JSON.stringify(deliveryBody({ eventId, name: record.name, timestamp, data }, cursor));
-    return sendAttempt(this.#record, this.#o.config, eventId, body);
+    return this.#send(eventId, body);
   }
 
-  #judge(delivery: DeliveryProgress, outcome: AttemptOutcome): { decision: DeliveryDecision; now: number } {
+  /** One POST, timed: from its start to its answer or timeout. */
+  async #send(webhookId: string, body: string): Promise<Sent> {
+    const startedAt = Date.now();
+    const outcome = await sendAttempt(this.#record, this.#o.config, webhookId, body);
+    return { outcome, startedAt };
+  }
+
+  /** Every attempt's judgement, and its point (`storedAt`: an occurrence's first attempt, whose lag is counted). */
+  #judge(delivery: DeliveryProgress, { outcome, startedAt }: Sent, storedAt?: number): { decision: DeliveryDecision; now: number } {
     const now = Date.now();
     const { decision, health } = nextAttempt(
       { delivery, health: this.#record.health, now },
@@ -255,12 +288,20 @@ export class Deliverer {
       this.#o.config.retry,
     );
     this.#o.store.noteHealth(health);
+    const judged = { attempt: delivery.attempts, outcome, decision: decision.kind, durationMs: now - startedAt, storedAt, now };
+    this.#o.metrics.write(webhookAttemptEvent(judged), this.#record.principal);
     return { decision, now };
   }
 
   #suspend(now: number): void {
     if (this.#record.state === 'active') this.#o.store.suspend(now);
   }
+}
+
+/** An attempt's outcome, and when its POST started. */
+interface Sent {
+  readonly outcome: AttemptOutcome;
+  readonly startedAt: number;
 }
 
 /** A control envelope owed, not yet attempted, due at `now`. */

@@ -25,7 +25,13 @@ export type Page =
   | { readonly kind: 'reset'; readonly logId: string; readonly earliestSeq: number };
 
 function occurrenceOf(stored: StoredOccurrence): Occurrence {
-  return { seq: stored.seq, eventId: stored.eventId, timestamp: stored.timestamp, data: JSON.parse(stored.data) as JsonObject };
+  return {
+    seq: stored.seq,
+    storedAt: stored.storedAt,
+    eventId: stored.eventId,
+    timestamp: stored.timestamp,
+    data: JSON.parse(stored.data) as JsonObject,
+  };
 }
 
 /** The poke's occurrences from `from` on, when they reach back to it and end at its head; else undefined. */

@@ -34,6 +34,7 @@
  * registry's cache per (principal, url), principals/), and what follows it (webhook-methods.ts).
  */
 import type { CallbackFailure } from '../core/events-wire.ts';
+import type { WebhookVerificationOutcome } from '../core/metrics.ts';
 import { checkChallengeAnswer, type ChallengeRefusal, VerificationChallenge } from '../core/webhook-verification.ts';
 import type { CallbackUrlPolicy, CallbackUrlRefusal } from '../core/webhook-url.ts';
 import { postWebhook } from './webhook-post.ts';
@@ -87,6 +88,15 @@ export async function verifyEndpoint(handshake: Handshake): Promise<HandshakeRes
   }
   const checked = checkChallengeAnswer(challenge, status, answer, now());
   return checked.ok ? { verified: true } : { verified: false, reason: checked.reason, why: checked.why };
+}
+
+/**
+ * A handshake's `webhook_verification` outcome (core/metrics.ts): `verified`, or its failure's
+ * category; none for a URL the policy refused, to which nothing was sent.
+ */
+export function verificationOutcome(result: HandshakeResult): WebhookVerificationOutcome | undefined {
+  if (result.verified) return 'verified';
+  return 'reason' in result ? result.reason : undefined;
 }
 
 /** The limiter the Worker has, if any: a Workers Rate Limiting binding. */

@@ -33,7 +33,9 @@
  * "subscription"}`, which the client takes as done.
  *
  * Writes, at the edge: nothing. The object writes the subscription; the registry its holding and
- * verification (principals/webhook-holdings.ts); both counted where they are made.
+ * verification (principals/webhook-holdings.ts); both counted where they are made. A creation's
+ * verification is a `webhook_verification` point (no row): the handshake's verdict, or `cached`.
+ * Its subscription's `created`/`refreshed`/`unsubscribed` points are the object's, where each is decided.
  */
 import type { McpServer, ServerContext } from '@modelcontextprotocol/server';
 import { ANONYMOUS } from '../auth/principal.ts';
@@ -49,11 +51,12 @@ import {
 } from '../core/events-webhook-wire.ts';
 import { grantTtl, keyedUrl, NotJsonError, subscriptionId } from '../core/webhook-subscription-key.ts';
 import type { CallbackUrlPolicy } from '../core/webhook-url.ts';
+import type { Metrics } from '../metrics/metrics.ts';
 import { ANY_PARAMS, answered, type EventsHost, protocolError } from './event-methods.ts';
 import { resolveSubscription } from './event-subscription.ts';
 import { taskEventType } from './task-source.ts';
 import type { WebhookConfig } from './webhook-config.ts';
-import { type HostLimiter, mayVerify, verifyEndpoint } from './webhook-handshake.ts';
+import { type HostLimiter, mayVerify, verificationOutcome, verifyEndpoint } from './webhook-handshake.ts';
 import { type WebhookCreate, type WebhookNamespace, webhookSubscription } from './webhook-subscriptions.ts';
 
 /** What the principal's registry answers a webhook admission (principals/webhook-holdings.ts). */
@@ -91,6 +94,8 @@ export interface WebhookHost {
   readonly recalled: () => McpHttpError;
   /** The Worker's rate-limit binding, where it has one: verifications per destination host. */
   readonly limiter: HostLimiter | undefined;
+  /** Where a subscribe's `webhook_verification` point goes (Metrics.off where MCP_METRICS is not bound). */
+  readonly metrics: Metrics;
 }
 
 const UNAUTHENTICATED = eventsError('Forbidden', 'events/subscribe and events/unsubscribe need an authenticated principal', {
@@ -170,6 +175,8 @@ async function subscribe(
       );
     }
     const handshake = await verifyEndpoint({ url, policy, subscriptionId: id, secret, timeoutMs: config.attemptTimeoutMs });
+    const counted = verificationOutcome(handshake);
+    if (counted !== undefined) webhooks.metrics.write({ kind: 'webhook_verification', outcome: counted }, host.principal.id);
     if (!handshake.verified) {
       if ('refused' in handshake) {
         throw protocolError(
@@ -190,6 +197,7 @@ async function subscribe(
     }
   } else {
     verifiedAt = admission.verifiedAt;
+    webhooks.metrics.write({ kind: 'webhook_verification', outcome: 'cached' }, host.principal.id);
   }
 
   const create: WebhookCreate = {

@@ -25,6 +25,8 @@
  * - the end: expired (silently: "at `expires_at` … no `terminated`"), unsubscribed (no
  *   envelope), or after its `terminated` envelope: the log's row removed, the alarm and every
  *   row deleted.
+ * The one writer of `webhook_subscription` points (no row), where each is decided: a create that
+ * finds a live one refreshes, a refresh may reactivate, an end is counted when its cause is known.
  * The alarm handler never throws: it logs and sets its next alarm, so the platform's retries of a
  * throwing alarm never stand in for the retry policy.
  */
@@ -35,6 +37,7 @@ import { log } from '../core/log.ts';
 import { canonicalJson } from '../core/webhook-subscription-key.ts';
 import { decideRefresh } from '../core/webhook-refresh.ts';
 import { dropSuspended } from '../core/webhook-retry.ts';
+import { Metrics } from '../metrics/metrics.ts';
 import { cursorKeys } from './cursor-keys.ts';
 import type { EventType } from './event-type.ts';
 import { eventLog, type EventLogNamespace } from './event-logs.ts';
@@ -56,6 +59,10 @@ import type {
 } from './webhook-subscriptions.ts';
 
 const iso = (ms: number) => new Date(ms).toISOString();
+const TYPE_REMOVED: Termination = {
+  error: eventsError('NotFound', 'this event type is no longer served', { kind: 'event' }),
+  cause: 'type_removed',
+};
 
 export abstract class McpWebhookSubscription<E extends object = object> extends DurableObject<E> implements WebhookSubscriptionStub {
   /** The server's event types, as given to createMcpWorker: a subscription finds its own by name. */
@@ -64,6 +71,7 @@ export abstract class McpWebhookSubscription<E extends object = object> extends 
   readonly #store: WebhookStore;
   readonly #config: WebhookConfig;
   readonly #deliverer: Deliverer;
+  readonly #metrics: Metrics;
   #chain: Promise<unknown> = Promise.resolve();
   readonly #wake: SubscriptionWake;
   /** Set by unsubscribe: no POST starts while the end waits its turn. */
@@ -73,7 +81,9 @@ export abstract class McpWebhookSubscription<E extends object = object> extends 
     super(ctx, env);
     this.#store = new WebhookStore(ctx.storage);
     this.#config = readWebhookConfig(env);
+    this.#metrics = Metrics.of(env, (promise) => ctx.waitUntil(promise));
     this.#deliverer = new Deliverer({
+      metrics: this.#metrics,
       store: this.#store,
       config: this.#config,
       keys: () => cursorKeys(env, this.#store.record?.origin ?? 'http://invalid'),
@@ -101,7 +111,8 @@ export abstract class McpWebhookSubscription<E extends object = object> extends 
         };
       }
       // Expired, its alarm not run yet: that life ends here (its log row is kept: addSubscriber is idempotent).
-      if (this.#store.record !== null) await this.#forget();
+      if (this.#store.record !== null)
+        await this.#forget().then(() => this.#metrics.write({ kind: 'webhook_subscription', outcome: 'expired' }, request.principal));
       const type = this.#type(request.name);
       if (type === undefined)
         return { refusal: eventsError('NotFound', `no event type ${JSON.stringify(request.name)}`, { kind: 'event' }) };
@@ -140,6 +151,7 @@ export abstract class McpWebhookSubscription<E extends object = object> extends 
         bindings: request.bindings,
       };
       this.#store.create(record);
+      this.#metrics.write({ kind: 'webhook_subscription', outcome: 'created' }, record.principal);
       await this.#wake.schedule();
       const cursor = await sealPosition(await cursorKeys(this.env, record.origin), this.#store.record!, decision.fromSeq);
       // The backlog of a replayed cursor, after this answer (its turn on the chain comes next); a
@@ -160,13 +172,14 @@ export abstract class McpWebhookSubscription<E extends object = object> extends 
   /** One UPDATE (+ the alarm, moved earlier when reactivated or made finite); the answer's cursor is our watermark, whatever the client's said. */
   async #refreshed(record: SubscriptionRecord, request: WebhookRefresh | WebhookCreate): Promise<SubscribeResult> {
     const now = Date.now();
-    const { change, deliveryStatus } = decideRefresh(
+    const { change, deliveryStatus, reactivated } = decideRefresh(
       record,
       { grant: request.grant, secret: request.secret, expiresAt: request.ttl.expiresAt },
       now,
       this.#config.secretGraceMs,
     );
     this.#store.refresh(change);
+    this.#metrics.write({ kind: 'webhook_subscription', outcome: reactivated ? 'reactivated' : 'refreshed' }, record.principal);
     await this.#wake.schedule();
     const cursor = await this.#sealedWatermark();
     return subscribeResult({ id: record.id, refreshBefore: request.ttl.refreshBefore, cursor, truncated: false, deliveryStatus });
@@ -180,10 +193,7 @@ export abstract class McpWebhookSubscription<E extends object = object> extends 
         return 'gone';
       }
       if (this.#type(record.name) === undefined) {
-        await this.#terminate({
-          error: eventsError('NotFound', 'this event type is no longer served', { kind: 'event' }),
-          cause: 'type_removed',
-        });
+        await this.#terminate(TYPE_REMOVED);
         return 'gone';
       }
       if (poke.logId !== record.logId) await this.#wake.reset(poke.logId, poke.earliestSeq);
@@ -213,6 +223,7 @@ export abstract class McpWebhookSubscription<E extends object = object> extends 
   async #terminate({ error, cause }: Termination): Promise<void> {
     this.#store.setTerminated(newEnvelope('terminated', JSON.stringify(terminatedEnvelope(error)), Date.now()));
     log({ msg: 'mcp.webhook.ended', subscription: this.#store.record!.id.slice(0, 12), cause: `terminating:${cause}` });
+    this.#metrics.write({ kind: 'webhook_subscription', outcome: cause }, this.#store.record!.principal);
     await this.#wake.schedule();
   }
 
@@ -256,10 +267,7 @@ export abstract class McpWebhookSubscription<E extends object = object> extends 
       return;
     }
     if (this.#type(record.name) === undefined) {
-      return this.#terminate({
-        error: eventsError('NotFound', 'this event type is no longer served', { kind: 'event' }),
-        cause: 'type_removed',
-      });
+      return this.#terminate(TYPE_REMOVED);
     }
     if (record.state === 'suspended') {
       if (record.suspendedAt !== null && dropSuspended(record.expiresAt === null, record.suspendedAt, now, this.#config.retry)) {
@@ -288,6 +296,7 @@ export abstract class McpWebhookSubscription<E extends object = object> extends 
     }
     await this.#forget();
     log({ msg: 'mcp.webhook.ended', subscription: record.id.slice(0, 12), cause });
+    if (cause !== 'terminated') this.#metrics.write({ kind: 'webhook_subscription', outcome: cause }, record.principal);
   }
 
   async #forget(): Promise<void> {

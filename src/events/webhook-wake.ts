@@ -64,7 +64,10 @@ export class SubscriptionWake {
   async deliverNew(poke?: Poke): Promise<void> {
     for (let pokeUnused = poke; ; pokeUnused = undefined) {
       const record = this.#o.store.record;
-      if (record === null || record.state !== 'active' || !this.#o.deliverer.mayStartNew()) return;
+      if (record === null || record.state !== 'active' || !this.#o.deliverer.mayStartNew()) {
+        if (pokeUnused !== undefined && record !== null && this.#holds(pokeUnused, record)) this.#o.deliverer.noteHeld();
+        return;
+      }
       const type = this.#o.type(record.name);
       if (type === undefined) return;
       const from = record.scannedTo;
@@ -98,6 +101,14 @@ export class SubscriptionWake {
       await this.schedule();
       if (last === undefined || end <= last.seq || poked !== undefined || end >= page.head) return;
     }
+  }
+
+  /** Whether `poke` brought an occurrence past the position that the subscription matches (not attempted: held). */
+  #holds(poke: Poke, record: SubscriptionRecord): boolean {
+    const type = this.#o.type(record.name);
+    if (type === undefined) return false;
+    const args = JSON.parse(record.args) as JsonObject;
+    return (poke.occurrences ?? []).some(({ seq, data }) => seq >= record.scannedTo && type.matches(args, JSON.parse(data) as JsonObject));
   }
 
   /** The `gap` owed, drawn and attempted when due (abandoned rows, a loss of the log). */

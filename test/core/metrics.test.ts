@@ -12,6 +12,8 @@ import {
   metricTool,
   outcomeOfStatus,
   readMetricsKey,
+  WEBHOOK_HELD,
+  webhookAttemptEvent,
 } from '../../src/core/metrics.ts';
 import { MCP_METHODS } from '../../src/core/wire.ts';
 
@@ -206,5 +208,39 @@ describe('readMetricsKey: MCP_METRICS needs METRICS_KEY', () => {
     expect(() => readConfig({ MCP_METRICS: { writeDataPoint() {} } })).toThrow('configuration: MCP_METRICS is bound but METRICS_KEY');
     expect(() => readConfig({ MCP_METRICS: { writeDataPoint() {} }, METRICS_KEY: key })).not.toThrow();
     expect(() => readConfig({})).not.toThrow();
+  });
+});
+
+describe('webhookAttemptEvent: a judged webhook attempt as its point', () => {
+  const judged = { attempt: 1, durationMs: 30, storedAt: 1_000, now: 1_250 } as const;
+  it.each([
+    [{ kind: 'response', status: 204 }, 'delivered', { outcome: 'delivered', category: '', lagMs: 250 }],
+    [{ kind: 'response', status: 410 }, 'declined', { outcome: 'declined', category: 'http_4xx', lagMs: 0 }],
+    [{ kind: 'response', status: 302 }, 'retry', { outcome: 'retry', category: 'http_4xx', lagMs: 0 }],
+    [{ kind: 'response', status: 413 }, 'give_up', { outcome: 'gave_up', category: 'http_4xx', lagMs: 0 }],
+    [{ kind: 'response', status: 503 }, 'suspend', { outcome: 'suspended', category: 'http_5xx', lagMs: 0 }],
+    [{ kind: 'unreachable', reason: 'timeout' }, 'retry', { outcome: 'retry', category: 'timeout', lagMs: 0 }],
+  ] as const)('%j judged %s', (outcome, decision, expected) => {
+    expect(webhookAttemptEvent({ ...judged, outcome, decision })).toEqual({
+      kind: 'webhook_attempt',
+      attempt: 1,
+      durationMs: 30,
+      ...expected,
+    });
+  });
+
+  it('a lag only for a first attempt of an occurrence delivered: none for a retry, an envelope, a clock behind the store', () => {
+    const delivered = { outcome: { kind: 'response', status: 200 }, decision: 'delivered' } as const;
+    expect(webhookAttemptEvent({ ...judged, ...delivered, attempt: 2 }).lagMs).toBe(0);
+    expect(webhookAttemptEvent({ ...judged, ...delivered, storedAt: undefined }).lagMs).toBe(0);
+    expect(webhookAttemptEvent({ ...judged, ...delivered, now: 900 }).lagMs).toBe(0);
+  });
+
+  it('held: not attempted (attempt 0, no category, no duration)', () => {
+    expect(dataPoint(WEBHOOK_HELD, 'i')).toEqual({
+      indexes: ['i'],
+      blobs: ['webhook_attempt', 'modern', '', '', 'held', ''],
+      doubles: [0, 0, 0, 0],
+    });
   });
 });

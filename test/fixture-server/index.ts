@@ -89,6 +89,10 @@ export { PokeRecorder } from './poke-recorder.ts';
 /** The fixture's webhook subscriptions (test/webhooks/): the event types the Worker serves, and demo.hooked (its tests' own log). */
 export class FixtureWebhooks extends McpWebhookSubscription<Env> {
   readonly types = [...fixtureEventTypes, hookedEvents];
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, withRecorder(env));
+  }
 }
 
 const worker = createMcpWorker<Env>({

@@ -112,6 +112,8 @@ export interface MakeOptions {
   readonly tok?: string;
   /** demo.note unless told. */
   readonly log?: LogOf;
+  /** `alice` unless told: a test that reads its metrics points tells them apart by their principal. */
+  readonly principal?: string;
 }
 
 /** A subscription of `demo.note` notes containing a fresh token, delivered to a fresh endpoint. */
@@ -123,7 +125,7 @@ export async function subscribe(options: MakeOptions = {}): Promise<Made> {
   const ttl = grantTtl(options.ttlMs === undefined ? 600_000 : options.ttlMs, Date.now(), config.ttl);
   const answer = await stub.create({
     id,
-    principal: 'alice',
+    principal: options.principal ?? 'alice',
     grant: 'grant-1',
     name: (options.log ?? NOTE_LOG).type,
     args: { contains: tok },
