@@ -1,8 +1,9 @@
 /**
  * Writes the server's counts (core/metrics.ts) to a Workers Analytics Engine dataset, the
  * optional `MCP_METRICS` binding, from where each is known: the Worker (requests, its own
- * refusals), the session object (sessions, resumes, calls, its refusals), the task object
- * (tasks). Without the binding, `Metrics.of` answers the instance that writes nothing and
+ * refusals, a webhook subscribe's verification), the session object (sessions, resumes, calls,
+ * its refusals), the task object (tasks), a webhook subscription's object (its attempts, its
+ * life). Without the binding, `Metrics.of` answers the instance that writes nothing and
  * computes nothing; with it, a point costs one `writeDataPoint` (no storage row, no request).
  *
  * A point's index is the principal's HMAC-SHA-256 under the `METRICS_KEY` secret (its first 128
