@@ -347,7 +347,7 @@ let modernId = 1;
  * Resolves with `{ status, message }`: the JSON-RPC answer of a JSON body, or the last message
  * of an SSE one.
  */
-export async function modernRequest(url, method, params = {}, { timeoutMs = 10_000, capabilities = {}, mcpName } = {}) {
+export async function modernRequest(url, method, params = {}, { timeoutMs = 10_000, capabilities = {}, mcpName, headers = {} } = {}) {
   // `mcpName`: the header's value where it is not the tool, resource or task named (null: none, as for events/*).
   const name = mcpName === undefined ? (params.name ?? params.uri ?? params.taskId) : (mcpName ?? undefined);
   return withDeadline(timeoutMs, async (signal) => {
@@ -360,6 +360,8 @@ export async function modernRequest(url, method, params = {}, { timeoutMs = 10_0
         'MCP-Protocol-Version': MODERN_PROTOCOL_VERSION,
         'Mcp-Method': method,
         ...(name !== undefined && { 'Mcp-Name': name }),
+        // E3's helper runs AUTH=jwt: its `Authorization`.
+        ...headers,
       },
       body: JSON.stringify({ jsonrpc: '2.0', id: modernId++, method, params: { ...params, _meta: modernEnvelope(capabilities) } }),
     });

@@ -79,10 +79,10 @@ const starting = new Set();
 let stopping;
 let interrupted = false;
 
-async function startOne(peersApi, name) {
+async function startOne(peersApi, name, { vars } = {}) {
   const port = await freePort();
   const start = Promise.resolve()
-    .then(() => peersApi.startPeer(name, port, { via: args.via }))
+    .then(() => peersApi.startPeer(name, port, { via: args.via, ...(vars && { vars }) }))
     .then((peer) => {
       running.push(peer);
       return peer;
@@ -153,7 +153,8 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 
 /**
  * A workload that takes every peer in one pass (W1: call by call); one sample per peer. It may
- * start a helper instance by name (`startHelper`, B1's `ours-ttl`), stopped with the peers.
+ * start a helper instance by name (`startHelper`, B1's `ours-ttl`, E3's `ours-webhooks` with
+ * variables of its own), stopped with the peers.
  */
 async function runAcross(workload, order, round, samples, deadline, startHelper) {
   const buckets = order.map((peer) => ((samples[workload.id] ??= {})[peer.name] ??= []));
@@ -212,8 +213,9 @@ async function main() {
   }
 
   const peerNames = peers.map((p) => p.name);
-  const startHelper = async (name) => {
-    const helper = await startOne(peersApi, name);
+  // `vars`: variables known only to the workload (E3: its key's public half, its receiver's origin).
+  const startHelper = async (name, { vars } = {}) => {
+    const helper = await startOne(peersApi, name, { vars });
     log(`started helper ${name} at ${helper.url} (pid ${helper.pid})`);
     return helper;
   };

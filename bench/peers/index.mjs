@@ -47,6 +47,22 @@ const SPECS = {
     vars: { SESSION_TTL_MS: '2000', TASK_TTL_MS: '2000' },
     helper: true,
   },
+  // E3: webhooks need an authenticated principal and a receiver origin. The workload passes the
+  // rest when it starts this helper (startPeer's `vars`): AUTH_JWKS, the public half of a key it
+  // made for the run, and WEBHOOK_DEV_ORIGINS, its receiver's origin on 127.0.0.1. The first
+  // retry comes 100–200 ms after a failure (default 5–10 s), so E3 counts a retry in seconds; the
+  // rows a retry writes do not depend on when it runs.
+  'ours-webhooks': {
+    kind: 'wrangler',
+    config: 'bench/peers/ours/wrangler.toml',
+    vars: {
+      AUTH: 'jwt',
+      AUTH_ISSUER: 'https://bench-issuer.invalid',
+      AUTH_AUDIENCE: 'bench-ours-webhooks',
+      WEBHOOK_RETRY_FIRST_MS: '200',
+    },
+    helper: true,
+  },
 };
 
 /**
@@ -197,12 +213,14 @@ function killGroup(pid, signal) {
  * servingPids(), proxyPids(), workerdPid (wrangler peers, else undefined), logPath, stateDir }.
  * `stateDir` (default <repo>/.cache/bench-state/<name>) is removed and re-created first:
  * two peers running at once need different ones. `via` (Worker peers): 'miniflare' (default)
- * or 'wrangler-dev'.
+ * or 'wrangler-dev'. `vars` (Worker peers): variables over the spec's, known only when the peer
+ * starts (E3's `ours-webhooks`: a key and a receiver's origin made by the run).
  */
-export async function startPeer(name, port, { stateDir = join(STATE_ROOT, name), via = 'miniflare' } = {}) {
+export async function startPeer(name, port, { stateDir = join(STATE_ROOT, name), via = 'miniflare', vars: extraVars = {} } = {}) {
   if (!WORKERD_VIA.includes(via)) throw new Error(`via must be one of ${WORKERD_VIA.join(', ')}; got ${JSON.stringify(via)}`);
-  const spec = SPECS[name] ?? checkoutSpec(name);
-  if (spec === undefined) throw new Error(`unknown peer ${JSON.stringify(name)}; known: ${PEERS.join(', ')}`);
+  const named = SPECS[name] ?? checkoutSpec(name);
+  if (named === undefined) throw new Error(`unknown peer ${JSON.stringify(name)}; known: ${PEERS.join(', ')}`);
+  const spec = Object.keys(extraVars).length === 0 ? named : { ...named, vars: { ...named.vars, ...extraVars } };
   if (!Number.isInteger(port) || port <= 0 || port > 65535) throw new Error(`bad port ${port}`);
   await assertPortFree(port);
   stateDir = resolve(stateDir);

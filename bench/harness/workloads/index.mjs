@@ -8,7 +8,8 @@
 // w-calls.mjs (W0–W3: calls and a progress stream), w-resume.mjs (W4, W4b, W5: resumption and
 // replay), w-held-streams.mjs (W6, W7: sessions holding a GET stream), m-modern.mjs (M1–M3: the
 // 2026-07-28 era), t-tasks.mjs (T1, T2: tasks polled with tasks/get), t-task-streams.mjs (T3,
-// T4: tasks/stream), e-events.mjs (E1, E2: MCP Events, emit to push and emits/s), e-idle.mjs (E4: idle push streams) and
+// T4: tasks/stream), e-events.mjs (E1, E2: MCP Events, emit to push and emits/s), e-webhooks.mjs (E3:
+// MCP Events webhooks, emit to POST received, deliveries/s, rows per delivery and per retry), e-idle.mjs (E4: idle push streams) and
 // b-billed.mjs (B1: what Cloudflare bills); what several families use is in shared.mjs, which
 // imports no family.
 import { w0, w1, w2, w3 } from './w-calls.mjs';
@@ -19,6 +20,7 @@ import { t1, t2 } from './t-tasks.mjs';
 import { t3, t4 } from './t-task-streams.mjs';
 import { b1 } from './b-billed.mjs';
 import { e1, e2 } from './e-events.mjs';
+import { e3 } from './e-webhooks.mjs';
 import { e4 } from './e-idle.mjs';
 
 export const SIZES = {
@@ -76,6 +78,8 @@ export const SIZES = {
     /** Occurrences and empty polls counted with the billing counters on (E1; E2 spreads them over its emitters). */
     eBillingEmits: 40,
     eBillingPolls: 20,
+    /** E3: occurrences each failing once (503), then delivered by their retry, counted with the counters on. */
+    eBillingRetries: 10,
     /** How long a resumed stream may take to bring the result (W4, W4b, W5). */
     resumeTimeoutMs: 10_000,
   },
@@ -132,10 +136,11 @@ export const SIZES = {
     e2Emits: 25,
     eBillingEmits: 16,
     eBillingPolls: 10,
+    eBillingRetries: 5,
     resumeTimeoutMs: 1_500,
   },
 };
 
 // W6 first: in round 1 it meets a fresh peer (see firstRoundOnly). B1, W7, T4 and E4 last: their idle
 // minutes should follow the load of the others, as a quiet hour follows a busy one.
-export const WORKLOADS = [w6, w0, w1, w2, w3, w4, w4b, w5, m1, m2, m3, t1, t2, t3, e1, e2, b1, w7, t4, e4];
+export const WORKLOADS = [w6, w0, w1, w2, w3, w4, w4b, w5, m1, m2, m3, t1, t2, t3, e1, e2, e3, b1, w7, t4, e4];

@@ -5,6 +5,10 @@
  * 2026-07-28 requests get `modernServer`, whose `work` tool is a task (T1, T2) for a client
  * that declares the Tasks extension, run by a BenchTasks object (McpTaskObject) per task, as are
  * `progress_task` (T3: progress events on `tasks/stream`) and `ask` (T4: a task that waits).
+ * `demo.note` is also offered by webhook (E3): `events/subscribe` makes one BenchWebhooks
+ * (McpWebhookSubscription) per subscription, bound as MCP_WEBHOOKS; only an authenticated
+ * principal subscribes, so E3 runs against the helper instance `ours-webhooks` (AUTH=jwt,
+ * bench/peers/index.mjs), the same Worker with other variables.
  * Every object class counts what Cloudflare bills it for (B1) through ../shared/billing.ts,
  * served at GET /bench/billing and off unless B1 turns it on.
  */
@@ -18,6 +22,7 @@ import {
   McpEventLog,
   McpSessionObject,
   McpTaskObject,
+  McpWebhookSubscription,
   runTask,
   sessionServerOptions,
   type ConfigVars,
@@ -32,26 +37,33 @@ interface BenchEnv extends ConfigVars {
   readonly BENCH_BUS: DurableObjectNamespace;
   readonly BENCH_TASKS: DurableObjectNamespace;
   readonly BENCH_EVENTS: DurableObjectNamespace<BenchEventLog>;
+  readonly MCP_WEBHOOKS: DurableObjectNamespace<BenchWebhooks>;
 }
 
-/** E1, E2, E4: the demo's event type, as examples/demo declares it. */
+/** E1, E2, E3, E4: the demo's event type, as examples/demo declares it (webhook: E3). */
 const notes = defineEventType({
   name: 'demo.note',
-  description: 'A note posted with post_note (E1, E2, E4).',
+  description: 'A note posted with post_note (E1, E2, E3, E4).',
   inputSchema: z.object({ contains: z.string().optional() }),
   payloadSchema: z.object({ text: z.string(), n: z.number().int() }),
-  delivery: ['poll', 'push'],
+  delivery: ['poll', 'push', 'webhook'],
   matches: ({ contains }, { text }) => contains === undefined || text.includes(contains),
 });
 
 /**
  * The log namespace, its RPC calls counted at the caller while B1's counters are on (billing.ts),
  * decided at each call: the Worker reads its accessor once, before any workload turns counting on.
+ * The accessor reads `env.BENCH_EVENTS` itself: the Worker names a webhook subscription's log
+ * binding by the last env key its accessor read (edge/edge-state.ts), and the subscription's
+ * object reaches its log by that key.
  */
-const eventLogs = (env: BenchEnv) => ({
-  idFromName: (name: string) => env.BENCH_EVENTS.idFromName(name),
-  get: (id: DurableObjectId) => countingNamespace(env.BENCH_EVENTS, 'BenchEventLog').get(id),
-});
+const eventLogs = (env: BenchEnv) => {
+  const logs = env.BENCH_EVENTS;
+  return {
+    idFromName: (name: string) => logs.idFromName(name),
+    get: (id: DurableObjectId) => countingNamespace(logs, 'BenchEventLog').get(id),
+  };
+};
 
 const CONFIRM_SCHEMA = { type: 'object' as const, properties: { confirm: { type: 'boolean' as const } }, required: ['confirm'] };
 
@@ -217,6 +229,61 @@ export class BenchEventLog extends McpEventLog {
     instrumentLate(this.ctx, 'BenchEventLog');
     return super.read(...args);
   }
+
+  // Called by webhook subscriptions' objects only (E3), through their env: counted here.
+  override addSubscriber(...args: Parameters<McpEventLog['addSubscriber']>): ReturnType<McpEventLog['addSubscriber']> {
+    instrumentLate(this.ctx, 'BenchEventLog');
+    countRequest('BenchEventLog', 'rpc');
+    return super.addSubscriber(...args);
+  }
+
+  override removeSubscriber(...args: Parameters<McpEventLog['removeSubscriber']>): ReturnType<McpEventLog['removeSubscriber']> {
+    instrumentLate(this.ctx, 'BenchEventLog');
+    countRequest('BenchEventLog', 'rpc');
+    return super.removeSubscriber(...args);
+  }
+}
+
+/**
+ * One object per webhook subscription (E3), delivering `demo.note`. Its storage is counted from
+ * its first request with B1's counters on, as the log's is (a subscription is made before E3
+ * turns counting on). Its callers are the Worker (create, refresh, unsubscribe) and its log
+ * (poke), which reaches it through `env.MCP_WEBHOOKS` unwrapped: each RPC method is counted here,
+ * one billed request per call (the class never calls its own public methods).
+ */
+export class BenchWebhooks extends McpWebhookSubscription<BenchEnv> {
+  readonly types = [notes];
+
+  #counted(): void {
+    instrumentLate(this.ctx, 'BenchWebhooks');
+    countRequest('BenchWebhooks', 'rpc');
+  }
+
+  override create(...args: Parameters<McpWebhookSubscription['create']>): ReturnType<McpWebhookSubscription['create']> {
+    this.#counted();
+    return super.create(...args);
+  }
+
+  override refresh(...args: Parameters<McpWebhookSubscription['refresh']>): ReturnType<McpWebhookSubscription['refresh']> {
+    this.#counted();
+    return super.refresh(...args);
+  }
+
+  override poke(...args: Parameters<McpWebhookSubscription['poke']>): ReturnType<McpWebhookSubscription['poke']> {
+    this.#counted();
+    return super.poke(...args);
+  }
+
+  override unsubscribe(): ReturnType<McpWebhookSubscription['unsubscribe']> {
+    this.#counted();
+    return super.unsubscribe();
+  }
+
+  override alarm(): Promise<void> {
+    instrumentLate(this.ctx, 'BenchWebhooks');
+    countRequest('BenchWebhooks', 'alarm');
+    return super.alarm();
+  }
 }
 
 /** One object per task: the same tools as a 2026-07-28 request's server. */
@@ -252,7 +319,7 @@ const app = createMcpWorker<BenchEnv>({
   modern: modernServer,
   bus: (env) => env.BENCH_BUS,
   tasks: (env) => env.BENCH_TASKS,
-  events: { types: [notes], logs: eventLogs },
+  events: { types: [notes], logs: eventLogs, webhooks: (env) => env.MCP_WEBHOOKS },
 });
 
 export default {
