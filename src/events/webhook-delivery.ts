@@ -99,10 +99,13 @@ export class Deliverer {
     return tracked;
   }
 
-  /** Whether a new occurrence may be first-attempted now: active, not stopped, the breaker closed. */
+  /**
+   * Whether a new occurrence may be first-attempted now: active, not stopped, no log reset
+   * waiting for its `gap` to be acknowledged (webhook-wake.ts `reset`), the breaker closed.
+   */
   mayStartNew(): boolean {
     const record = this.#o.store.record;
-    if (record === null || record.state !== 'active' || this.#o.stopped()) return false;
+    if (record === null || record.state !== 'active' || this.#o.stopped() || record.gap?.reset !== undefined) return false;
     const probing = this.#inFlight.size > 0 || record.gap !== null || this.#o.store.failing.rows().some((row) => row.state === 'pending');
     return !breakerOpen(record.health, probing);
   }
@@ -222,24 +225,32 @@ export class Deliverer {
   }
 
   /**
-   * One attempt of the pending `gap`: acknowledged → the rows it announces are deleted (the
-   * watermark passes them now) and it is cleared; else its next attempt is stored. When it runs
-   * out of attempts it is not dropped — an unannounced loss is never passed — but retried at the
-   * policy's longest step, its attempts counted afresh, until a suspension or the end stops it.
+   * One attempt of the pending `gap`: acknowledged (or declined) → the rows it announces are
+   * deleted (the watermark passes them now) and it is cleared, or, for a log reset's, the
+   * subscription moves to the new log; a retry → its next attempt stored. The gap has the
+   * policy of any delivery ("SHOULD NOT retry indefinitely"), but an unannounced loss is never
+   * passed: when it is given up (attempts or window spent) the subscription is SUSPENDED with
+   * the gap kept, its attempts counted afresh and due at once, so the refresh that reactivates
+   * the subscription (the client's liveness signal) starts it again; a finite subscription not
+   * refreshed ends at its TTL, a no-expiry one is dropped with `terminated` after the policy's
+   * time. Written only if the gap is still the one attempted (a reset may have replaced it).
    */
   async attemptGap(): Promise<DeliveryDecision['kind']> {
     const gap = this.#record.gap;
     if (gap === null) return 'delivered';
     const { decision, now, firstAttemptAt } = await this.#attemptEnvelope(gap);
+    if (this.#record.gap?.id !== gap.id) return decision.kind;
     if (decision.kind === 'delivered' || decision.kind === 'declined') {
-      this.#o.store.failing.delete(gap.seqs ?? []);
-      this.#o.store.setGap(null);
+      if (gap.reset !== undefined) {
+        this.#o.store.moveToNewLog(gap.reset.logId, gap.reset.earliestSeq);
+      } else {
+        this.#o.store.failing.delete(gap.seqs ?? []);
+        this.#o.store.setGap(null);
+      }
     } else if (decision.kind === 'retry') {
       this.#o.store.setGap({ ...gap, attempts: gap.attempts + 1, firstAttemptAt, nextAt: decision.at });
-    } else if (decision.kind === 'give_up') {
-      this.#o.store.setGap({ ...gap, attempts: 0, firstAttemptAt: 0, nextAt: now + this.#o.config.retry.maxDelayMs });
     } else {
-      this.#o.store.setGap({ ...gap, attempts: gap.attempts + 1, firstAttemptAt, nextAt: now });
+      this.#o.store.setGap({ ...gap, attempts: 0, firstAttemptAt: 0, nextAt: now });
       this.#suspend(now);
     }
     return decision.kind;

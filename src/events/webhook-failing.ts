@@ -100,7 +100,16 @@ export class FailingRows {
     for (const seq of seqs) this.#sql.exec(`DELETE FROM failing WHERE seq = ?`, seq);
   }
 
-  /** Every row deleted (a log reset: the old generation's seqs name nothing in the new log). */
+  /**
+   * UPDATE 1 per pending row: every pending row abandoned (a log reset: the old generation's
+   * occurrences are lost with it; no retry, and the watermark stays at them until the reset's
+   * `gap` is acknowledged).
+   */
+  abandonAll(): void {
+    if (this.#exists()) this.#sql.exec(`UPDATE failing SET state = 'abandoned' WHERE state = 'pending'`);
+  }
+
+  /** Every row deleted (a log reset's `gap` acknowledged: the old generation's seqs name nothing in the new log). */
   clear(): void {
     if (this.#exists()) this.#sql.exec(`DELETE FROM failing`);
   }

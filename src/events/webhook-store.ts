@@ -12,6 +12,8 @@
  *   CREATE TABLE); each retry: UPDATE 1; its success or its receiver's 410: DELETE 1; giving up:
  *   the UPDATE (or INSERT) that marks it `abandoned`, then a DELETE once a `gap` announced it;
  * - a refresh, a suspension, a `gap` or `terminated` envelope stored or cleared: UPDATE 1 each;
+ * - a log reset: UPDATE 1 + 1 per pending row (abandoned); its `gap` acknowledged: UPDATE 1 +
+ *   DELETE 1 per row of the old generation;
  * - the end: `deleteAll` (the object's storage, not counted as rows by workerd's total_changes).
  *
  * Failing rows (webhook-failing.ts) have two states: `pending` (a retry due at `next_at`) and `abandoned` (retries exhausted:
@@ -46,6 +48,12 @@ export interface PendingEnvelope {
   readonly nextAt: number;
   /** A `gap`'s abandoned rows it announces: deleted once it is acknowledged. */
   readonly seqs?: readonly number[];
+  /**
+   * A `gap` announcing a log reset: the new log the subscription moves to (from `earliestSeq`)
+   * once the gap is acknowledged, and not before — so no cursor of the new generation, in a
+   * delivery or a refresh, reaches the client before it was told of the loss.
+   */
+  readonly reset?: { readonly logId: string; readonly earliestSeq: number };
 }
 
 export interface SubscriptionRecord {
@@ -308,16 +316,37 @@ export class WebhookStore {
   }
 
   /**
-   * The log was reset (a new log id): the old generation's failing rows are dropped (their seqs
-   * name nothing in the new log; the `gap` stored with this UPDATE announces them), and delivery
-   * resumes from `scannedTo` in the new log. 1 + the rows deleted.
+   * The log was reset (a new log id): the old generation's pending rows are abandoned (their
+   * occurrences are gone with the log) and the `gap` announcing the loss is stored, carrying the
+   * new log to move to. The position stays in the old log until the gap is acknowledged
+   * (`moveToNewLog`): the watermark, old-log, never passes the loss unannounced. 1 + the pending
+   * rows, in one transaction.
    */
-  resetLog(logId: string, scannedTo: number, gap: PendingEnvelope): void {
+  resetLog(gap: PendingEnvelope): void {
+    this.#storage.transactionSync(() => {
+      this.failing.abandonAll();
+      this.#sql.exec(`UPDATE subscription SET gap = ?`, textOf(gap));
+    });
+    this.#record = { ...this.#current(), gap };
+  }
+
+  /**
+   * The reset's `gap` was acknowledged: every row of the old generation deleted, the position
+   * moved to the new log, the gap cleared (with the health its attempt changed). 1 + the rows,
+   * in one transaction.
+   */
+  moveToNewLog(logId: string, scannedTo: number): void {
+    const { health } = this.#current();
     this.#storage.transactionSync(() => {
       this.failing.clear();
-      this.#sql.exec(`UPDATE subscription SET log_id = ?, scanned_to = ?, gap = ?`, logId, scannedTo, textOf(gap));
+      this.#sql.exec(
+        `UPDATE subscription SET log_id = ?, scanned_to = ?, gap = NULL, ${HEALTH_COLUMNS}`,
+        logId,
+        scannedTo,
+        ...healthValues(health),
+      );
     });
-    this.#record = { ...this.#current(), logId, scannedTo, gap };
+    this.#record = { ...this.#current(), logId, scannedTo, gap: null, storedHealth: health };
   }
 
   /** The end: the alarm and every row, table and record of the object (the record cache forgotten). */

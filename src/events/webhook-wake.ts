@@ -15,7 +15,7 @@ import type { WebhookConfig } from './webhook-config.ts';
 import { type Deliverer, newEnvelope } from './webhook-delivery.ts';
 import { type Page, pokedPage, readPage } from './webhook-feed.ts';
 import { sealPosition } from './webhook-send.ts';
-import type { SubscriptionRecord, WebhookStore } from './webhook-store.ts';
+import type { WebhookStore } from './webhook-store.ts';
 import type { Poke } from './webhook-subscriptions.ts';
 
 export interface WakeOptions {
@@ -121,13 +121,25 @@ export class SubscriptionWake {
     }
   }
 
-  /** The log was reset: the old generation's failing rows are dropped and a `gap` announces the loss; delivery resumes at its earliest kept. */
+  /**
+   * The log was reset: the old generation's pending rows are abandoned and a `gap` announces the
+   * loss; the subscription moves to the new log (delivery resuming at its earliest kept) only
+   * once that gap is acknowledged (webhook-delivery.ts `attemptGap`). Until then no occurrence of
+   * the new generation is attempted (`mayStartNew`) and every cursor handed out (a refresh's)
+   * is the old log's watermark: docs/events.md's rule, a cursor never passes an occurrence the
+   * client was not told it lost. A reset already announced-in-waiting for this log is not drawn
+   * again; a second reset before the first gap was acknowledged replaces it (its cursor would
+   * name a log that is gone too).
+   */
   async reset(logId: string, earliestSeq: number): Promise<void> {
     const record = this.#o.store.record!;
-    const moved: SubscriptionRecord = { ...record, logId };
-    const cursor = await sealPosition(await this.#o.keys(record.origin), moved, earliestSeq);
-    this.#o.store.resetLog(logId, earliestSeq, newEnvelope('gap', JSON.stringify(gapEnvelope(cursor)), Date.now(), []));
+    if (record.gap?.reset?.logId !== logId) {
+      const cursor = await sealPosition(await this.#o.keys(record.origin), { ...record, logId }, earliestSeq);
+      this.#o.store.resetLog({ ...newEnvelope('gap', JSON.stringify(gapEnvelope(cursor)), Date.now()), reset: { logId, earliestSeq } });
+    }
     await this.settleGap();
+    // The gap's next attempt (nothing else of this wake sets the alarm while the new generation waits).
+    await this.schedule();
   }
 
   /** The alarm at the earliest time the schedule needs, set when that is earlier than the one set (a setAlarm is a row). */
