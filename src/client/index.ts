@@ -88,6 +88,8 @@ export type {
 } from './webhook-subscription-options.ts';
 /** The refresh's least margin before `refreshBefore` (refresh-schedule.ts). */
 export { DEFAULT_REFRESH_MARGIN_MS } from './refresh-schedule.ts';
+/** How often a no-expiry webhook subscription is refreshed all the same: a day (refresh-schedule.ts). */
+export { DEFAULT_NO_EXPIRY_REFRESH_MS } from './refresh-schedule.ts';
 export type { DeliveryBody, DeliveryStatus } from '../core/events-webhook-wire.ts';
 export type { CallbackFailure } from '../core/events-wire.ts';
 /** A fresh `whsec_` secret from the CSPRNG, for `delivery.secret` ("Client SDKs SHOULD generate it from a CSPRNG by default"). */

@@ -29,6 +29,24 @@ export const REFRESH_JITTER_SHARE = 0.1;
 /** No refresh follows the last sooner than this. */
 export const MIN_REFRESH_WAIT_MS = 1_000;
 
+/**
+ * How often a no-expiry subscription is refreshed all the same, by default: a day. "Even with no
+ * expiry, clients SHOULD still call `events/subscribe` … occasionally. The refresh response is
+ * where the cursor advances during quiet periods, where `deliveryStatus` surfaces delivery
+ * problems, and where suspended delivery reactivates." A day: the text's own figure for the
+ * longest sensible finite TTL ("Refreshing once a day is not a meaningful burden"); a suspension
+ * waits at most that long for the refresh that lifts it, and an idle cursor moves at least daily.
+ */
+export const DEFAULT_NO_EXPIRY_REFRESH_MS = 86_400_000;
+
+/**
+ * The wait before the occasional refresh of a no-expiry grant: `intervalMs`, less up to a tenth
+ * (drawn, as refreshWait's point is), so that subscriptions made together do not refresh together.
+ */
+export function noExpiryRefreshWait(intervalMs: number, random: number): number {
+  return Math.max(MIN_REFRESH_WAIT_MS, Math.floor(intervalMs * (1 - REFRESH_JITTER_SHARE * random)));
+}
+
 /** The wait before refreshing a grant with `remainingMs` left (`refreshBefore` − now); `random` in [0, 1). */
 export function refreshWait(remainingMs: number, marginMs: number, random: number): number {
   const margin = Math.min(Math.max(marginMs, remainingMs * REFRESH_MARGIN_SHARE), remainingMs / 2);

@@ -41,6 +41,12 @@ export interface SubscribeWebhookOptions extends Omit<EventsTarget, 'maxEvents'>
   readonly signal?: AbortSignal;
   /** The least time before `refreshBefore` the refresh is due (refresh-schedule.ts). Default DEFAULT_REFRESH_MARGIN_MS. */
   readonly refreshMarginMs?: number;
+  /**
+   * A no-expiry grant (`refreshBefore: null`) is refreshed all the same about this often, to move
+   * the cursor, read `deliveryStatus` and reactivate a suspension (refresh-schedule.ts). Default
+   * DEFAULT_NO_EXPIRY_REFRESH_MS (a day); `Infinity`: never.
+   */
+  readonly noExpiryRefreshMs?: number;
   readonly reconnect?: Partial<ReconnectOptions>;
   /** For tests and simulations: the clock the schedule reads and waits on. */
   readonly clock?: SubscriptionClock;

@@ -10,8 +10,11 @@
  * promise resolves once it was answered, with the subscription's `id` (the `X-MCP-Subscription-Id`
  * of its POSTs) and `refreshBefore`. "Unless it was granted no expiry, the client MUST call
  * `events/subscribe` again with the same subscription key before `refreshBefore`": the loop does,
- * at the point refresh-schedule.ts draws; a `refreshBefore: null` grant is never refreshed (the
- * loop waits for stop). A refresh is the same request, rebuilt: "Clients therefore follow a single
+ * at the point refresh-schedule.ts draws. A `refreshBefore: null` grant need not be refreshed
+ * ("The client is not expected to refresh or unsubscribe, ever"), but "Even with no expiry,
+ * clients SHOULD still call `events/subscribe` … occasionally": it is refreshed every
+ * `noExpiryRefreshMs` (a day by default), its failures tried again without a budget (the
+ * subscription does not lapse). A refresh is the same request, rebuilt: "Clients therefore follow a single
  * rule, which is to always pass the last persisted cursor", so `loadCursor` is read before each.
  *
  * The cursor is the application's, in one store: its endpoint persists each delivery's `cursor`
@@ -49,7 +52,13 @@ import { discoverEvents } from './events-discovery.ts';
 import { answerOf, EventsRequester, Transient } from './events-request.ts';
 import { type ErrorObject, sleep } from './http.ts';
 import { answeredWithin, DEFAULT_IDLE_TIMEOUT_MS } from './idle-limit.ts';
-import { DEFAULT_REFRESH_MARGIN_MS, liveRetryWait, refreshWait } from './refresh-schedule.ts';
+import {
+  DEFAULT_NO_EXPIRY_REFRESH_MS,
+  DEFAULT_REFRESH_MARGIN_MS,
+  liveRetryWait,
+  noExpiryRefreshWait,
+  refreshWait,
+} from './refresh-schedule.ts';
 import { type Invalid, readSubscribeAnswer, readUnsubscribeAnswer } from './webhook-subscribe-answer.ts';
 import type {
   SubscribeWebhookOptions,
@@ -93,6 +102,7 @@ class WebhookSubscriber {
   readonly #signal: AbortSignal;
   readonly #url: string;
   readonly #marginMs: number;
+  readonly #noExpiryRefreshMs: number;
   #nextId = 1;
   #result: SubscribeResult | undefined;
   /** The cursor of the last subscribe sent: what a typed error reports. */
@@ -101,7 +111,13 @@ class WebhookSubscriber {
   #unsubscribing: Promise<void> | undefined;
 
   constructor(options: SubscribeWebhookOptions) {
-    const { name, delivery, ttlMs, refreshMarginMs = DEFAULT_REFRESH_MARGIN_MS } = options;
+    const {
+      name,
+      delivery,
+      ttlMs,
+      refreshMarginMs = DEFAULT_REFRESH_MARGIN_MS,
+      noExpiryRefreshMs = DEFAULT_NO_EXPIRY_REFRESH_MS,
+    } = options;
     if (typeof name !== 'string' || name === '') throw new TypeError('name must be a non-empty string');
     const secret = parseWebhookSecret(delivery?.secret);
     if (!secret.ok) throw new TypeError(`delivery.secret is not a whsec_ secret of 24 to 64 bytes (${secret.reason})`);
@@ -109,9 +125,11 @@ class WebhookSubscriber {
       throw new RangeError(`ttlMs must be an integer or null, got ${ttlMs}`);
     if (!(Number.isFinite(refreshMarginMs) && refreshMarginMs >= 0))
       throw new RangeError(`refreshMarginMs must be non-negative, got ${refreshMarginMs}`);
+    if (!(noExpiryRefreshMs > 0)) throw new RangeError(`noExpiryRefreshMs must be positive (Infinity: never), got ${noExpiryRefreshMs}`);
     this.#options = options;
     this.#url = new URL(delivery.url).href;
     this.#marginMs = refreshMarginMs;
+    this.#noExpiryRefreshMs = noExpiryRefreshMs;
     this.#requester = new EventsRequester(options);
     this.#reconnect = reconnectOptions(options.reconnect);
     this.#clock = options.clock ?? SYSTEM_CLOCK;
@@ -164,12 +182,16 @@ class WebhookSubscriber {
     try {
       for (;;) {
         const { refreshBefore } = this.#result!;
-        // No expiry: "The client is not expected to refresh or unsubscribe, ever."
-        if (refreshBefore === null) await this.#sleepUntil(Number.POSITIVE_INFINITY);
-        else {
+        const random = (this.#options.random ?? Math.random)();
+        if (refreshBefore === null) {
+          // No expiry: "Even with no expiry, clients SHOULD still call `events/subscribe` … occasionally."
+          // Never lapsing, it is tried again until answered (an unbounded deadline: no budget).
+          await this.#sleepUntil(this.#clock.now() + noExpiryRefreshWait(this.#noExpiryRefreshMs, random));
+          await this.#retrying(() => this.#subscribe(), Number.POSITIVE_INFINITY);
+        } else {
           const deadline = Date.parse(refreshBefore);
           const now = this.#clock.now();
-          await this.#sleepUntil(now + refreshWait(deadline - now, this.#marginMs, (this.#options.random ?? Math.random)()));
+          await this.#sleepUntil(now + refreshWait(deadline - now, this.#marginMs, random));
           await this.#retrying(() => this.#subscribe(), deadline);
         }
       }

@@ -10,6 +10,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
+  DEFAULT_NO_EXPIRY_REFRESH_MS,
   DEFAULT_RECONNECT,
   type DeliveryStatus,
   EventsCallbackEndpointError,
@@ -289,15 +290,57 @@ describe('subscribeWebhook: refreshing', () => {
     await subscription.stop();
   });
 
-  it('refreshBefore: null (no expiry, asked with ttlMs: null) is never refreshed', async () => {
-    const { subscribing, clock, subscribes } = setup({ subscribes: [granted({ ttlMs: null })] }, { ttlMs: null });
+  it('refreshBefore: null (no expiry, asked with ttlMs: null): "clients SHOULD still call events/subscribe … occasionally": about daily, with the persisted cursor; its failures tried again past the budget (it never lapses)', async () => {
+    const status = { active: false, lastDeliveryAt: null, lastError: 'timeout', failedSince: '2026-12-01T13:00:00Z' };
+    const { subscribing, clock, subscribes, store, calls } = setup(
+      {
+        subscribes: [
+          granted({ ttlMs: null, cursor: 'c1' }),
+          unavailable,
+          unreachable,
+          unavailable,
+          unavailable,
+          granted({ ttlMs: null, cursor: 'c2', deliveryStatus: status }),
+        ],
+        otherwise: granted({ ttlMs: null, cursor: 'c2' }),
+      },
+      { ttlMs: null },
+    );
     const subscription = await subscribing;
     expect(subscription.refreshBefore).toBeNull();
     expect(subscribes()[0]!.params.ttlMs).toBeNull();
-    await runUntil(clock, START + 3 * HOUR, 1_000);
+    // The loop waits in slices of a minute (a machine asleep notices within one): some 1,400 a day.
+    await runUntil(clock, START + 0.9 * DEFAULT_NO_EXPIRY_REFRESH_MS - 1, 2_000);
     expect(subscribes()).toHaveLength(1);
+    store.cursor = 'c-delivered';
+    await until(clock, () => calls.includes('save c2'), 2_000);
+    const refreshes = subscribes().slice(1);
+    expect(refreshes).toHaveLength(5);
+    expect(refreshes[0]!.at - START).toBeGreaterThanOrEqual(0.9 * DEFAULT_NO_EXPIRY_REFRESH_MS);
+    expect(refreshes[0]!.at - START).toBeLessThanOrEqual(DEFAULT_NO_EXPIRY_REFRESH_MS);
+    // More failures in a row than the budget's maxAttempts: a no-expiry subscription is not given up.
+    expect(refreshes.length - 1).toBeGreaterThan(FAST.maxAttempts);
+    expect(refreshes.map((request) => request.params)).toEqual(
+      Array(5).fill(expect.objectContaining({ cursor: 'c-delivered', ttlMs: null })),
+    );
+    expect(calls).toEqual(['save c1', 'save c2', 'status false timeout']);
+    // The next one, a day on.
+    await until(clock, () => subscribes().length === 7, 2_000);
+    expect(subscribes()[6]!.at - subscribes()[5]!.at).toBeGreaterThanOrEqual(0.9 * DEFAULT_NO_EXPIRY_REFRESH_MS);
     await subscription.stop();
     expect(await subscription.done).toEqual({ unsubscribed: false });
+  });
+
+  it('noExpiryRefreshMs: Infinity: a no-expiry grant is never refreshed; 0 is refused', async () => {
+    const { subscribing, clock, subscribes } = setup(
+      { subscribes: [granted({ ttlMs: null })] },
+      { ttlMs: null, noExpiryRefreshMs: Infinity },
+    );
+    const subscription = await subscribing;
+    await runUntil(clock, START + 2 * DEFAULT_NO_EXPIRY_REFRESH_MS, 3_000);
+    expect(subscribes()).toHaveLength(1);
+    await subscription.stop();
+    await expect(setup({}, { ttlMs: null, noExpiryRefreshMs: 0 }).subscribing).rejects.toThrow(RangeError);
   });
 
   it('a refresh that fails for now (5xx, 429, the network, an internal error) is tried again before refreshBefore, then goes on', async () => {
