@@ -5,7 +5,7 @@
  * failures suspends it and a refresh reactivates it, a cursor replays the backlog, `terminated`
  * then the end, unsubscribe without an envelope, and expiry on its alarm.
  */
-import { runDurableObjectAlarm } from 'cloudflare:test';
+import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { eventsError } from '../../src/core/events-wire.ts';
 import { WEBHOOK_ID_HEADER } from '../../src/core/events-webhook-wire.ts';
@@ -221,6 +221,48 @@ describe('the end', () => {
     expect(await pokeToHead(made.stub)).toBe('gone');
     expect(await received(made.endpoint)).toEqual([]);
     expect(await made.stub.unsubscribe()).toBe(false);
+  });
+
+  it('"The server MUST persist no-expiry subscriptions across restarts" with "their verification status alongside them": after a restart it delivers with no resubscribe', async () => {
+    const made = await subscribe({ ttlMs: null });
+    const before = await made.stub.describe();
+    expect(before).toMatchObject({ refreshBefore: null, state: 'active' });
+    await abortAllDurableObjects();
+    const stub = subscriptionStub(made.id);
+    expect(await stub.describe()).toEqual(before);
+    const { eventId } = await note(`${made.tok} after the restart`);
+    await pokeToHead(stub);
+    const log = await receivedUntil(made.endpoint, (l) => l.some((r) => idOf(r) === eventId && r.answered === 200), 'the delivery');
+    expect(await verifiesUnder(log.at(-1)!, SECRET_A)).toBe(true);
+  });
+
+  it('a no-expiry subscription suspended past the drop time: "MAY drop … and SHOULD attempt a `terminated` envelope" (NotFound delivery_failed), then gone', async () => {
+    const made = await subscribe({ ttlMs: null });
+    await script(made.endpoint, [], { kind: 'status', status: 503 });
+    await note(`${made.tok} a`);
+    await note(`${made.tok} b`);
+    await pokeToHead(made.stub);
+    await until(async () => (await made.stub.describe())?.state === 'suspended', 'suspended');
+    await script(made.endpoint, []);
+    const object = objectOf(made.id);
+    // The suspension made as old as the policy's drop time (7 days): the record re-read after a restart.
+    await runInDurableObject(object, (_instance, state) => {
+      state.storage.sql.exec('UPDATE subscription SET suspended_at = suspended_at - ?', config.retry.dropNoExpiryAfterMs);
+    });
+    await abortAllDurableObjects();
+    const attempted = (await received(made.endpoint)).length;
+    await runDurableObjectAlarm(objectOf(made.id));
+    const log = await receivedUntil(made.endpoint, (l) => l.slice(attempted).some((r) => r.answered === 200), 'the terminated envelope');
+    const last = log.at(-1)!;
+    expect(bodyOf(last)).toEqual({
+      type: 'terminated',
+      error: eventsError('NotFound', 'delivery kept failing: the subscription was dropped', {
+        kind: 'subscription',
+        reason: 'delivery_failed',
+      }),
+    });
+    expect(log.slice(attempted).every((r) => bodyOf(r).type === 'terminated')).toBe(true);
+    await until(async () => (await subscriptionStub(made.id).describe()) === null, 'ended');
   });
 
   it('a finite TTL: its alarm ends it silently at expiry (no envelope)', async () => {
