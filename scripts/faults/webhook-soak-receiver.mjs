@@ -17,7 +17,18 @@ import { createServer } from 'node:http';
 import { memoryDeliveryStore, receiveWebhook } from '../../dist/client/index.js';
 
 export async function startSoakReceiver({ port, secrets, slowMs = 12_000 }) {
-  const seen = memoryDeliveryStore(100_000);
+  // One store per subscription: both subscriptions deliver the same occurrences, under the same
+  // webhook-id (its eventId), and each must be processed by its own (an application with one
+  // store per endpoint would hand an occurrence to it once, whichever subscription brought it).
+  const stores = new Map();
+  const storeOf = (subscription) => {
+    let store = stores.get(subscription);
+    if (store === undefined) {
+      store = memoryDeliveryStore(100_000);
+      stores.set(subscription, store);
+    }
+    return store;
+  };
   const record = {
     attempts: new Map(),
     processed: new Map(),
@@ -58,7 +69,7 @@ export async function startSoakReceiver({ port, secrets, slowMs = 12_000 }) {
     });
     const receipt = await receiveWebhook(fetchRequest, {
       secrets,
-      seen,
+      seen: storeOf(subscription),
       onDelivery: (delivery) => {
         if (delivery.kind === 'event') {
           const key = `${delivery.subscriptionId} ${delivery.webhookId}`;

@@ -156,7 +156,15 @@ try {
   const deadline = Date.now() + POLICY.windowMs + 60_000;
   const processedFor = (subscription) =>
     emitted.filter((id) => (receiver.record.processed.get(`${subscription.id} ${id}`) ?? 0) > 0).length;
-  while (Date.now() < deadline && subscriptions.some((subscription) => processedFor(subscription) < emitted.length)) await sleep(1_000);
+  let told = Date.now();
+  while (Date.now() < deadline && subscriptions.some((subscription) => processedFor(subscription) < emitted.length)) {
+    await sleep(1_000);
+    if (Date.now() - told >= 30_000) {
+      told = Date.now();
+      const counts = subscriptions.map((subscription) => `${subscription.path} ${processedFor(subscription)}`).join(', ');
+      console.log(`webhook soak: draining, ${counts} of ${emitted.length} processed (${Math.round((Date.now() - started) / 1000)} s)`);
+    }
+  }
 } finally {
   clearInterval(refreshTimer);
   await server.close();

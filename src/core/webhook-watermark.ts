@@ -13,8 +13,8 @@
  * when every one is — so it advances in quiet periods, as the text wants.
  *
  * Passed: acknowledged (2xx); declined (410: the receiver chose not to take it, "stale or already
- * processed"); and abandoned ONLY once a `gap` envelope announcing it has been acknowledged (or a
- * refresh response carried `truncated: true` for it). The text lets the watermark pass an
+ * processed"); and abandoned ONLY once a `gap` envelope announcing it has been acknowledged (a refresh
+ * never announces one: it answers `truncated: false` and this watermark). The text lets the watermark pass an
  * abandoned event at once; here it waits for the announcement, so a client's persisted cursor
  * never passes an event it was not told it lost. gapToAnnounce gives the envelope's `cursor`: the
  * watermark with the abandoned occurrences counted as passed, which the client "persists … and

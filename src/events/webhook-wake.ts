@@ -15,7 +15,7 @@ import type { WebhookConfig } from './webhook-config.ts';
 import { type Deliverer, newEnvelope } from './webhook-delivery.ts';
 import { type Page, pokedPage, readPage } from './webhook-feed.ts';
 import { sealPosition } from './webhook-send.ts';
-import type { WebhookStore } from './webhook-store.ts';
+import type { SubscriptionRecord, WebhookStore } from './webhook-store.ts';
 import type { Poke } from './webhook-subscriptions.ts';
 
 export interface WakeOptions {
