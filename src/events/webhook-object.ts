@@ -12,7 +12,7 @@
  * consequences webhook-delivery.ts's, what a wake does (new occurrences, due retries, the `gap`
  * owed, a log reset, the alarm) webhook-wake.ts's, where occurrences come from webhook-feed.ts's,
  * the alarm's time and the breaker core/webhook-schedule.ts's, a refresh's change
- * core/webhook-refresh.ts's. This file keeps:
+ * core/webhook-refresh.ts's, whether its type is still served webhook-type-removal.ts's. This file keeps:
  * - one chain: pokes, alarm runs, the creation and the end run one at a time, so a batch's
  *   position is written by the run that attempted it, and a poke arriving during the creation
  *   waits for the record it needs (a poke finding none answers `gone`, dropping the log's row);
@@ -45,6 +45,7 @@ import { readWebhookConfig, type WebhookConfig } from './webhook-config.ts';
 import { Deliverer, newEnvelope } from './webhook-delivery.ts';
 import { sealPosition } from './webhook-send.ts';
 import { WebhookStore, type SubscriptionRecord } from './webhook-store.ts';
+import { typeRemoval } from './webhook-type-removal.ts';
 import { SubscriptionWake } from './webhook-wake.ts';
 import type {
   CreateAnswer,
@@ -59,10 +60,6 @@ import type {
 } from './webhook-subscriptions.ts';
 
 const iso = (ms: number) => new Date(ms).toISOString();
-const TYPE_REMOVED: Termination = {
-  error: eventsError('NotFound', 'this event type is no longer served', { kind: 'event' }),
-  cause: 'type_removed',
-};
 
 export abstract class McpWebhookSubscription<E extends object = object> extends DurableObject<E> implements WebhookSubscriptionStub {
   /** The server's event types, as given to createMcpWorker: a subscription finds its own by name. */
@@ -192,8 +189,9 @@ export abstract class McpWebhookSubscription<E extends object = object> extends 
         if (this.#expired()) await this.#end('expired');
         return 'gone';
       }
-      if (this.#type(record.name) === undefined) {
-        await this.#terminate(TYPE_REMOVED);
+      const removed = typeRemoval(this.types, record.name);
+      if (removed !== null) {
+        await this.#terminate(removed);
         return 'gone';
       }
       if (poke.logId !== record.logId) await this.#wake.reset(poke.logId, poke.earliestSeq);
@@ -266,9 +264,8 @@ export abstract class McpWebhookSubscription<E extends object = object> extends 
       if ((record.terminated?.nextAt ?? 0) <= now && (await this.#deliverer.attemptTerminated())) return this.#end('terminated');
       return;
     }
-    if (this.#type(record.name) === undefined) {
-      return this.#terminate(TYPE_REMOVED);
-    }
+    const removed = typeRemoval(this.types, record.name);
+    if (removed !== null) return this.#terminate(removed);
     if (record.state === 'suspended') {
       if (record.suspendedAt !== null && dropSuspended(record.expiresAt === null, record.suspendedAt, now, this.#config.retry)) {
         const error = eventsError('NotFound', 'delivery kept failing: the subscription was dropped', {
