@@ -53,7 +53,8 @@ export type WebhookSubscriptionOutcome =
   | 'revoked'
   | 'operator'
   | 'dropped'
-  | 'type_removed';
+  | 'type_removed'
+  | 'not_permitted';
 
 /** A subscribe's endpoint verification: a handshake `verified`, the registry's `cached` one, or the handshake's failure category. */
 export type WebhookVerificationOutcome = 'verified' | 'cached' | CallbackFailure;

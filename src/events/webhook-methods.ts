@@ -13,7 +13,9 @@
  *    credentials, WEBHOOK_DEV_ORIGINS on loopback only), `delivery.secret`, `ttlMs` → `-32602`;
  * 3. the subscription as poll's (event-subscription.ts: NotFound, Unsupported, InvalidParams,
  *    Forbidden, a cursor not ours); an upstream-backed type or the task type is Unsupported
- *    `{feature: "deliveryMode", value: "webhook"}` (neither offers it);
+ *    `{feature: "deliveryMode", value: "webhook"}` (neither offers it); Forbidden (the type's
+ *    `authorize`, run again on every refresh) also ends a live subscription of the key, with
+ *    `terminated` (`endUnpermitted`);
  * 4. the key → `id` (core/webhook-subscription-key.ts), and a refresh of its object: a live
  *    subscription answers, and nothing else is asked (no handshake, no admission);
  * 5. otherwise a creation: the principal's registry admits it (`revoked` → Forbidden
@@ -41,7 +43,7 @@ import type { McpServer, ServerContext } from '@modelcontextprotocol/server';
 import { ANONYMOUS } from '../auth/principal.ts';
 import type { CursorKeys } from '../core/event-cursor.ts';
 import { McpHttpError } from '../core/errors.ts';
-import { eventsError, EventsMethod, type EventsError, isRefusal, type JsonObject } from '../core/events-wire.ts';
+import { eventsError, EventsErrorCode, EventsMethod, type EventsError, isRefusal, type JsonObject } from '../core/events-wire.ts';
 import {
   parseSubscribeParams,
   parseUnsubscribeParams,
@@ -140,7 +142,10 @@ async function subscribe(
   ctx: ServerContext,
 ): Promise<Record<string, unknown>> {
   const subscription = await resolveSubscription(host.catalog, params, 'webhook', host.principal, keys);
-  if ('error' in subscription) throw protocolError(subscription.error);
+  if ('error' in subscription) {
+    if (subscription.error.code === EventsErrorCode.Forbidden) await endUnpermitted(host, webhooks, params, subscription.error);
+    throw protocolError(subscription.error);
+  }
   // Neither offers webhook (their `delivery` leaves it out, so resolveSubscription refused them already): said again where it is decided.
   if (subscription.upstream !== undefined || subscription.type.name === taskEventType.name) {
     throw protocolError(unsupported(subscription.type.name));
@@ -227,6 +232,26 @@ async function subscribe(
     throw protocolError(created.refusal);
   }
   return { ...subscribeResult(created.result) };
+}
+
+/**
+ * The type's `authorize` refused the principal: the refresh is refused, and a live subscription of
+ * the key ends too. "The server SHOULD periodically re-verify permissions" and, access revoked,
+ * "terminates the subscription with the signal for its mode": a refresh is that re-verification
+ * (each one runs `authorize`), and a refusal that left the subscription delivering would hand
+ * events to a principal no longer permitted until its TTL, or for good with no expiry. Its
+ * `terminated` carries the refusal's error. Writes: nothing where no subscription of the key is
+ * live (the object only reads); else the object's 2 rows (terminating, its alarm) and the
+ * registry's holding (1).
+ */
+async function endUnpermitted(host: EventsHost, webhooks: WebhookHost, params: SubscribeParams, error: EventsError): Promise<void> {
+  const type = host.catalog.get(params.name);
+  const checked = type === undefined ? undefined : await type.parseArguments(params.arguments);
+  if (type === undefined || checked === undefined || !checked.ok) return;
+  const id = await keyedId(host, type.name, keyedUrl(params.delivery.url), checked.value);
+  if (await webhookSubscription(webhooks.namespace, id).terminate({ error, cause: 'not_permitted' })) {
+    await webhooks.holdings?.forget('webhook', id);
+  }
 }
 
 /** The registry refused the creation: for the credential (403, or its 401, as a session's would be) or at the bound. */

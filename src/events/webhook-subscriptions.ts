@@ -9,7 +9,7 @@
  * Who calls what:
  * - the Worker: `refresh` first (a live subscription of the key answers, and nothing else is
  *   asked), else `create` once the URL is verified and the principal admitted; `unsubscribe`;
- *   `terminate` for a revocation or an operator's end; `describe` and `probe` for the operator's
+ *   `terminate` for a revocation, an operator's end, or a subscribe its type's `authorize` refused; `describe` and `probe` for the operator's
  *   view and the per-principal bound (principals/);
  * - the subscription's log: `poke` after an append, and from its fan-out check alarm;
  * - the object itself calls its log (`addSubscriber` at creation, `read` to catch up,
@@ -74,12 +74,15 @@ export type RefreshAnswer = { readonly live: false } | { readonly live: true; re
 /** Created, or refused by the log (a cursor of another generation is not refused: it starts `truncated`; at the log's bound: ResourceExhausted). */
 export type CreateAnswer = { readonly result: SubscribeResult } | { readonly refusal: EventsError };
 
-/** Why a subscription is ended with a `terminated` envelope (revocation, operator, its type gone, the 7-day drop). */
+/**
+ * Why a subscription is ended with a `terminated` envelope (revocation, operator, its type gone,
+ * the 7-day drop, its type's `authorize` refusing the principal at a refresh).
+ */
 export interface Termination {
   /** The envelope's error (events-wire.ts `eventsError`). */
   readonly error: StreamError;
   /** For metrics and the log line: what ended it. */
-  readonly cause: 'revoked' | 'operator' | 'type_removed' | 'dropped';
+  readonly cause: 'revoked' | 'operator' | 'type_removed' | 'dropped' | 'not_permitted';
 }
 
 /**

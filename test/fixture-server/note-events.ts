@@ -70,8 +70,18 @@ export const hookedEvents = defineEventType({
 });
 
 /**
+ * Subjects a test has taken demo.watched's permission from, after they subscribed: its `authorize`
+ * reads this set at each subscribe and refresh. The tests and the fixture's Worker run in one
+ * isolate (vitest-pool-workers imports the Worker's main module into the test's isolate), so a
+ * test's change is what the Worker's next request sees; test/webhooks/refresh-authorization.test.ts
+ * shows it (a refresh refused right after the test adds the subject).
+ */
+export const unpermittedSubjects = new Set<string>();
+
+/**
  * Delivered by webhook only, and authorizing its subscribers as demo.other does (a subject starting
- * `mallory` is Forbidden): events/subscribe's Forbidden `not_permitted` (test/webhooks/). Emitted by the test.
+ * `mallory` is Forbidden), and not those in `unpermittedSubjects`: events/subscribe's Forbidden
+ * `not_permitted`, and a refresh's (test/webhooks/). Emitted by the test.
  */
 export const watchedEvents = defineEventType({
   name: 'demo.watched',
@@ -79,7 +89,7 @@ export const watchedEvents = defineEventType({
   inputSchema: z.object({}),
   payloadSchema: z.object({ value: z.string() }),
   delivery: ['webhook'],
-  authorize: (principal) => !(principal.subject ?? '').startsWith('mallory'),
+  authorize: (principal) => !(principal.subject ?? '').startsWith('mallory') && !unpermittedSubjects.has(principal.subject ?? ''),
 });
 
 /** Every type the fixture serves, in the order `events/list` lists them. */
