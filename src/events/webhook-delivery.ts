@@ -16,8 +16,11 @@
  *   the row deleted for a retry; retry → the row inserted or updated with its time; give up →
  *   the row `abandoned`: the watermark stops there until a `gap` envelope announcing it is
  *   acknowledged; suspend → the subscription suspended, the row kept pending (held).
- * - The breaker (core/webhook-schedule.ts) stops first attempts of new occurrences; a
- *   terminating or ending subscription starts no POST of an event.
+ * - The breaker (core/webhook-schedule.ts) stops first attempts of new occurrences but for its
+ *   probe: the earliest held one, first-attempted a step after the last failure (the step
+ *   doubling per failure since the breaker opened, at most PROBE_MAX_MS), alone, its outcome
+ *   awaited before anything else starts; a terminating or ending subscription starts no POST of
+ *   an event.
  * - Every attempt, of an event or an envelope, is judged in one place (`#judge`), which writes
  *   its `webhook_attempt` point (core/metrics.ts webhookAttemptEvent: no URL, no host, no id):
  *   no row, an Analytics Engine point, nothing where MCP_METRICS is not bound. A scan stopped by
@@ -27,7 +30,7 @@ import type { CursorKeys } from '../core/event-cursor.ts';
 import type { JsonObject } from '../core/events-wire.ts';
 import { controlWebhookId, deliveryBody, gapEnvelope } from '../core/events-webhook-wire.ts';
 import { nextAttempt, type AttemptOutcome, type DeliveryDecision, type DeliveryProgress } from '../core/webhook-retry.ts';
-import { breakerOpen, MAX_IN_FLIGHT, ALARM_BATCH } from '../core/webhook-schedule.ts';
+import { ALARM_BATCH, BREAKER_STREAK, MAX_IN_FLIGHT, probeDelay, type StartMode, startMode } from '../core/webhook-schedule.ts';
 import { gapToAnnounce, type TrackedOccurrence, watermark } from '../core/webhook-watermark.ts';
 import { WEBHOOK_HELD, webhookAttemptEvent } from '../core/metrics.ts';
 import type { Metrics } from '../metrics/metrics.ts';
@@ -76,6 +79,12 @@ export class Deliverer {
   readonly #o: DelivererOptions;
   /** Seqs of first attempts in flight (retries are tracked by their rows). */
   readonly #inFlight = new Set<number>();
+  /** When the open breaker's next probe is due (null: at once — nothing failed in this instance yet). In memory: a restart probes at once. */
+  #probeAt: number | null = null;
+  /** Failures since the breaker opened: the probe's step doubles with each. */
+  #failuresOpen = 0;
+  /** A matching occurrence is held by the breaker or a suspension (the alarm then carries the probe's time). */
+  #holding = false;
 
   constructor(options: DelivererOptions) {
     this.#o = options;
@@ -100,14 +109,21 @@ export class Deliverer {
   }
 
   /**
-   * Whether a new occurrence may be first-attempted now: active, not stopped, no log reset
-   * waiting for its `gap` to be acknowledged (webhook-wake.ts `reset`), the breaker closed.
+   * Whether a new occurrence may be first-attempted now (`start`), only as the open breaker's
+   * probe (`probe`), or not (`hold`): active, not stopped, no log reset waiting for its `gap` to
+   * be acknowledged (webhook-wake.ts `reset`), and the breaker (core/webhook-schedule.ts).
    */
-  mayStartNew(): boolean {
+  startMode(now: number = Date.now()): StartMode {
     const record = this.#o.store.record;
-    if (record === null || record.state !== 'active' || this.#o.stopped() || record.gap?.reset !== undefined) return false;
+    if (record === null || record.state !== 'active' || this.#o.stopped() || record.gap?.reset !== undefined) return 'hold';
     const probing = this.#inFlight.size > 0 || record.gap !== null || this.#o.store.failing.rows().some((row) => row.state === 'pending');
-    return !breakerOpen(record.health, probing);
+    return startMode({ health: record.health, probing, inFlight: this.#inFlight.size, probeAt: this.#probeAt, now });
+  }
+
+  /** When the alarm must wake for the breaker's probe: only while a matching occurrence is held by it (null otherwise). */
+  probeAt(now: number = Date.now()): number | null {
+    if (!this.#holding || this.#o.store.record?.state !== 'active') return null;
+    return this.#o.store.record.health.consecutiveFailures >= BREAKER_STREAK ? (this.#probeAt ?? now) : null;
   }
 
   /**
@@ -123,7 +139,7 @@ export class Deliverer {
     try {
       for (const occurrence of occurrences) {
         if (occurrence.seq < scanPos) continue;
-        if (!this.mayStartNew()) {
+        if (this.startMode() === 'hold') {
           held = true;
           break;
         }
@@ -132,18 +148,22 @@ export class Deliverer {
           continue;
         }
         await window.slot();
-        if (!this.mayStartNew()) {
+        const mode = this.startMode();
+        if (mode === 'hold') {
           held = true;
           break;
         }
         scanPos = occurrence.seq + 1;
         this.#inFlight.add(occurrence.seq);
         window.run(this.#firstAttempt(occurrence, scanPos));
+        // The probe goes alone and its outcome decides what follows: the breaker closed, or still holding.
+        if (mode === 'probe') await window.drain();
       }
     } finally {
       await window.drain();
     }
     if (held && occurrences.some(({ seq, data }) => seq >= scanPos && matches(data))) this.noteHeld();
+    else if (!held) this.#holding = false;
     return scanPos;
   }
 
@@ -151,6 +171,7 @@ export class Deliverer {
   noteHeld(): void {
     const record = this.#o.store.record;
     if (record === null || record.state === 'terminating' || this.#o.stopped()) return;
+    this.#holding = true;
     this.#o.metrics.write(WEBHOOK_HELD, record.principal);
   }
 
@@ -299,6 +320,14 @@ export class Deliverer {
       this.#o.config.retry,
     );
     this.#o.store.noteHealth(health);
+    // The breaker's probe: a step after the last failure, doubling per failure while it is open; a 2xx closes it.
+    if (health.consecutiveFailures === 0) {
+      this.#failuresOpen = 0;
+      this.#probeAt = null;
+    } else if (health.consecutiveFailures >= BREAKER_STREAK) {
+      this.#failuresOpen++;
+      this.#probeAt = now + probeDelay(this.#failuresOpen, (this.#o.random ?? Math.random)(), this.#o.config.retry);
+    }
     const judged = { attempt: delivery.attempts, outcome, decision: decision.kind, durationMs: now - startedAt, storedAt, now };
     this.#o.metrics.write(webhookAttemptEvent(judged), this.#record.principal);
     return { decision, now };

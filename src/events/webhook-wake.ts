@@ -64,8 +64,12 @@ export class SubscriptionWake {
   async deliverNew(poke?: Poke): Promise<void> {
     for (let pokeUnused = poke; ; pokeUnused = undefined) {
       const record = this.#o.store.record;
-      if (record === null || record.state !== 'active' || !this.#o.deliverer.mayStartNew()) {
-        if (pokeUnused !== undefined && record !== null && this.#holds(pokeUnused, record)) this.#o.deliverer.noteHeld();
+      if (record === null || record.state !== 'active' || this.#o.deliverer.startMode() === 'hold') {
+        if (pokeUnused !== undefined && record !== null && this.#holds(pokeUnused, record)) {
+          this.#o.deliverer.noteHeld();
+          // Held by the breaker: the alarm carries its probe's time.
+          await this.schedule();
+        }
         return;
       }
       const type = this.#o.type(record.name);
@@ -125,7 +129,7 @@ export class SubscriptionWake {
    * The log was reset: the old generation's pending rows are abandoned and a `gap` announces the
    * loss; the subscription moves to the new log (delivery resuming at its earliest kept) only
    * once that gap is acknowledged (webhook-delivery.ts `attemptGap`). Until then no occurrence of
-   * the new generation is attempted (`mayStartNew`) and every cursor handed out (a refresh's)
+   * the new generation is attempted (`startMode`) and every cursor handed out (a refresh's)
    * is the old log's watermark: docs/events.md's rule, a cursor never passes an occurrence the
    * client was not told it lost. A reset already announced-in-waiting for this log is not drawn
    * again; a second reset before the first gap was acknowledged replaces it (its cursor would
@@ -154,6 +158,7 @@ export class SubscriptionWake {
         envelopeAt: (record.state === 'terminating' ? record.terminated : record.gap)?.nextAt ?? null,
         expiresAt: record.expiresAt,
         suspendedAt: record.suspendedAt,
+        probeAt: this.#o.deliverer.probeAt(),
       },
       this.#o.config.retry,
     );
