@@ -1,5 +1,5 @@
 /**
- * How an event log pokes its webhook subscribers (design-47 §3; docs/events.md, *Webhooks*), the
+ * How an event log pokes its webhook subscribers (docs/events.md, *Webhooks*, how occurrences arrive), the
  * pure part: who is poked next and with which range, how pokes coalesce, what the fan-out check
  * owes, and when the log's one alarm is due. events/log-subscribers.ts holds the state per
  * subscriber and sends the pokes; the subscription's object (webhook-object.ts) processes them.

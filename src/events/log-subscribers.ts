@@ -1,5 +1,5 @@
 /**
- * An event log's webhook subscribers (docs/events.md, *Webhooks*; design-47 §3, the log's side):
+ * An event log's webhook subscribers (docs/events.md, *Webhooks*, how occurrences arrive: the log's side):
  * the rows of the subscriptions that read this log, one each, so that the log can poke them
  * after an append. The log keeps WHO reads it, never WHERE each reader stands: a subscription's
  * position is its own object's (webhook-object.ts), so an occurrence costs the log no row per

@@ -65,7 +65,7 @@ export interface Revocation {
   readonly webhooks: number;
 }
 
-/** Why a webhook subscription ends at a revocation, and at an operator's DELETE (design-47.md §11, 8). */
+/** Why a webhook subscription ends at a revocation, and at an operator's DELETE (docs/events.md, *Choices where the text leaves one (webhooks)*, 8). */
 export const REVOKED_WEBHOOK: Termination = {
   error: eventsError('Forbidden', 'the grant was revoked', { reason: 'grant_revoked' }),
   cause: 'revoked',

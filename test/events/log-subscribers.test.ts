@@ -1,11 +1,11 @@
 /**
  * An event log's webhook subscribers (src/events/log-subscribers.ts, the log's side of
- * design-47 §3), through the real `McpEventLog` object and its SQLite: `addSubscriber` decides
+ * docs/events.md, *Webhooks*), through the real `McpEventLog` object and its SQLite: `addSubscriber` decides
  * where a subscription starts exactly as `read` decides where a poll starts, for the same cursor,
  * and writes the subscriber's row in that turn; it is idempotent and bounded
  * (MAX_WEBHOOKS_PER_LOG); `removeSubscriber` drops the row.
  *
- * The pokes (design-47 §3): a subscriber is poked after an append with the occurrences it has not
+ * The pokes (docs/events.md, *Webhooks*, how occurrences arrive): a subscriber is poked after an append with the occurrences it has not
  * confirmed, at most one poke in flight (appends meanwhile ride the next one), `gone` drops its
  * row, and the fan-out check alarm re-pokes what a restart lost. The subscriber here is the
  * fixture's PokeRecorder (test/fixture-server/poke-recorder.ts), told how to answer.

@@ -1,6 +1,6 @@
 /**
- * Webhook subscriptions under revocation and in the operator's view (issue 47, design-47.md §6,
- * §8): the registry's rows are what a revocation walks and an operator lists, each subscription
+ * Webhook subscriptions under revocation and in the operator's view (issue 47; docs/events.md, *Webhooks*,
+ * *The end*): the registry's rows are what a revocation walks and an operator lists, each subscription
  * ended by its object (`terminate`), its row forgotten once the object answered. The objects
  * here are stand-ins recording what they were told (the real one is events/webhook-object.ts's);
  * the routes are the Worker's own (edge/admin-routes.ts), served over a control given them.
