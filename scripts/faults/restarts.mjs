@@ -18,13 +18,12 @@
 // note is processed once by each subscription, a no-expiry one included, with no refresh after the
 // restart. `--kills 0 --task-kills 3` runs only the task part. ~90 s with the defaults on 2
 // cores (a kill ~3 s, a task kill ~6 s: the restart, the streams and a 1 s re-run check).
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { killGroup, waitUntilReady } from '../support/dev-server.mjs';
+import { killGroup, startPersistedFixture } from '../support/dev-server.mjs';
 import { JSON_HEADERS, openRawSession, readEvents } from '../support/raw-session.mjs';
 import { killBetweenEmits } from './event-restarts.mjs';
 import { killDuringWebhooks } from './webhook-restarts.mjs';
@@ -51,27 +50,7 @@ const url = `http://localhost:${port}/mcp`;
 const state = mkdtempSync(join(tmpdir(), 'restarts-'));
 let nextId = 1;
 
-function start() {
-  const dev = spawn(
-    'npx',
-    [
-      'wrangler',
-      'dev',
-      '-c',
-      'test/fixture-server/wrangler.toml',
-      '--ip',
-      '127.0.0.1',
-      '--port',
-      String(port),
-      '--persist-to',
-      state,
-      '--var',
-      `EVENTS_HEARTBEAT_MS:${EVENTS_HEARTBEAT_MS}`,
-    ],
-    { stdio: ['ignore', 'ignore', 'ignore'], detached: true },
-  );
-  return waitUntilReady(url, dev).then(() => dev);
-}
+const start = () => startPersistedFixture({ port, state, vars: { EVENTS_HEARTBEAT_MS } });
 
 const post = (body, headers = {}) =>
   fetch(url, { method: 'POST', headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(body), signal: AbortSignal.timeout(15_000) });

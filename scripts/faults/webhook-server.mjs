@@ -4,13 +4,12 @@
 // origin its one WEBHOOK_DEV_ORIGINS entry; a principal's token; the requests a client sends
 // (`post_note` with the note's own eventId, retried until stored: the log deduplicates the id,
 // so a call cut by a kill is never a second occurrence; `events/subscribe`, which also refreshes).
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
-import { killGroup, waitUntilReady } from '../support/dev-server.mjs';
+import { killGroup, startPersistedFixture } from '../support/dev-server.mjs';
 import { answerOf, modernHeaders, modernMeta } from './task-follow-raw.mjs';
 
 const ISSUER = 'https://webhook-faults.invalid';
@@ -53,24 +52,7 @@ export async function webhookServer({ port, receiverOrigin, vars = {} }) {
   return {
     url,
     async start() {
-      dev = spawn(
-        'npx',
-        [
-          'wrangler',
-          'dev',
-          '-c',
-          'test/fixture-server/wrangler.toml',
-          '--ip',
-          '127.0.0.1',
-          '--port',
-          String(port),
-          '--persist-to',
-          state,
-          ...Object.entries(allVars).flatMap(([name, value]) => ['--var', `${name}:${value}`]),
-        ],
-        { stdio: ['ignore', 'ignore', 'ignore'], detached: true },
-      );
-      await waitUntilReady(url, dev);
+      dev = await startPersistedFixture({ port, state, vars: allVars });
     },
     async kill() {
       if (dev !== undefined) await killGroup(dev);

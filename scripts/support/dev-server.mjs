@@ -45,6 +45,33 @@ export async function withDevServer(port, callback, { config = FIXTURE_CONFIG, a
   }
 }
 
+/**
+ * The fixture server under `wrangler dev` on loopback, its state persisted in `state` so that a
+ * server killed with SIGKILL (killGroup) starts again on the same storage: the restarts runs.
+ * `vars` are set with `--var`. Resolves with the process once it answers.
+ */
+export async function startPersistedFixture({ port, state, vars = {} }) {
+  const dev = spawn(
+    'npx',
+    [
+      'wrangler',
+      'dev',
+      '-c',
+      FIXTURE_CONFIG,
+      '--ip',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--persist-to',
+      state,
+      ...Object.entries(vars).flatMap(([name, value]) => ['--var', `${name}:${value}`]),
+    ],
+    { stdio: ['ignore', 'ignore', 'ignore'], detached: true },
+  );
+  await waitUntilReady(`http://localhost:${port}/mcp`, dev);
+  return dev;
+}
+
 export async function waitUntilReady(url, dev) {
   const deadline = Date.now() + READY_TIMEOUT_MS;
   while (Date.now() < deadline) {

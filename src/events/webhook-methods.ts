@@ -57,26 +57,15 @@ import type { Metrics } from '../metrics/metrics.ts';
 import { ANY_PARAMS, answered, type EventsHost, protocolError } from './event-methods.ts';
 import { resolveSubscription } from './event-subscription.ts';
 import { taskEventType } from './task-source.ts';
+import type { WebhookAdmissionAsk } from '../principals/principal-holdings.ts';
+import type { WebhookAdmission } from '../principals/webhook-holdings.ts';
 import type { WebhookConfig } from './webhook-config.ts';
 import { type HostLimiter, mayVerify, verificationOutcome, verifyEndpoint } from './webhook-handshake.ts';
 import { type WebhookCreate, type WebhookNamespace, webhookSubscription } from './webhook-subscriptions.ts';
 
-/** What the principal's registry answers a webhook admission (principals/webhook-holdings.ts). */
-export type WebhookAdmission =
-  | { readonly admitted: true; readonly verifiedAt: number }
-  | { readonly verify: true }
-  | { readonly refused: 'revoked' }
-  | { readonly refused: 'recalled' }
-  | { readonly refused: 'limit'; readonly max: number };
-
 /** The registry's side of a subscribe, as principals/principal-holdings.ts's PrincipalHoldings offers it. */
 export interface WebhookHoldings {
-  admitWebhook(ask: {
-    readonly id: string;
-    readonly url: string;
-    readonly verifiedAt?: number;
-    readonly probe: (id: string) => Promise<{ readonly liveUntil: number } | null>;
-  }): Promise<WebhookAdmission>;
+  admitWebhook(ask: WebhookAdmissionAsk): Promise<WebhookAdmission>;
   forget(kind: 'webhook', id: string): Promise<void>;
 }
 

@@ -4,6 +4,7 @@
  * what a subscription *is* can be read in one place, and the store holds only what is done to it.
  */
 import type { CallbackFailure } from '../core/events-wire.ts';
+import type { RefreshableState } from '../core/webhook-refresh.ts';
 import type { SubscriptionState } from '../core/webhook-schedule.ts';
 import type { SubscriptionHealth } from '../core/webhook-retry.ts';
 
@@ -28,10 +29,10 @@ export interface PendingEnvelope {
   readonly reset?: { readonly logId: string; readonly earliestSeq: number };
 }
 
-export interface SubscriptionRecord {
+/** The record: what a refresh may change (core/webhook-refresh.ts: grant, secrets, expiry — null: none —, state, health) and the rest. */
+export interface SubscriptionRecord extends RefreshableState {
   readonly id: string;
   readonly principal: string;
-  readonly grant: string;
   readonly name: string;
   /** Canonical JSON of the arguments. */
   readonly args: string;
@@ -39,17 +40,8 @@ export interface SubscriptionRecord {
   readonly url: string;
   readonly logId: string;
   readonly scannedTo: number;
-  readonly secret: string;
-  readonly previousSecret: string | null;
-  readonly previousUntil: number | null;
-  /** null: no expiry. */
-  readonly expiresAt: number | null;
-  readonly state: SubscriptionState;
-  readonly suspendedAt: number | null;
-  readonly pausedTotalMs: number;
   readonly verifiedAt: number;
   readonly createdAt: number;
-  readonly health: SubscriptionHealth;
   /** The health as last written (the rest of `health` is in memory only: see flushHealth). */
   readonly storedHealth: SubscriptionHealth;
   readonly gap: PendingEnvelope | null;

@@ -8,6 +8,7 @@
 import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { decodeCursor, type EventCursor } from '../../src/core/event-cursor.ts';
+import { WEBHOOK_ID_HEADER } from '../../src/core/events-webhook-wire.ts';
 import { parseWebhookSecret, verifyWebhook } from '../../src/core/webhook-signature.ts';
 import { grantTtl, type TtlGrant } from '../../src/core/webhook-subscription-key.ts';
 import { type CursorKeySecrets, cursorKeys } from '../../src/events/cursor-keys.ts';
@@ -22,7 +23,7 @@ export const ORIGIN = 'http://localhost';
 export const NOTE_LOG = { type: 'demo.note', partition: '' } as const;
 export const HOOKED_LOG = { type: 'demo.hooked', partition: '' } as const;
 type LogOf = typeof NOTE_LOG | typeof HOOKED_LOG;
-const typeOf = (log: LogOf) => (log.type === 'demo.note' ? noteEvents : hookedEvents);
+const eventTypeOf = (log: LogOf) => (log.type === 'demo.note' ? noteEvents : hookedEvents);
 export const config = readWebhookConfig(env);
 
 export const SECRET_A = `whsec_${btoa('a'.repeat(32))}`;
@@ -42,6 +43,11 @@ export interface Received {
   readonly body: string;
   readonly answered: number | string | null;
 }
+
+/** A received POST's `webhook-id`, its JSON body, and its control envelope's `type` (undefined for an event). */
+export const idOf = (request: Received) => request.headers[WEBHOOK_ID_HEADER];
+export const bodyOf = (request: Received) => JSON.parse(request.body) as Record<string, unknown>;
+export const typeOf = (request: Received) => (JSON.parse(request.body) as { type?: string }).type;
 
 export const hookUrl = (endpoint: string) => `${RECEIVER}/hook/${endpoint}`;
 
@@ -144,7 +150,7 @@ export async function subscribe(options: MakeOptions = {}): Promise<Made> {
 
 /** Appends a note to demo.note's log (as post_note does); answers where it was stored. */
 export async function note(text: string, log: LogOf = NOTE_LOG) {
-  return eventLog(env.MCP_EVENTS, log).append(log, typeOf(log).retention, { data: JSON.stringify({ text, n: text.length }) });
+  return eventLog(env.MCP_EVENTS, log).append(log, eventTypeOf(log).retention, { data: JSON.stringify({ text, n: text.length }) });
 }
 
 /**
@@ -159,7 +165,7 @@ export async function detachFromLog(id: string, log: LogOf = NOTE_LOG): Promise<
 export async function pokeToHead(stub: WebhookSubscriptionStub, log: LogOf = NOTE_LOG) {
   const { logId, nextSeq } = await eventLog(env.MCP_EVENTS, log).read({
     ...log,
-    retention: typeOf(log).retention,
+    retention: eventTypeOf(log).retention,
     cursor: null,
     limit: 1,
     maxBytes: 1,

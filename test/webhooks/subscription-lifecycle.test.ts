@@ -8,7 +8,6 @@
 import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { eventsError } from '../../src/core/events-wire.ts';
-import { WEBHOOK_ID_HEADER } from '../../src/core/events-webhook-wire.ts';
 import { grantTtl } from '../../src/core/webhook-subscription-key.ts';
 import {
   config,
@@ -28,10 +27,10 @@ import {
   subscriptionStub,
   until,
   verifiesUnder,
+  idOf,
+  bodyOf,
 } from '../support/webhook-subscription.ts';
 
-const idOf = (request: Received) => request.headers[WEBHOOK_ID_HEADER];
-const bodyOf = (request: Received) => JSON.parse(request.body) as Record<string, unknown>;
 const refreshOf = (secret: string, ttlMs: number | null = 600_000) => ({
   secret,
   ttl: grantTtl(ttlMs, Date.now(), config.ttl),

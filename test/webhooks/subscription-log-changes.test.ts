@@ -10,7 +10,6 @@
  */
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { WEBHOOK_ID_HEADER } from '../../src/core/events-webhook-wire.ts';
 import { resetEventLog } from '../../src/events/event-logs.ts';
 import { hookedEvents } from '../fixture-server/note-events.ts';
 import {
@@ -26,10 +25,9 @@ import {
   script,
   subscribe,
   until,
+  idOf,
+  typeOf,
 } from '../support/webhook-subscription.ts';
-
-const idOf = (request: Received) => request.headers[WEBHOOK_ID_HEADER];
-const typeOf = (request: Received) => (JSON.parse(request.body) as { type?: string }).type;
 
 describe('the log changes under a subscription', () => {
   it('a reset: a `gap` in the new log, from its start, comes before the first delivery of the new generation', async () => {

@@ -8,7 +8,7 @@
  */
 import { abortAllDurableObjects } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
-import { WEBHOOK_ID_HEADER, WEBHOOK_TIMESTAMP_HEADER } from '../../src/core/events-webhook-wire.ts';
+import { WEBHOOK_TIMESTAMP_HEADER } from '../../src/core/events-webhook-wire.ts';
 import { BREAKER_STREAK, MAX_IN_FLIGHT } from '../../src/core/webhook-schedule.ts';
 import {
   cursorOf,
@@ -16,7 +16,6 @@ import {
   hookUrl,
   note,
   pokeToHead,
-  type Received,
   received,
   receivedUntil,
   rowsWritten,
@@ -26,10 +25,10 @@ import {
   subscriptionStub,
   until,
   verifiesUnder,
+  idOf,
+  typeOf,
 } from '../support/webhook-subscription.ts';
 
-const idOf = (request: Received) => request.headers[WEBHOOK_ID_HEADER];
-const typeOf = (request: Received) => (JSON.parse(request.body) as { type?: string }).type;
 const unavailable = { kind: 'status', status: 503 } as const;
 
 describe('retries', () => {

@@ -23,16 +23,14 @@ import {
   NOTE_LOG,
   objectOf,
   pokeToHead,
-  type Received,
   received,
   receivedUntil,
   SECRET_A,
   subscribe,
   until,
   verifiesUnder,
+  bodyOf,
 } from '../support/webhook-subscription.ts';
-
-const bodyOf = (request: Received) => JSON.parse(request.body) as Record<string, unknown>;
 
 /** What the deploy serves instead: the live instance's `types`, as a new deploy would construct it. */
 async function deploy(made: Made, change: (types: readonly EventType[]) => readonly EventType[]): Promise<void> {
