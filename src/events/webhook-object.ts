@@ -245,9 +245,11 @@ export abstract class McpWebhookSubscription<E extends object = object> extends 
     };
   }
 
+  /** How long it lives at least (the registry's bound): capped at the TTL floor from now, as a refresh (unseen by the registry) may shorten it. */
   async probe(): Promise<{ readonly liveUntil: number } | null> {
     const record = this.#live();
-    return record === null ? null : { liveUntil: record.expiresAt ?? Number.MAX_SAFE_INTEGER };
+    if (record === null) return null;
+    return { liveUntil: Math.min(record.expiresAt ?? Number.MAX_SAFE_INTEGER, Date.now() + this.#config.ttl.minTtlMs) };
   }
 
   override async alarm(): Promise<void> {

@@ -61,6 +61,20 @@ describe('rows written (total_changes(): a setAlarm counts, CREATE TABLE does no
 });
 
 describe('refresh', () => {
+  it("the registry's probe: how long it lives at least, never past the TTL floor from now — a refresh may shorten the TTL unseen", async () => {
+    const made = await subscribe();
+    await made.stub.refresh(refreshOf(SECRET_A, 900_000));
+    const before = Date.now();
+    const told = await made.stub.probe();
+    // Long granted (15 min), but the registry is told no more than the floor: a refresh may bring it down to that.
+    expect(told?.liveUntil).toBeGreaterThanOrEqual(before + config.ttl.minTtlMs);
+    expect(told?.liveUntil).toBeLessThanOrEqual(Date.now() + config.ttl.minTtlMs);
+    // A refresh to the floor then shortens it to about what the registry was told, not below: the bound held.
+    const short = refreshOf(SECRET_A, 1);
+    await made.stub.refresh(short);
+    expect(short.ttl.expiresAt).toBeGreaterThanOrEqual(told!.liveUntil - (Date.now() - before));
+  });
+
   it('no live subscription: {live: false}, nothing stored', async () => {
     expect(await subscriptionStub(`sub_${crypto.randomUUID()}`).refresh(refreshOf(SECRET_A))).toEqual({ live: false });
   });
