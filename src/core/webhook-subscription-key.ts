@@ -32,6 +32,13 @@ import { SUBSCRIPTION_ID_PREFIX } from './events-webhook-wire.ts';
 export const SUBSCRIPTION_ID_BYTES = 16;
 /** Deeper arguments than this are refused rather than recursed into (no `inputSchema` worth serving nests so far). */
 export const MAX_CANONICAL_DEPTH = 64;
+/**
+ * The most a subscription's arguments take as canonical JSON, in UTF-8 bytes: 16 KiB. They are
+ * stored in the subscription's record and hashed into its key on every subscribe, refresh and
+ * unsubscribe; a filter needs a few hundred bytes, and a request body (4 MiB) could otherwise
+ * make a record past SQLite's 2 MB row.
+ */
+export const MAX_ARGUMENTS_BYTES = 16_384;
 
 /** A value canonical JSON cannot spell: the caller answers -32602 (`invalid_arguments`). */
 export class NotJsonError extends TypeError {

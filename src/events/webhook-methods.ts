@@ -51,7 +51,8 @@ import {
   subscribeResult,
   unsubscribeResult,
 } from '../core/events-webhook-wire.ts';
-import { grantTtl, keyedUrl, NotJsonError, subscriptionId } from '../core/webhook-subscription-key.ts';
+import { utf8Length } from '../core/utf8.ts';
+import { canonicalJson, grantTtl, keyedUrl, MAX_ARGUMENTS_BYTES, NotJsonError, subscriptionId } from '../core/webhook-subscription-key.ts';
 import type { CallbackUrlPolicy } from '../core/webhook-url.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import { ANY_PARAMS, answered, type EventsHost, protocolError } from './event-methods.ts';
@@ -274,6 +275,10 @@ function refuseAdmission(
 /** The subscription key's `id`; arguments JSON cannot spell (none parsed from a request) are -32602. */
 async function keyedId(host: EventsHost, name: string, url: string, args: JsonObject): Promise<string> {
   try {
+    // A bound on what is stored (the record keeps the arguments), checked on their stored form.
+    if (utf8Length(canonicalJson(args)) > MAX_ARGUMENTS_BYTES) {
+      throw protocolError(invalidArguments(`longer than ${MAX_ARGUMENTS_BYTES} bytes as canonical JSON`));
+    }
     return await subscriptionId({ principal: host.principal.id, url, name, arguments: args });
   } catch (error) {
     if (error instanceof NotJsonError) throw protocolError(invalidArguments(error.message));

@@ -8,6 +8,7 @@
  * own endpoint, and subscribes `demo.note` with a `contains` token of its own, so files running at
  * once never hear each other's notes.
  */
+import { MAX_ARGUMENTS_BYTES } from '../../src/core/webhook-subscription-key.ts';
 import { describe, expect, it } from 'vitest';
 import { SUBSCRIPTION_ID_HEADER } from '../../src/core/events-webhook-wire.ts';
 import { eventsRequest, postNote, token } from '../support/events-http.ts';
@@ -191,6 +192,8 @@ describe('events/subscribe refusals (SEP-3415, Error Handling)', () => {
       [subscribeParams(hook.url, 'not-a-secret'), 'invalid_secret'],
       [subscribeParams(hook.url, newSecret(), {}, { ttlMs: 1.5 }), 'invalid_ttl'],
       [subscribeParams(hook.url, newSecret(), { contains: 5 }), 'invalid_arguments'],
+      // Stored with the subscription: at most MAX_ARGUMENTS_BYTES as canonical JSON.
+      [subscribeParams(hook.url, newSecret(), { contains: 'x'.repeat(MAX_ARGUMENTS_BYTES) }), 'invalid_arguments'],
       [subscribeParams(hook.url, newSecret(), {}, { cursor: 'forged' }), 'malformed_cursor'],
     ] as const;
     for (const [params, reason] of rows) {
