@@ -32,6 +32,22 @@ export interface FetchNamespace {
   get(id: DurableObjectId): { fetch(request: Request): Promise<Response> };
 }
 
+const namespaceGuards = new WeakMap<object, StorageGuard>();
+
+/**
+ * One guard per namespace per isolate, for callers with no edge state at hand (an emit from a tool
+ * or an alarm, a log poking its subscribers): a class without SQLite is refused at once after its
+ * first refusal, and another namespace is not. Its refusal names `binding`, the usual name.
+ */
+export function namespaceGuard(namespace: object, binding: string, role: string): StorageGuard {
+  let guard = namespaceGuards.get(namespace);
+  if (guard === undefined) {
+    guard = new StorageGuard(binding, role);
+    namespaceGuards.set(namespace, guard);
+  }
+  return guard;
+}
+
 /** One binding's guard: what it has found, for every call the Worker makes to its objects. */
 export class StorageGuard {
   #refusal: MisconfiguredError | undefined;

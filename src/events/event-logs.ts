@@ -6,7 +6,7 @@
  * configuration error that names the fix (edge/storage-guard.ts).
  */
 import { BINDING_USES } from '../core/binding-check.ts';
-import { StorageGuard } from '../edge/storage-guard.ts';
+import { namespaceGuard } from '../edge/storage-guard.ts';
 import type { ReadAnswer, ReadRequest } from './event-log-object.ts';
 import type { Appended, LogName, NewOccurrence } from './event-log-store.ts';
 import type { Retention } from './event-retention.ts';
@@ -42,25 +42,9 @@ export function logObjectName({ type, partition }: LogName): string {
   return JSON.stringify(['event-log', type, partition]);
 }
 
-/**
- * One guard per namespace per isolate (emit reaches a log from a tool, an alarm or the Worker's
- * fetch, with no edge state at hand): a class without SQLite is refused at once after its first
- * refusal, and another namespace is not. Its refusal names the usual binding.
- */
-const guards = new WeakMap<EventLogNamespace, StorageGuard>();
-
-function guardOf(namespace: EventLogNamespace): StorageGuard {
-  let guard = guards.get(namespace);
-  if (guard === undefined) {
-    guard = new StorageGuard(BINDING_USES.events.usualName, 'McpEventLog, the event logs');
-    guards.set(namespace, guard);
-  }
-  return guard;
-}
-
 /** The log `name`'s object, its calls guarded. */
 export function eventLog(namespace: EventLogNamespace, name: LogName): EventLogStub {
-  const guard = guardOf(namespace);
+  const guard = namespaceGuard(namespace, BINDING_USES.events.usualName, 'McpEventLog, the event logs');
   const stub = namespace.get(namespace.idFromName(logObjectName(name))) as EventLogStub;
   return {
     append: (logName, retention, occurrence) => guard.call(() => stub.append(logName, retention, occurrence)),

@@ -21,7 +21,7 @@ import type { EventsError, JsonObject, StreamError } from '../core/events-wire.t
 import type { SubscribeResult } from '../core/events-webhook-wire.ts';
 import type { CallbackFailure } from '../core/events-wire.ts';
 import type { TtlGrant } from '../core/webhook-subscription-key.ts';
-import { StorageGuard } from '../edge/storage-guard.ts';
+import { namespaceGuard } from '../edge/storage-guard.ts';
 import type { LogName, StoredOccurrence } from './event-log-store.ts';
 
 /** What a subscription is: its key's parts (core/webhook-subscription-key.ts) and what was derived from them. */
@@ -141,20 +141,9 @@ export interface WebhookNamespace {
   get(id: DurableObjectId): unknown;
 }
 
-const guards = new WeakMap<WebhookNamespace, StorageGuard>();
-
-function guardOf(namespace: WebhookNamespace): StorageGuard {
-  let guard = guards.get(namespace);
-  if (guard === undefined) {
-    guard = new StorageGuard(BINDING_USES.webhooks.usualName, 'McpWebhookSubscription, the webhook subscriptions');
-    guards.set(namespace, guard);
-  }
-  return guard;
-}
-
 /** Subscription `id`'s object, its calls guarded (a class declared without SQLite is answered with the error that names the fix). */
 export function webhookSubscription(namespace: WebhookNamespace, id: string): WebhookSubscriptionStub {
-  const guard = guardOf(namespace);
+  const guard = namespaceGuard(namespace, BINDING_USES.webhooks.usualName, 'McpWebhookSubscription, the webhook subscriptions');
   const stub = namespace.get(namespace.idFromName(id)) as WebhookSubscriptionStub;
   return {
     refresh: (request) => guard.call(() => stub.refresh(request)),
