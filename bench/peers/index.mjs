@@ -165,6 +165,29 @@ export async function memoryRss(peer, { includeProxy = false } = {}) {
   return total;
 }
 
+/**
+ * CPU time in ms (user + system, every thread) the peer's serving process(es) have used so far,
+ * from /proc/<pid>/stat (clock ticks: 10 ms each where `getconf CLK_TCK` is 100, as on Linux
+ * here). A difference over many calls gives CPU per call: for a Worker peer, the Worker and its
+ * objects together (one workerd process runs both); for a Node peer, all of it. undefined when a
+ * process cannot be read (its figure is then left out, never guessed).
+ */
+export async function cpuMs(peer) {
+  let total = 0;
+  for (const pid of peer.servingPids()) {
+    try {
+      const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+      // Fields after the command (which may hold spaces, so split after its closing paren):
+      // utime and stime are the 14th and 15th fields of the line, the 12th and 13th after it.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      total += (Number(fields[11]) + Number(fields[12])) * 10;
+    } catch {
+      return undefined;
+    }
+  }
+  return total;
+}
+
 async function waitUntilReady(url, exited, logPath) {
   const deadline = Date.now() + READY_TIMEOUT_MS;
   let last = 'no answer yet';

@@ -3,6 +3,7 @@
 // notifications. The latency and throughput figures of one call; resumption is
 // w-resume.mjs's, sessions held idle w-held-streams.mjs's. W3's run itself (`progressRun`) is
 // in shared.mjs, as T3 runs it too; `interleaved` (W0's peers, sequence by sequence) is W0's alone.
+import { cpuMs } from '../../peers/index.mjs';
 import { initialize, now } from '../client.mjs';
 import { median, percentile } from '../stats.mjs';
 import { CALL_TIMEOUT_MS, expectResult, progressRun } from './shared.mjs';
@@ -83,6 +84,7 @@ export const w1 = {
   metrics: [
     { key: 'p50_ms', label: 'W1 echo p50 ms', better: 'lower' },
     { key: 'p99_ms', label: 'W1 echo p99 ms', better: 'lower' },
+    { key: 'cpu_ms_per_call', label: 'W1 server CPU per echo call ms (the serving process, all threads)', better: 'lower' },
   ],
   /**
    * Every peer in one pass, call by call: one session each, and call i goes to every peer
@@ -93,6 +95,8 @@ export const w1 = {
   async runAcross({ peers, sizes }) {
     const open = [];
     const failed = new Map();
+    const cpuAtStart = new Map();
+    let cpuAtEnd = new Map();
     for (const peer of peers) {
       try {
         open.push({ peer, session: await initialize(peer.url), latencies: [] });
@@ -107,6 +111,8 @@ export const w1 = {
           const { peer, session, latencies } = open[(((k + i) % open.length) + open.length) % open.length];
           if (failed.has(peer.name)) continue;
           try {
+            // The CPU clock starts with each peer's first recorded call: the warm-up stays out.
+            if (i === 0) cpuAtStart.set(peer.name, await cpuMs(peer));
             const text = i < 0 ? `warmup ${-i}` : `hello ${i}`;
             const call = expectResult(await session.callTool('echo', { text }, { timeoutMs: CALL_TIMEOUT_MS }), 'W1 echo');
             if (i >= 0) latencies.push(call.tResponse - call.tSent);
@@ -116,6 +122,7 @@ export const w1 = {
         }
       }
     } finally {
+      cpuAtEnd = new Map(await Promise.all(open.map(async ({ peer }) => [peer.name, await cpuMs(peer)])));
       await Promise.allSettled(open.map(({ session }) => session.close()));
     }
     return Object.fromEntries(
@@ -123,9 +130,16 @@ export const w1 = {
         const error = failed.get(peer.name);
         if (error !== undefined) return [peer.name, { error }];
         const { latencies } = open.find((entry) => entry.peer === peer);
+        const start = cpuAtStart.get(peer.name);
+        const end = cpuAtEnd.get(peer.name);
+        // A process that serves others too (none here) or could not be read gives no figure.
+        const cpu = start !== undefined && end !== undefined && latencies.length > 0 ? (end - start) / latencies.length : undefined;
         return [
           peer.name,
-          { metrics: { p50_ms: percentile(latencies, 50), p99_ms: percentile(latencies, 99) }, raw: { latencies_ms: latencies } },
+          {
+            metrics: { p50_ms: percentile(latencies, 50), p99_ms: percentile(latencies, 99), cpu_ms_per_call: cpu },
+            raw: { latencies_ms: latencies, cpu_ms: { start, end } },
+          },
         ];
       }),
     );
