@@ -78,5 +78,5 @@ test('the table has a column per user count and a total row', () => {
   const table = formatBillTable(profile, ops, [500, 1_000_000]);
   const lines = table.split('\n');
   assert.match(lines[0], /500 daily users \| 1,000,000 daily users/);
-  assert.match(lines.at(-2), /\*\*total\*\* \| \*\*\$5\*\* \|/);
+  assert.match(lines.at(-2), /\*\*total\*\* \| \*\*\$5\.00\*\* \|/);
 });
