@@ -78,6 +78,7 @@ export default defineConfig({
             'test/metrics/recorded-run.test.ts',
             'test/misconfigured/**',
             'test/webhooks/**',
+            'test/placement/**',
           ],
         },
       },
@@ -211,6 +212,25 @@ export default defineConfig({
           }),
         ],
         test: { ...shared, name: 'webhooks', include: ['test/webhooks/**/*.test.ts'] },
+      },
+      {
+        // Every object placed: DO_JURISDICTION and DO_LOCATION_HINT (AUTH=jwt, so principals have
+        // registries; webhooks delivered to the receiver above). A local workerd has no
+        // jurisdictions: the test stands one in (test/support/jurisdiction-stand-in.ts).
+        plugins: [
+          worker({
+            DO_JURISDICTION: 'eu',
+            DO_LOCATION_HINT: 'weur',
+            AUTH: 'jwt',
+            AUTH_ISSUER: TEST_ISSUER,
+            AUTH_JWKS: JSON.stringify(TEST_PUBLIC_JWKS),
+            AUTH_SCOPES: 'mcp',
+            ADMIN_TOKEN: TEST_ADMIN_TOKEN,
+            WEBHOOK_RECEIVER: webhookReceiver.origin,
+            WEBHOOK_DEV_ORIGINS: webhookReceiver.origin,
+          }),
+        ],
+        test: { ...shared, name: 'placement', include: ['test/placement/**/*.test.ts'] },
       },
       // Scale runs, not part of npm test (`npm run bus-scale` sets MCP_SCALE): the listen bus over 8 shards.
       ...(process.env.MCP_SCALE === '1'

@@ -37,6 +37,8 @@ export { emitTaskEvent, runTask, type RunTaskOptions, type ToolOutcome } from '.
 export type { TaskNamespace } from './tasks/task-directory.ts';
 export { McpSessionObject } from './session/session-object.ts';
 export { McpPrincipalRegistry, type PrincipalRegistryNamespace } from './principals/principal-registry.ts';
+// A namespace as the library addresses its objects (DO_JURISDICTION, DO_LOCATION_HINT): for a Worker's own code reaching one.
+export { placedNamespace } from './edge/placement.ts';
 export { PrincipalControl, type ControlBindings, type Revocation } from './principals/principal-control.ts';
 export type { Holding, HoldingKind } from './core/holdings.ts';
 export type { SessionContext } from './session/session-context.ts';

@@ -3,8 +3,10 @@
  * object): the configuration checked whole — its variables (config.ts, the request-state keys
  * where a modern factory is served) and every binding the Worker was given an accessor for,
  * each present and of its kind (core/binding-check.ts) — and, if it holds, the state every
- * request uses: the configuration, the authenticator, the object namespaces (each behind its
- * storage guard, storage-guard.ts), the rate limiter, the isolate's stream shares.
+ * request uses: the configuration, the authenticator, the object namespaces (each placed as
+ * DO_JURISDICTION and DO_LOCATION_HINT say, core/placement.ts, and behind its storage guard,
+ * storage-guard.ts), the rate limiter, the isolate's stream shares. A jurisdiction the runtime
+ * refuses (a local workerd has none) is found here, as the configuration error that says so.
  *
  * A configuration that does not hold is one MisconfiguredError naming every problem found and
  * each fix, logged once (`mcp.config.error`, a line per problem), and answered to every request,
@@ -15,9 +17,10 @@
 import type { McpHttpHandler } from '@modelcontextprotocol/server';
 import { authenticator, type Authenticator } from '../auth/authenticate.ts';
 import { readConfig, type TransportConfig } from '../config.ts';
-import { bindingProblems, BINDING_USES, type BindingUse, type FoundBinding } from '../core/binding-check.ts';
+import { bindingProblems, BINDING_USES, type BindingUse, type FoundBinding, isBindingOfKind } from '../core/binding-check.ts';
 import { log } from '../core/log.ts';
 import { MisconfiguredError, variableProblem, type ConfigProblem } from '../core/misconfiguration.ts';
+import { type PlaceableNamespace, type Placement, placeNamespace, readPlacement, UNPLACED } from '../core/placement.ts';
 import type { PrincipalRegistryNamespace } from '../principals/principal-registry.ts';
 import { EventCatalog } from '../events/event-catalog.ts';
 import type { EventLogNamespace } from '../events/event-logs.ts';
@@ -93,12 +96,18 @@ export function edgeStates<E extends object>(bindings: WorkerBindings<E>, path: 
 function checkedState<E extends object>(env: E, bindings: WorkerBindings<E>, path: string): EdgeState | MisconfiguredError {
   const problems: ConfigProblem[] = [];
   let config: TransportConfig | undefined;
+  let placement: Placement = UNPLACED;
   try {
     config = readConfig(env);
     if (bindings.modern) requestStateSeal(env);
   } catch (error) {
     problems.push(variableProblem(error));
     if (!String(error).includes('configuration: ')) log({ msg: 'mcp.worker.error', error: String(error) });
+  }
+  try {
+    placement = readPlacement(env);
+  } catch (error) {
+    problems.push(variableProblem(error));
   }
   const found = new Map<BindingUse, { name: string | undefined; value: unknown }>();
   const read = (use: BindingUse, accessor: ((env: E) => unknown) | undefined) => {
@@ -127,6 +136,19 @@ function checkedState<E extends object>(env: E, bindings: WorkerBindings<E>, pat
   }
   checked.push({ use: 'metrics', name: 'MCP_METRICS', value: named.MCP_METRICS, required: false });
   problems.push(...bindingProblems(checked));
+  // Every Durable Object binding placed once, here. The runtime's refusal of the jurisdiction is a
+  // problem like any other, said once (it would be the same for every binding).
+  const placed = new Map<BindingUse, unknown>();
+  for (const [use, { name, value }] of found) {
+    if (BINDING_USES[use].kind !== 'durable-object' || !isBindingOfKind(value, 'durable-object')) continue;
+    try {
+      placed.set(use, placeNamespace(value as PlaceableNamespace, placement, name ?? BINDING_USES[use].usualName));
+    } catch (error) {
+      if (!(error instanceof MisconfiguredError)) throw error;
+      problems.push(...error.problems);
+      if (error.problems.some(({ subject }) => subject === 'DO_JURISDICTION')) break;
+    }
+  }
   if (problems.length > 0 || config === undefined) {
     for (const { subject, detail } of problems) log({ msg: 'mcp.config.error', subject, error: detail });
     return new MisconfiguredError(problems);
@@ -136,12 +158,12 @@ function checkedState<E extends object>(env: E, bindings: WorkerBindings<E>, pat
     return binding === undefined ? undefined : new StorageGuard(binding.name ?? BINDING_USES[use].usualName, roleOf(use));
   };
   const namespace = (use: 'sessions' | 'bus' | 'tasks') => {
-    const value = found.get(use)?.value as FetchNamespace | undefined;
+    const value = placed.get(use) as FetchNamespace | undefined;
     return value === undefined ? undefined : guarded(use)!.namespace(value);
   };
-  const registry = found.get('principals')?.value as PrincipalRegistryNamespace | undefined;
-  const logs = found.get('events')?.value as EventLogNamespace | undefined;
-  const webhooks = found.get('webhooks')?.value as WebhookNamespace | undefined;
+  const registry = placed.get('principals') as PrincipalRegistryNamespace | undefined;
+  const logs = placed.get('events') as EventLogNamespace | undefined;
+  const webhooks = placed.get('webhooks') as WebhookNamespace | undefined;
   const bindingName = (use: 'events' | 'webhooks') => found.get(use)?.name ?? BINDING_USES[use].usualName;
   return {
     config,

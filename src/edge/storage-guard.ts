@@ -17,6 +17,7 @@
  */
 import { log } from '../core/log.ts';
 import { isSqlUnavailable, MisconfiguredError, sqlProblem } from '../core/misconfiguration.ts';
+import { settled } from '../core/placement.ts';
 import type { Holding, HoldingKind } from '../core/holdings.ts';
 import type {
   AdmissionAnswer,
@@ -74,20 +75,20 @@ export class StorageGuard {
     }
   }
 
-  /** `namespace`, its objects' `fetch` calls guarded. */
+  /** `namespace` (placed as its environment says: edge-state.ts), its objects' `fetch` calls guarded. */
   namespace<N extends FetchNamespace>(namespace: N): FetchNamespace {
-    return {
+    return settled({
       idFromName: (name) => namespace.idFromName(name),
       get: (id) => {
         const stub = namespace.get(id);
         return { fetch: (request) => this.call(() => stub.fetch(request)) };
       },
-    };
+    });
   }
 
-  /** The principal registry's namespace, its objects' methods guarded. */
+  /** The principal registry's namespace (placed as its environment says), its objects' methods guarded. */
   registry(namespace: PrincipalRegistryNamespace): PrincipalRegistryNamespace {
-    return {
+    return settled({
       idFromName: (name) => namespace.idFromName(name),
       get: (id): PrincipalRegistryStub => {
         const stub = namespace.get(id) as PrincipalRegistryStub;
@@ -101,6 +102,6 @@ export class StorageGuard {
           recall: (at: number) => this.call(() => Promise.resolve(stub.recall(at))),
         };
       },
-    };
+    });
   }
 }

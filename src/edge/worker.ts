@@ -255,7 +255,7 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
       sessions: edge.sessions,
       ...(edge.tasks !== undefined && { tasks: edge.tasks }),
       ...(eventBus !== undefined && { streams: eventBus }),
-      ...(events?.webhooks !== undefined && { webhooks: events.webhooks(env) }),
+      ...(edge.events?.webhooks !== undefined && { webhooks: edge.events.webhooks.namespace }),
     });
   }
 

@@ -23,6 +23,7 @@ import { decideStart, type EventCursor, type StartDecision } from '../core/event
 import { type EventsError, eventsError } from '../core/events-wire.ts';
 import { checkToArm, nextAlarm } from '../core/webhook-fanout.ts';
 import { EVENT_LOG_ROUTES, INTERNAL_HEADERS } from '../core/wire.ts';
+import { placedNamespace } from '../edge/placement.ts';
 import { EventLogStore, type Appended, type LogName, type NewOccurrence, type StoredOccurrence } from './event-log-store.ts';
 import type { Retention } from './event-retention.ts';
 import { type AddSubscriberAnswer, type AddSubscriberRequest, Fanout, LogSubscribers, type PokeSender } from './log-subscribers.ts';
@@ -197,13 +198,13 @@ export class McpEventLog extends DurableObject {
     await this.ctx.storage.setAlarm(check);
   }
 
-  /** How pokes reach a subscriber: its namespace is the env key its row names (webhook-subscriptions.ts). */
+  /** How pokes reach a subscriber: its namespace is the env key its row names (webhook-subscriptions.ts), placed as this object's env says. */
   #sender(): PokeSender {
     this.#pokeSender ??= {
       send: (row, poke) => {
         const namespace = (this.env as unknown as Record<string, WebhookNamespace | undefined>)[row.binding];
         if (namespace === undefined) throw new Error(`no binding ${row.binding} for webhook subscriber ${row.id}`);
-        return webhookSubscription(namespace, row.id).poke(poke);
+        return webhookSubscription(placedNamespace(namespace, this.env as object), row.id).poke(poke);
       },
       drop: (id) => this.#subscriberRows().remove(id),
       // The object stays alive while its outbound calls run; waitUntil says so.

@@ -6,6 +6,7 @@
  * configuration error that names the fix (edge/storage-guard.ts).
  */
 import { BINDING_USES } from '../core/binding-check.ts';
+import { placedNamespace } from '../edge/placement.ts';
 import { namespaceGuard } from '../edge/storage-guard.ts';
 import type { ReadAnswer, ReadRequest } from './event-log-object.ts';
 import type { Appended, LogName, NewOccurrence } from './event-log-store.ts';
@@ -59,7 +60,8 @@ export function eventLog(namespace: EventLogNamespace, name: LogName): EventLogS
 /**
  * Drops every occurrence of a log and gives it a new log id (an operator's action): every cursor
  * of the old generation is then answered `truncated: true` from the new log's start, never read
- * as a position of it; open push streams are told the same.
+ * as a position of it; open push streams are told the same. `logs` is placed as the Worker's
+ * DO_JURISDICTION and DO_LOCATION_HINT say (edge/placement.ts).
  */
 export function resetEventLog(
   logs: EventLogNamespace,
@@ -67,5 +69,5 @@ export function resetEventLog(
   partition = '',
 ): Promise<string> {
   const name = { type: type.name, partition };
-  return eventLog(logs, name).reset(name, type.retention);
+  return eventLog(placedNamespace(logs), name).reset(name, type.retention);
 }

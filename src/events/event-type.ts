@@ -22,6 +22,7 @@ import {
   MAX_EVENT_NAME_LENGTH,
 } from '../core/events-wire.ts';
 import { utf8Length } from '../core/utf8.ts';
+import { placedNamespace } from '../edge/placement.ts';
 import type { Appended } from './event-log-store.ts';
 import { eventLog, type EventLogNamespace } from './event-logs.ts';
 import { type Retention, retentionOf } from './event-retention.ts';
@@ -143,7 +144,8 @@ export class EventType<Args extends JsonObject = JsonObject, Data extends JsonOb
   }
 
   /**
-   * Stores one occurrence in its log (`logs`: the `McpEventLog` binding, `env.MCP_EVENTS`) and
+   * Stores one occurrence in its log (`logs`: the `McpEventLog` binding, `env.MCP_EVENTS`, placed
+   * as the Worker's DO_JURISDICTION and DO_LOCATION_HINT say: edge/placement.ts) and
    * returns once it is stored: every poll and push stream of a matching subscription delivers
    * it from then on. Call it from a tool, a task, an alarm or the Worker's own `fetch` (an
    * upstream's webhook arriving). A payload its schema refuses throws {@link EventEmitError}
@@ -169,7 +171,7 @@ export class EventType<Args extends JsonObject = JsonObject, Data extends JsonOb
       eventId: id,
       timestamp: at,
       duplicate,
-    } = await eventLog(logs, name).append(name, this.retention, {
+    } = await eventLog(placedNamespace(logs), name).append(name, this.retention, {
       data,
       ...(eventId !== undefined && { eventId }),
       ...(timestamp !== undefined && { timestamp }),

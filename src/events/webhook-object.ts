@@ -37,6 +37,7 @@ import { log } from '../core/log.ts';
 import { canonicalJson } from '../core/webhook-subscription-key.ts';
 import { decideRefresh } from '../core/webhook-refresh.ts';
 import { dropSuspended } from '../core/webhook-retry.ts';
+import { placedNamespace } from '../edge/placement.ts';
 import { Metrics } from '../metrics/metrics.ts';
 import { cursorKeys } from './cursor-keys.ts';
 import type { EventType } from './event-type.ts';
@@ -323,8 +324,9 @@ export abstract class McpWebhookSubscription<E extends object = object> extends 
     return this.types.find((type) => type.name === name && type.offers('webhook'));
   }
 
+  /** The log binding its record names, placed as this object's env says (as the Worker placed it). */
   #logs(binding: string): EventLogNamespace {
-    return (this.env as Record<string, unknown>)[binding] as EventLogNamespace;
+    return placedNamespace((this.env as Record<string, unknown>)[binding] as EventLogNamespace, this.env as object);
   }
 
   #serial<T>(work: () => Promise<T>): Promise<T> {

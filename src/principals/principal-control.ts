@@ -23,6 +23,7 @@ import { objectName } from '../auth/principal.ts';
 import { eventsError } from '../core/events-wire.ts';
 import type { Holding } from '../core/holdings.ts';
 import { OBJECT_ROUTES, HEADERS, TASK_ROUTES } from '../core/wire.ts';
+import { placedNamespace } from '../edge/placement.ts';
 import type { EndReason } from '../session/session-object.ts';
 import { type BusStreams, grantListenTag, principalListenTag } from '../stateless/event-bus.ts';
 import type { TaskNamespace } from '../tasks/task-directory.ts';
@@ -78,8 +79,16 @@ export const OPERATOR_ENDED_WEBHOOK: Termination = {
 export class PrincipalControl {
   readonly #bindings: ControlBindings;
 
+  /** `bindings`' namespaces are placed as the Worker's DO_JURISDICTION and DO_LOCATION_HINT say (edge/placement.ts), unless placed already. */
   constructor(bindings: ControlBindings) {
-    this.#bindings = bindings;
+    const { registry, sessions, tasks, webhooks } = bindings;
+    this.#bindings = {
+      ...bindings,
+      registry: placedNamespace(registry),
+      sessions: placedNamespace(sessions),
+      ...(tasks !== undefined && { tasks: placedNamespace(tasks) }),
+      ...(webhooks !== undefined && { webhooks: placedNamespace(webhooks) }),
+    };
   }
 
   /** The principal's sessions and tasks, oldest first (sessions that expired idle included until swept). */
