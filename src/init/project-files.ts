@@ -181,6 +181,9 @@ ${classes.map((c) => `${c} = { type = "durable-object", storage = "sqlite" }`).j
 ALLOWED_HOSTS = "localhost:*,127.0.0.1:*,[::1]:*"
 # Origins of browser-based clients allowed to call it (CORS); others get 403. Same port rule.
 ALLOWED_ORIGINS = "http://localhost:*,http://127.0.0.1:*,http://[::1]:*"
+# Where every Durable Object lives, decided before the first deploy (node_modules/mcp-edge-sessions/docs/operations.md, "Placement"):
+# DO_JURISDICTION = "eu"     # its data rests only there (eu, fedramp, fedramp-high, us); changed later, every object is orphaned; locally none (.dev.vars: DO_JURISDICTION=)
+# DO_LOCATION_HINT = "weur"  # where a new object is created, best effort: wnam, enam, sam, weur, eeur, apac, apac-ne, apac-se, oc, afr, me
 ${authVars(auth, idp)}`;
 }
 

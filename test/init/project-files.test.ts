@@ -8,6 +8,7 @@ import type { InitOptions } from '../../src/init/init-options.ts';
 import { projectFiles, type LibraryManifest } from '../../src/init/project-files.ts';
 import { isHostAllowed, isOriginAllowed, parseHostAllowlist, parseOriginAllowlist } from '../../src/core/allowlist.ts';
 import { readConfig } from '../../src/config.ts';
+import { JURISDICTIONS, LOCATION_HINTS, readPlacement } from '../../src/core/placement.ts';
 import { SIGN_IN_SOURCES } from '../../src/init/sign-in-sources.ts';
 import manifest from '../../package.json';
 
@@ -311,6 +312,22 @@ describe('projectFiles', () => {
     expect(config.auth).toMatchObject({ mode: 'oauth', signIn: { kind: 'demo' } });
     expect(config.demoSignIn).toBe(false);
   });
+
+  it.each(['none', 'jwt', 'oauth'] as const)(
+    'auth %s: wrangler.toml offers the placement, commented out; uncommented, the Worker reads it',
+    (auth) => {
+      const toml = files({ auth })['wrangler.toml']!;
+      const offered = [...toml.matchAll(/^# (DO_JURISDICTION|DO_LOCATION_HINT) = "([^"]*)" +# (.+)$/gm)];
+      expect(offered.map(([, name]) => name)).toEqual(['DO_JURISDICTION', 'DO_LOCATION_HINT']);
+      expect(toml).not.toMatch(/^DO_/m);
+      const uncommented = Object.fromEntries(offered.map(([, name, value]) => [name!, value!]));
+      expect(readPlacement(uncommented)).toEqual({ jurisdiction: 'eu', locationHint: 'weur' });
+      // Each line says what its variable does and what it may be.
+      expect(offered[0]![3]).toContain(JURISDICTIONS.join(', '));
+      expect(offered[0]![3]).toContain('every object is orphaned');
+      expect(offered[1]![3]).toContain(LOCATION_HINTS.join(', '));
+    },
+  );
 
   it('names the Worker everywhere it is named', () => {
     const project = files({ name: 'weather-tools' });
