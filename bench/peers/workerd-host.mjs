@@ -11,7 +11,8 @@
  * (the same workerd and the same bindings wrangler derives from the config) on 127.0.0.1.
  *
  * Prints "ready <url>" once serving; stops on SIGTERM or SIGINT. Durable Object storage
- * goes to <stateDir>/do, the bundle to <stateDir>/bundle. BENCH_PEER_VARS (JSON, optional) sets
+ * goes to <stateDir>/do (each object's SQLite file in do/durable-objects/<namespace>/), the
+ * bundle to <stateDir>/bundle. BENCH_PEER_VARS (JSON, optional) sets
  * [vars] over the config's, for a second instance of one peer (index.mjs: `ours-ttl`).
  */
 import { execFileSync } from 'node:child_process';
@@ -53,7 +54,9 @@ const mf = new Miniflare(
     scriptPath: join(bundleDir, 'index.js'),
     host: '127.0.0.1',
     port,
-    durableObjectsPersist: join(stateDir, 'do'),
+    // Miniflare 5's own name for it: the v4 option `durableObjectsPersist` is dropped by the
+    // conversion, which put every object in a temporary directory of its own under /tmp.
+    resourcePersistencePath: join(stateDir, 'do'),
     // Miniflare would otherwise download Cloudflare's request.cf fixture.
     cf: false,
   }),
