@@ -1,7 +1,8 @@
 // What a deployment costs per month, from the benchmark's own counts and Cloudflare's published
 // prices: docs/scale.md's cost table is this module's output, so that every figure in it can be
 // traced to a bench row (B1's rows and requests per operation, W1's latency and CPU per call) or
-// to the scaled run (bench/results/scale-sessions.json: disk per session, a held stream's rows).
+// to the scaled run (bench/results/scale-sessions.json: bytes per session, a held stream's rows
+// and CPU).
 //
 //   node bench/harness/scale-model.mjs [summary.json] [scale-sessions.json]   # prints the table
 //
@@ -41,8 +42,8 @@ export const PROFILE = Object.freeze({ calls: 20, progressEvents: 100, tasks: 2,
 export const ASSUMPTIONS = [
   'Worker CPU per request: W1 "server CPU per echo call", the whole workerd process (Worker and object together), so an upper bound for what the Worker alone is billed.',
   "An object's billed duration per request: W1's echo p50 (the whole round trip, so an upper bound); a hibernated object with its stream held costs none (W7).",
-  "A held stream costs the Worker one heartbeat every HEARTBEAT_MS (15 s) and no object request (the relay); its CPU per heartbeat is the scaled run's idle phase: workerd CPU ÷ heartbeats sent.",
-  "Stored bytes: the scaled run's disk per session, kept from creation to expiry (held hours + the 1 h TTL); tasks' storage (1 h each) is left out.",
+  "A held stream costs the Worker a heartbeat every HEARTBEAT_MS (15 s) and no object request (the relay): its CPU is the scaled run's idle phase, workerd's CPU ÷ streams ÷ hours, an upper bound (the objects' eviction falls in the same spell).",
+  "Stored bytes: the scaled run's database bytes per session (page count × page size), kept from creation to expiry (held hours + the 1 h TTL); tasks' storage (1 h each) is left out.",
   "`deleteAll()` counted as workerd counts it (0 rows); billed per row removed it would add each session's and task's stored rows once (bench/README.md, *What the cost claim rests on*).",
   'Workers requests: one per client request; the GET stream is one request however long it is held.',
 ];
@@ -56,8 +57,12 @@ export function perOperationFrom(summary, scaleRun) {
     return value;
   };
   const op = (name) => ({ written: m(`B1.${name}_written`), read: m(`B1.${name}_read`), requests: m(`B1.${name}_requests`) });
-  const held = scaleRun?.perSession;
-  if (!held) throw new Error('the scaled run has no perSession figures: npm run scale-sessions');
+  const d = scaleRun?.derived;
+  if (!d) throw new Error('the scaled run has no derived figures: npm run scale-sessions');
+  const figure = (value, name) => {
+    if (typeof value !== 'number' || !Number.isFinite(value)) throw new Error(`the scaled run has no ${name}: npm run scale-sessions`);
+    return value;
+  };
   return {
     session: op('session'),
     call: op('echo'),
@@ -66,12 +71,15 @@ export function perOperationFrom(summary, scaleRun) {
     taskGet: op('task_get'),
     expiry: op('expiry'),
     purge: op('purge'),
-    heldStream: { written: held.getStreamRowsWritten, read: held.getStreamRowsRead ?? 0, requests: 1 },
+    heldStream: {
+      written: figure(d.rows_written_per_session?.hold, 'rows written per GET stream'),
+      read: figure(d.rows_read_per_session?.hold, 'rows read per GET stream'),
+      requests: figure(d.do_requests_per_session?.hold, 'object requests per GET stream'),
+    },
     workerCpuMsPerRequest: m('W1.cpu_ms_per_call'),
     objectSecondsPerRequest: m('W1.p50_ms') / 1000,
-    cpuMsPerHeartbeat: held.cpuMsPerHeartbeat,
-    heartbeatsPerHour: 3600 / 15,
-    storedBytesPerSession: held.diskBytes,
+    cpuMsPerHeldStreamHour: figure(d.cpu_ms_per_held_stream_hour, 'CPU per held stream-hour'),
+    storedBytesPerSession: figure(d.database_bytes_per_session?.idle, 'database bytes per session'),
     source: { summary: `${summary.date} (${summary.mode}, ${summary.rounds} rounds)`, scaleRun: scaleRun.date },
   };
 }
@@ -99,10 +107,9 @@ export function dailyUsage(profile, op) {
   // The client's requests: initialize, notifications/initialized, each call, each task's create
   // and gets, the GET stream. Alarms (expiry, purge) are object requests, not Worker requests.
   const workerRequests = 2 + profile.calls + profile.tasks * (1 + profile.taskGets) + count.heldStream;
-  const heartbeats = profile.heldIdleHours * op.heartbeatsPerHour;
   return {
     workerRequests,
-    workerCpuMs: workerRequests * op.workerCpuMsPerRequest + heartbeats * op.cpuMsPerHeartbeat,
+    workerCpuMs: workerRequests * op.workerCpuMsPerRequest + profile.heldIdleHours * op.cpuMsPerHeldStreamHour,
     objectRequests,
     objectGbSeconds: objectRequests * op.objectSecondsPerRequest * OBJECT_GB,
     rowsWritten: written,

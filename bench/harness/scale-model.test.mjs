@@ -14,8 +14,7 @@ const ops = {
   heldStream: { written: 2, read: 1, requests: 1 },
   workerCpuMsPerRequest: 2,
   objectSecondsPerRequest: 0.002,
-  cpuMsPerHeartbeat: 0.01,
-  heartbeatsPerHour: 240,
+  cpuMsPerHeldStreamHour: 2.4,
   storedBytesPerSession: 50_000,
 };
 const profile = { calls: 20, progressEvents: 100, tasks: 2, taskGets: 3, heldIdleHours: 8 };
@@ -28,7 +27,7 @@ test('a daily user: every operation counted as often as the profile says', () =>
   assert.equal(day.objectRequests, 35);
   // initialize, initialized, 20 calls, 2 × (create + 3 gets), the GET stream
   assert.equal(day.workerRequests, 31);
-  assert.equal(day.workerCpuMs, 31 * 2 + 8 * 240 * 0.01);
+  assert.equal(day.workerCpuMs, 31 * 2 + 8 * 2.4);
   assert.ok(Math.abs(day.objectGbSeconds - 35 * 0.002 * 0.128) < 1e-12);
   assert.ok(Math.abs(day.storageGb - (50_000 / 1e9) * (9 / 24)) < 1e-15);
 });
@@ -65,10 +64,22 @@ test('figures come from the summary and the scaled run, and a missing one is an 
   }
   medians['W1.cpu_ms_per_call'] = { ours: 3 };
   medians['W1.p50_ms'] = { ours: 2 };
-  const scaleRun = { date: 'd', perSession: { getStreamRowsWritten: 2, cpuMsPerHeartbeat: 0.02, diskBytes: 40_000 } };
+  const scaleRun = {
+    date: 'd',
+    derived: {
+      rows_written_per_session: { hold: 2 },
+      rows_read_per_session: { hold: 29 },
+      do_requests_per_session: { hold: 2.05 },
+      database_bytes_per_session: { idle: 24_717 },
+      cpu_ms_per_held_stream_hour: 72,
+    },
+  };
   const op = perOperationFrom({ medians, date: 'x', mode: 'full', rounds: 5 }, scaleRun);
   assert.equal(op.objectSecondsPerRequest, 0.002);
   assert.equal(op.heldStream.written, 2);
+  assert.equal(op.heldStream.requests, 2.05);
+  assert.equal(op.cpuMsPerHeldStreamHour, 72);
+  assert.throws(() => perOperationFrom({ medians }, { derived: {} }), /rows written per GET stream/);
   delete medians['W1.cpu_ms_per_call'];
   assert.throws(() => perOperationFrom({ medians }, scaleRun), /W1\.cpu_ms_per_call/);
   assert.throws(() => perOperationFrom({ medians: { ...medians, 'W1.cpu_ms_per_call': { ours: 3 } } }, {}), /scale-sessions/);

@@ -41,7 +41,7 @@ import { dirname, join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import { memoryRss, ROOT, startPeer } from '../peers/index.mjs';
+import { cpuMs, memoryRss, ROOT, startPeer } from '../peers/index.mjs';
 import { initialize, now } from './client.mjs';
 import { freePort } from './ports.mjs';
 import { continuation, derive, phaseBilling } from './scale-figures.mjs';
@@ -420,8 +420,11 @@ async function main() {
     }));
     const held = created.filter((s) => s.stream?.ok);
 
-    await phase(peer, 'idle', async () => {
+    const idle = await phase(peer, 'idle', async () => {
       const timeline = [];
+      // What a held stream costs the Worker while nothing happens (its heartbeats): workerd's CPU
+      // over the idle spell, every thread, which also holds whatever else the process does then.
+      const cpuAtStart = await cpuMs(peer);
       for (let waited = 0; waited < IDLE_MS; waited += Math.min(10_000, IDLE_MS - waited)) {
         await sleep(Math.min(10_000, IDLE_MS - waited));
         timeline.push({
@@ -432,7 +435,9 @@ async function main() {
           fds: await fdsOf(peer.workerdPid),
         });
       }
-      return { http_requests: 0, idle_ms: IDLE_MS, timeline };
+      const cpuAtEnd = await cpuMs(peer);
+      const cpu = cpuAtStart !== undefined && cpuAtEnd !== undefined ? cpuAtEnd - cpuAtStart : null;
+      return { http_requests: 0, idle_ms: IDLE_MS, timeline, cpu_ms: cpu };
     });
 
     const resume = await phase(peer, 'resume', async () => {
@@ -554,6 +559,9 @@ async function main() {
     };
     summary.derived.evicted_sessions_of_created = `${resume.constructed} of ${created.length}`;
     summary.derived.creation_failed = N - create.ok;
+    // CPU ms per held stream per idle hour: an upper bound of its heartbeats' cost (HEARTBEAT_MS).
+    summary.derived.cpu_ms_per_held_stream_hour =
+      idle.cpu_ms === null || held.length === 0 || IDLE_MS === 0 ? null : idle.cpu_ms / held.length / (IDLE_MS / 3_600_000);
   } finally {
     gate?.stop();
     await peer.stop();
