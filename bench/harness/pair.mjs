@@ -1,5 +1,5 @@
 // Two peers, one figure, interleaved finely: for telling whether a change to one side moved it.
-//   node bench/harness/pair.mjs [--a ours] [--b durable-floor] [--calls 1000] [--runs 10] [--replays 30] [--via miniflare]
+//   node bench/harness/pair.mjs [--a ours] [--b durable-floor] [--calls 1000] [--runs 10] [--replays 30] [--via miniflare] [--modern]
 // A peer may be `ours@<dir>`, a checkout under .cache: `git worktree add .cache/base HEAD`,
 // then `--b ours@.cache/base` sets the working tree's change against HEAD.
 // Starts both peers, then W1: `--calls` echo calls alternating A, B call by call (after 50
@@ -8,11 +8,14 @@
 // replay: one finished progress {n: 1001} call per peer, resumed `--replays` times at its first
 // progress event, alternating (after 5 unrecorded each), median ms to the result (W5's small log).
 // A whole-workload round (run.mjs) lets a noisy minute land on one peer only; this does not.
+// `--modern`: M1 in place of all three — `--calls` 2026-07-28 `tools/call` echo requests (no
+// session) alternating A, B call by call after 50 unrecorded each, p50 and p99 of each and A ÷ B
+// (for `ours` against `modern-floor`, which serves nothing else).
 // Same client as run.mjs; prints a summary and never asserts a timing.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { initialize } from './client.mjs';
+import { initialize, modernRequest } from './client.mjs';
 import { startPeer } from '../peers/index.mjs';
 import { freePort } from './ports.mjs';
 import { median, percentile } from './stats.mjs';
@@ -26,6 +29,7 @@ const { values: args } = parseArgs({
     runs: { type: 'string', default: '10' },
     replays: { type: 'string', default: '30' },
     via: { type: 'string', default: 'miniflare' },
+    modern: { type: 'boolean', default: false },
   },
 });
 const calls = Number(args.calls);
@@ -41,6 +45,32 @@ async function echo(session, text) {
   const call = await session.callTool('echo', { text }, { timeoutMs: 30_000 });
   if (!call.response?.result) throw new Error(`echo: no result (${call.error ?? `ended: ${call.end}, HTTP ${call.status}`})`);
   return call.tResponse - call.tSent;
+}
+
+/** One 2026-07-28 echo (M1's call): request sent → result received, ms. */
+async function modernEcho(url, text) {
+  const t0 = performance.now();
+  const { status, message } = await modernRequest(url, 'tools/call', { name: 'echo', arguments: { text } }, { timeoutMs: 30_000 });
+  if (status !== 200 || message?.result?.content?.[0]?.text !== text)
+    throw new Error(`modern echo: HTTP ${status} ${JSON.stringify(message)}`);
+  return performance.now() - t0;
+}
+
+/** M1 interleaved: the whole of a `--modern` run. */
+async function pairModern([a, b]) {
+  for (let i = 0; i < 50; i++) for (const peer of [a, b]) await modernEcho(peer.url, `warm-up ${i}`);
+  const m1 = [[], []];
+  for (let i = 0; i < calls; i++) {
+    for (const k of i % 2 === 0 ? [0, 1] : [1, 0]) m1[k].push(await modernEcho([a, b][k].url, `hello ${i}`));
+  }
+  const [p50, p99] = [50, 99].map((p) => m1.map((latencies) => percentile(latencies, p)));
+  console.log(`pair ${args.a} (A) vs ${args.b} (B), Worker peers via ${args.via}, 2026-07-28`);
+  console.log(
+    `M1 echo p50 ms, ${calls} calls each, alternating:  A ${p50[0].toFixed(3)}  B ${p50[1].toFixed(3)}  A/B ${(p50[0] / p50[1]).toFixed(3)}`,
+  );
+  console.log(
+    `M1 echo p99 ms:                                    A ${p99[0].toFixed(2)}  B ${p99[1].toFixed(2)}  A/B ${(p99[0] / p99[1]).toFixed(2)}`,
+  );
 }
 
 async function progress(url) {
@@ -89,6 +119,14 @@ try {
       }),
     );
   }
+  if (args.modern) await pairModern(peers);
+  else await pairLegacy(peers);
+} finally {
+  await stop();
+}
+
+/** W1, W3 and replay interleaved: a run without `--modern`. */
+async function pairLegacy(peers) {
   const [a, b] = peers;
   const sessions = [await initialize(a.url), await initialize(b.url)];
   for (let i = 0; i < 50; i++) for (const session of sessions) await echo(session, `warm-up ${i}`);
@@ -135,6 +173,4 @@ try {
   } else if (replays > 0) {
     console.log(`replay: skipped (a peer cannot resume a finished call)`);
   }
-} finally {
-  await stop();
 }

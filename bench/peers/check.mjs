@@ -2,7 +2,8 @@
  * Smoke check of the peers over raw HTTP on 127.0.0.1: initialize, notifications/initialized,
  * tools/call echo, tools/call progress {n: 5} with a progressToken (5 progress + the result),
  * and for the resumable peers a GET + Last-Event-ID from the 2nd progress event. A peer that
- * serves only the E workloads (`events-floor`) is checked on their wire instead (checkEvents).
+ * serves only the E workloads (`events-floor`) is checked on their wire instead (checkEvents),
+ * one that serves only the M workloads (`modern-floor`) on 2026-07-28's (checkModern).
  *
  *   node bench/peers/check.mjs [--port 18801] [peer ...]     (default: all peers, one at a time)
  *
@@ -105,7 +106,7 @@ async function checkPeer(name, port) {
   );
   try {
     if (!takesWorkload(name, 'W1')) {
-      await checkEvents(peer.url, lines, expect);
+      await (takesWorkload(name, 'M1') ? checkModern : checkEvents)(peer.url, lines, expect);
       return { lines, failures };
     }
     // initialize
@@ -207,7 +208,7 @@ function postModern(url, method, params) {
     'Mcp-Method': method,
   };
   if (method === 'tools/call') headers['Mcp-Name'] = params.name;
-  const body = { jsonrpc: '2.0', id: modernId++, method, params: { ...params, _meta: EVENTS_ENVELOPE } };
+  const body = { jsonrpc: '2.0', id: modernId++, method, params: { ...params, _meta: { ...EVENTS_ENVELOPE, ...params._meta } } };
   return fetch(url, { method: 'POST', headers, body: JSON.stringify(body), signal: AbortSignal.timeout(TIMEOUT_MS) });
 }
 
@@ -254,6 +255,49 @@ async function checkEvents(url, lines, expect) {
   expect(
     isFrame(events[0] ?? {}, 'active') && events.some((e) => isFrame(e, 'event') && e.message.params.data?.text === 'check live'),
     'the live stream hears the note',
+  );
+}
+
+/**
+ * M1–M3's wire (harness/workloads/m-modern.mjs): `server/discover` naming 2026-07-28, `echo`,
+ * `progress {n: 5}` with a progress token (5 progress notifications, then "done 5"), and a
+ * `subscriptions/listen` stream that hears the tool list change a `changed` call publishes
+ * once the stream is acknowledged.
+ */
+async function checkModern(url, lines, expect) {
+  const discover = await postModern(url, 'server/discover', {}).then((r) => r.json());
+  lines.push(`server/discover: ${JSON.stringify(discover.result?.supportedVersions)}`);
+  expect(discover.result?.supportedVersions?.includes(MODERN) === true, 'server/discover names 2026-07-28');
+  let response = await postModern(url, 'tools/call', { name: 'echo', arguments: { text: 'hello bench' } });
+  let events = await bodyOf(response);
+  lines.push(`tools/call echo: ${response.status}\n      ${short(events)}`);
+  expect(events.at(-1)?.message?.result?.content?.[0]?.text === 'hello bench', 'echo');
+  response = await postModern(url, 'tools/call', { name: 'progress', arguments: { n: 5 }, _meta: { progressToken: 'p-5' } });
+  events = await bodyOf(response);
+  const progress = events.filter((e) => e.message?.method === 'notifications/progress');
+  lines.push(`tools/call progress {n: 5}: ${response.status}\n      ${short(events)}`);
+  expect(
+    progress.length === 5 &&
+      progress.every((e, i) => e.message.params.progressToken === 'p-5' && e.message.params.progress === i + 1) &&
+      events.at(-1)?.message?.result?.content?.[0]?.text === 'done 5',
+    'progress: 5 notifications 1..5, then "done 5"',
+  );
+  response = await postModern(url, 'subscriptions/listen', { notifications: { toolsListChanged: true } });
+  let acknowledged;
+  const ack = new Promise((resolve) => (acknowledged = resolve));
+  const reading = readEvents(response, (evs) => {
+    if (evs.some((e) => e.message?.method === 'notifications/subscriptions/acknowledged')) acknowledged();
+    return evs.some((e) => e.message?.method === 'notifications/tools/list_changed');
+  });
+  await Promise.race([ack, reading]);
+  const changed = await postModern(url, 'tools/call', { name: 'changed', arguments: {} }).then(bodyOf);
+  events = await reading;
+  lines.push(
+    `subscriptions/listen, then changed (${JSON.stringify(changed.at(-1)?.message?.result)}): ${response.status}\n      ${short(events)}`,
+  );
+  expect(
+    events.some((e) => e.message?.method === 'notifications/tools/list_changed'),
+    'the listen stream hears the change',
   );
 }
 

@@ -39,6 +39,10 @@ const SPECS = {
   'sdk-floor': { kind: 'wrangler', config: 'bench/peers/sdk-floor/wrangler.toml' },
   sdk: { kind: 'node', script: 'bench/peers/sdk/server.mjs' },
   'sdk-modern': { kind: 'node', script: 'bench/peers/sdk-modern/server.mjs' },
+  // The M workloads only: it serves 2026-07-28 and nothing else (`legacy: 'reject'`, as ours'
+  // modern endpoint is built); a W workload through the SDK's stateless fallback would set ours'
+  // sessions against no sessions at all, and the floors already bound W1.
+  'modern-floor': { kind: 'wrangler', config: 'bench/peers/modern-floor/wrangler.toml', workloads: ['M1', 'M2', 'M3'] },
   mcpagent: { kind: 'wrangler', config: 'bench/peers/mcpagent/wrangler.toml' },
   'events-floor': { kind: 'wrangler', config: 'bench/peers/events-floor/wrangler.toml', workloads: ['E1', 'E2'] },
   'ours-ttl': {
@@ -85,8 +89,8 @@ export const HELPER_PEERS = Object.freeze(Object.keys(SPECS).filter((name) => SP
 
 /**
  * Whether peer `name` takes workload `id`: a peer that serves one family only names its workloads
- * (`workloads` in SPECS: `events-floor` speaks nothing but E1/E2's wire), and the harness runs no
- * other workload against it; every other peer takes them all.
+ * (`workloads` in SPECS: `events-floor` speaks nothing but E1/E2's wire, `modern-floor` nothing
+ * but M1–M3's), and the harness runs no other workload against it; every other peer takes them all.
  */
 export const takesWorkload = (name, id) => SPECS[name]?.workloads?.includes(id) ?? true;
 
