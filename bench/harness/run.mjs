@@ -154,9 +154,10 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 /**
  * A workload that takes every peer in one pass (W1: call by call); one sample per peer. It may
  * start a helper instance by name (`startHelper`, B1's `ours-ttl`, E3's `ours-webhooks` with
- * variables of its own), stopped with the peers.
+ * variables of its own, H1's `ours-held`), stopped with the peers, and read a helper's memory
+ * (`memoryRss`, H1).
  */
-async function runAcross(workload, order, round, samples, deadline, startHelper) {
+async function runAcross(workload, order, round, samples, deadline, startHelper, memoryRss) {
   const buckets = order.map((peer) => ((samples[workload.id] ??= {})[peer.name] ??= []));
   if (performance.now() > deadline) {
     for (const bucket of buckets) bucket.push({ round, error: 'skipped: run deadline passed' });
@@ -168,7 +169,7 @@ async function runAcross(workload, order, round, samples, deadline, startHelper)
     results = await within(
       workload.timeoutMs ?? WORKLOAD_TIMEOUT_MS,
       `${workload.id} across peers`,
-      workload.runAcross({ peers: order, sizes, startHelper }),
+      workload.runAcross({ peers: order, sizes, startHelper, memoryRss }),
     );
   } catch (error) {
     results = Object.fromEntries(order.map((peer) => [peer.name, { error }]));
@@ -231,7 +232,7 @@ async function main() {
       if (workload.runAcross !== undefined) {
         if (interrupted) return;
         if ((workload.firstRoundOnly && round > 1) || takers.length === 0) continue;
-        await runAcross(workload, takers, round, samples, deadline, startHelper);
+        await runAcross(workload, takers, round, samples, deadline, startHelper, peersApi.memoryRss);
         continue;
       }
       for (const peer of takers) {

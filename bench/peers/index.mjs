@@ -67,6 +67,19 @@ const SPECS = {
     },
     helper: true,
   },
+  // H1: ours as its own instance, started fresh by the workload, with workerd's inspector open (the
+  // Worker isolate's heap is read through it: harness/inspector.mjs), the objects it constructs
+  // counted live (`BENCH_LIVE_OBJECTS`: weak references, bench/peers/ours/index.ts) so the
+  // workload knows when every one was evicted, and room for 1,000 held streams of each kind: an
+  // isolate's listens (MAX_LISTEN_STREAMS, default 1,024) raised; the per-principal shares are
+  // already off in ours' [vars] (the harness is one address).
+  'ours-held': {
+    kind: 'wrangler',
+    config: 'bench/peers/ours/wrangler.toml',
+    vars: { MAX_LISTEN_STREAMS: '8192', BENCH_LIVE_OBJECTS: 'on' },
+    inspect: true,
+    helper: true,
+  },
 };
 
 /**
@@ -216,6 +229,18 @@ async function waitUntilReady(url, exited, logPath) {
   throw new Error(`peer at ${url} not ready within ${READY_TIMEOUT_MS / 1000} s (last: ${last}); see ${logPath}`);
 }
 
+/** A free loopback port, as the OS hands it out (for an inspector). */
+function freeLoopbackPort() {
+  return new Promise((resolvePort, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address();
+      probe.close(() => resolvePort(port));
+    });
+  });
+}
+
 /** Refuses a port something already listens on: the readiness probe would take it for the peer. */
 function assertPortFree(port) {
   return new Promise((resolvePort, reject) => {
@@ -241,7 +266,9 @@ function killGroup(pid, signal) {
  * `stateDir` (default <repo>/.cache/bench-state/<name>) is removed and re-created first:
  * two peers running at once need different ones. `via` (Worker peers): 'miniflare' (default)
  * or 'wrangler-dev'. `vars` (Worker peers): variables over the spec's, known only when the peer
- * starts (E3's `ours-webhooks`: a key and a receiver's origin made by the run).
+ * starts (E3's `ours-webhooks`: a key and a receiver's origin made by the run). A spec with
+ * `inspect` (H1's `ours-held`) also gets workerd's inspector on a free loopback port:
+ * `inspectorPort` in what this returns.
  */
 export async function startPeer(name, port, { stateDir = join(STATE_ROOT, name), via = 'miniflare', vars: extraVars = {} } = {}) {
   if (!WORKERD_VIA.includes(via)) throw new Error(`via must be one of ${WORKERD_VIA.join(', ')}; got ${JSON.stringify(via)}`);
@@ -259,8 +286,16 @@ export async function startPeer(name, port, { stateDir = join(STATE_ROOT, name),
   const log = createWriteStream(logPath);
   await new Promise((r) => log.once('open', r));
 
+  // An inspector only where the spec asks for one (H1's helper), never on a peer that is timed.
+  let inspectorPort;
+  if (spec.inspect) {
+    if (spec.kind !== 'wrangler' || via !== 'miniflare')
+      throw new Error(`peer ${name} reads its isolate through workerd's inspector: run it with --via miniflare`);
+    inspectorPort = await freeLoopbackPort();
+  }
   const env = {
     ...process.env,
+    ...(inspectorPort !== undefined && { BENCH_INSPECTOR_PORT: String(inspectorPort) }),
     WRANGLER_SEND_METRICS: 'false',
     CLOUDFLARE_CF_FETCH_ENABLED: 'false',
     WRANGLER_HIDE_BANNER: 'true',
@@ -344,6 +379,8 @@ export async function startPeer(name, port, { stateDir = join(STATE_ROOT, name),
     pid,
     /** The workerd process running a wrangler peer's Worker, as found when it became ready. */
     workerdPid: workerd[0],
+    /** workerd's inspector on 127.0.0.1 (a spec with `inspect`: H1's `ours-held`), else undefined. */
+    inspectorPort,
     logPath,
     stateDir,
     servingPids,

@@ -14,6 +14,9 @@
  * goes to <stateDir>/do (each object's SQLite file in do/durable-objects/<namespace>/), the
  * bundle to <stateDir>/bundle. BENCH_PEER_VARS (JSON, optional) sets
  * [vars] over the config's, for a second instance of one peer (index.mjs: `ours-ttl`).
+ * BENCH_INSPECTOR_PORT (optional) opens workerd's own inspector on 127.0.0.1 at that port, for
+ * a helper whose isolate's memory a workload reads (index.mjs `inspect`: H1's `ours-held`); no
+ * peer that is timed has one.
  */
 import { execFileSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
@@ -59,6 +62,7 @@ const mf = new Miniflare(
     resourcePersistencePath: join(stateDir, 'do'),
     // Miniflare would otherwise download Cloudflare's request.cf fixture.
     cf: false,
+    ...(process.env.BENCH_INSPECTOR_PORT && { inspectorPort: Number(process.env.BENCH_INSPECTOR_PORT) }),
   }),
 );
 const url = await mf.ready;

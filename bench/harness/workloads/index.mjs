@@ -9,9 +9,10 @@
 // replay), w-held-streams.mjs (W6, W7: sessions holding a GET stream), m-modern.mjs (M1–M3: the
 // 2026-07-28 era), t-tasks.mjs (T1, T2: tasks polled with tasks/get), t-task-streams.mjs (T3,
 // T4: tasks/stream), e-events.mjs (E1, E2: MCP Events, emit to push and emits/s), e-webhooks.mjs (E3:
-// MCP Events webhooks, emit to POST received, deliveries/s, rows per delivery and per retry), e-idle.mjs (E4: idle push streams) and
-// b-billed.mjs (B1: what Cloudflare bills); what several families use is in shared.mjs, which
-// imports no family.
+// MCP Events webhooks, emit to POST received, deliveries/s, rows per delivery and per retry), e-idle.mjs (E4: idle push streams),
+// b-billed.mjs (B1: what Cloudflare bills) and h-held-streams.mjs (H1: the Worker isolate's heap
+// per held stream, every object behind it evicted); what several families use is in shared.mjs,
+// which imports no family.
 import { w0, w1, w2, w3 } from './w-calls.mjs';
 import { w4, w4b, w5 } from './w-resume.mjs';
 import { w6, w7 } from './w-held-streams.mjs';
@@ -22,6 +23,7 @@ import { b1 } from './b-billed.mjs';
 import { e1, e2 } from './e-events.mjs';
 import { e3 } from './e-webhooks.mjs';
 import { e4 } from './e-idle.mjs';
+import { h1 } from './h-held-streams.mjs';
 
 export const SIZES = {
   full: {
@@ -82,6 +84,10 @@ export const SIZES = {
     eBillingRetries: 10,
     /** How long a resumed stream may take to bring the result (W4, W4b, W5). */
     resumeTimeoutMs: 10_000,
+    /** H1: streams held of each kind, opened this many at once, and how long eviction may take after each kind. */
+    h1Streams: 1_000,
+    h1Batch: 20,
+    h1EvictionDeadlineMs: 240_000,
   },
   quick: {
     w0Sessions: 30,
@@ -138,9 +144,13 @@ export const SIZES = {
     eBillingPolls: 10,
     eBillingRetries: 5,
     resumeTimeoutMs: 1_500,
+    h1Streams: 50,
+    h1Batch: 10,
+    h1EvictionDeadlineMs: 240_000,
   },
 };
 
 // W6 first: in round 1 it meets a fresh peer (see firstRoundOnly). B1, W7, T4 and E4 last: their idle
-// minutes should follow the load of the others, as a quiet hour follows a busy one.
-export const WORKLOADS = [w6, w0, w1, w2, w3, w4, w4b, w5, m1, m2, m3, t1, t2, t3, e1, e2, e3, b1, w7, t4, e4];
+// minutes should follow the load of the others, as a quiet hour follows a busy one. H1 after them:
+// its helper is its own fresh instance, and its waits for eviction are idle minutes too.
+export const WORKLOADS = [w6, w0, w1, w2, w3, w4, w4b, w5, m1, m2, m3, t1, t2, t3, e1, e2, e3, b1, w7, t4, e4, h1];

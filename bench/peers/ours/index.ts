@@ -33,6 +33,8 @@ import { countingNamespace, countRequest, instrument, instrumentLate, serveBilli
 import { registerEcho, registerProgress } from '../shared/sdk-tools.ts';
 
 interface BenchEnv extends ConfigVars {
+  /** `on`: count the objects alive in the isolate (H1's helper `ours-held`; see `track`). */
+  readonly BENCH_LIVE_OBJECTS?: string;
   readonly BENCH_SESSION: DurableObjectNamespace;
   readonly BENCH_BUS: DurableObjectNamespace;
   readonly BENCH_TASKS: DurableObjectNamespace;
@@ -141,10 +143,38 @@ let tasksConstructed = 0;
 let logsConstructed = 0;
 const INSTANCES_PATH = '/bench/instances';
 
+/**
+ * H1 (`BENCH_LIVE_OBJECTS=on`, its helper only): a weak reference to each object constructed, by
+ * class, so that GET /bench/instances also says how many are still alive in the isolate — an
+ * evicted object's instance is unreachable, and gone at the next full collection (H1 forces
+ * one through the inspector before it reads). Off, nothing is kept: the timed peer pays nothing.
+ */
+type Tracked = 'sessions' | 'bus' | 'tasks' | 'logs';
+const liveRefs: Record<Tracked, WeakRef<object>[]> = { sessions: [], bus: [], tasks: [], logs: [] };
+let tracking = false;
+
+/** Decided by the first request or object to run in the isolate (the environment is the same for both). */
+function track(kind: Tracked, instance: object, env: BenchEnv): void {
+  tracking ||= env.BENCH_LIVE_OBJECTS === 'on';
+  if (tracking) liveRefs[kind].push(new WeakRef(instance));
+}
+
+/** The tracked instances not yet collected, by class (dropping the references to those that were). */
+function liveCounts(): Record<Tracked, number> | undefined {
+  if (!tracking) return undefined;
+  const counts = { sessions: 0, bus: 0, tasks: 0, logs: 0 };
+  for (const kind of Object.keys(counts) as Tracked[]) {
+    liveRefs[kind] = liveRefs[kind].filter((ref) => ref.deref() !== undefined);
+    counts[kind] = liveRefs[kind].length;
+  }
+  return counts;
+}
+
 export class BenchSession extends McpSessionObject<BenchEnv> {
   constructor(ctx: DurableObjectState, env: BenchEnv) {
     super(instrument(ctx, 'BenchSession'), env);
     constructed++;
+    track('sessions', this, env);
   }
 
   override fetch(request: Request): Promise<Response> {
@@ -187,6 +217,7 @@ export class BenchBus extends McpEventBus {
   constructor(ctx: DurableObjectState, env: BenchEnv) {
     super(instrument(ctx, 'BenchBus'), env);
     busConstructed++;
+    track('bus', this, env);
   }
 
   override fetch(request: Request): Promise<Response> {
@@ -205,6 +236,7 @@ export class BenchEventLog extends McpEventLog {
   constructor(ctx: DurableObjectState, env: BenchEnv) {
     super(instrument(ctx, 'BenchEventLog'), env);
     logsConstructed++;
+    track('logs', this, env);
   }
 
   override fetch(request: Request): Promise<Response> {
@@ -291,6 +323,7 @@ export class BenchTasks extends McpTaskObject<BenchEnv> {
   constructor(ctx: DurableObjectState, env: BenchEnv) {
     super(instrument(ctx, 'BenchTasks'), env);
     tasksConstructed++;
+    track('tasks', this, env);
   }
 
   override fetch(request: Request): Promise<Response> {
@@ -324,7 +357,9 @@ const app = createMcpWorker<BenchEnv>({
 
 export default {
   fetch: (request, env, ctx) => {
-    if (request.url.endsWith(INSTANCES_PATH)) return Response.json({ constructed, busConstructed, tasksConstructed, logsConstructed });
+    tracking ||= env.BENCH_LIVE_OBJECTS === 'on';
+    if (request.url.endsWith(INSTANCES_PATH))
+      return Response.json({ constructed, busConstructed, tasksConstructed, logsConstructed, live: liveCounts() });
     return serveBilling(request) ?? app.fetch(request, env, ctx);
   },
 } satisfies ExportedHandler<BenchEnv>;
