@@ -76,8 +76,8 @@ export const m1 = {
   ],
   /**
    * Every modern peer in one pass, call by call (acrossModern): run one peer after another, five
-   * rounds of `ours`, `modern-floor` and `sdk-modern` on this shared VM put ours at 1.17× the
-   * modern floor where the same calls interleaved (pair.mjs --modern) gave 1.02–1.09×.
+   * rounds of `ours`, `modern-floor` and `sdk-modern` put ours at 1.17× the modern floor where
+   * the same calls interleaved (pair.mjs --modern) gave 0.99–1.09×.
    */
   runAcross({ peers, sizes }) {
     return acrossModern(peers, {
