@@ -9,9 +9,11 @@
 // progress event, alternating (after 5 unrecorded each), median ms to the result (W5's small log).
 // A whole-workload round (run.mjs) lets a noisy minute land on one peer only; this does not.
 // `--modern`: M1 in place of all three — `--calls` 2026-07-28 `tools/call` echo requests (no
-// session) alternating A, B call by call after 50 unrecorded each, p50 and p99 of each and A ÷ B
+// session) alternating A, B call by call after 50 unrecorded each, p50 and p99 of each and A ÷ B,
+// and the CPU time each peer's serving process used per call over the same calls
 // (for `ours` against `modern-floor`, which serves nothing else).
 // Same client as run.mjs; prints a summary and never asserts a timing.
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -39,6 +41,8 @@ if (!Number.isInteger(runs) || runs < 1 || runs > 100) throw new Error('--runs m
 const replays = Number(args.replays);
 if (!Number.isInteger(replays) || replays < 0 || replays > 1_000) throw new Error('--replays must be an integer in 0..1000');
 const REPLAY_N = 1_000;
+/** /proc's clock ticks (USER_HZ): 100 on Linux. */
+const CLOCK_TICKS_PER_S = 100;
 const W3_N = 5_000;
 
 async function echo(session, text) {
@@ -60,9 +64,11 @@ async function modernEcho(url, text) {
 async function pairModern([a, b]) {
   for (let i = 0; i < 50; i++) for (const peer of [a, b]) await modernEcho(peer.url, `warm-up ${i}`);
   const m1 = [[], []];
+  const cpuBefore = [a, b].map(cpuMs);
   for (let i = 0; i < calls; i++) {
     for (const k of i % 2 === 0 ? [0, 1] : [1, 0]) m1[k].push(await modernEcho([a, b][k].url, `hello ${i}`));
   }
+  const cpu = [a, b].map((peer, k) => (cpuMs(peer) - cpuBefore[k]) / calls);
   const [p50, p99] = [50, 99].map((p) => m1.map((latencies) => percentile(latencies, p)));
   console.log(`pair ${args.a} (A) vs ${args.b} (B), Worker peers via ${args.via}, 2026-07-28`);
   console.log(
@@ -71,6 +77,26 @@ async function pairModern([a, b]) {
   console.log(
     `M1 echo p99 ms:                                    A ${p99[0].toFixed(2)}  B ${p99[1].toFixed(2)}  A/B ${(p99[0] / p99[1]).toFixed(2)}`,
   );
+  console.log(
+    `M1 CPU ms per call (serving process):              A ${cpu[0].toFixed(3)}  B ${cpu[1].toFixed(3)}  A/B ${(cpu[0] / cpu[1]).toFixed(3)}`,
+  );
+}
+
+/**
+ * CPU time (user + system, ms) the peer's serving process(es) used so far: for a Worker peer its
+ * workerd, which also runs Miniflare's entry Worker in front of it (the same for every Worker
+ * peer). Where other work shares the machine, a latency's p50 moves with it; CPU per call much
+ * less (two runs of 5,000 calls on a VM at a load average of 4–6: ours ÷ modern-floor 1.068 and
+ * 1.076, where the p50s of such runs gave 0.99–1.09).
+ */
+function cpuMs(peer) {
+  let ticks = 0;
+  for (const pid of peer.servingPids()) {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // state ppid … utime (11) stime (12)
+    ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return (ticks * 1000) / CLOCK_TICKS_PER_S;
 }
 
 async function progress(url) {
