@@ -7,7 +7,7 @@
 import { OAuthError, OAuthErrorCode, verifyBearerToken, type AuthInfo } from '@modelcontextprotocol/server';
 import { httpErrors, type McpHttpError } from '../core/errors.ts';
 import type { AuthConfig } from './auth-config.ts';
-import { jwtVerifier } from './jwt-verifier.ts';
+import { jwtVerifier, type VerifierFor } from './jwt-verifier.ts';
 import { ANONYMOUS, OAUTH_PRINCIPAL_PREFIX, type Principal } from './principal.ts';
 import { challenge, metadataUrl, resourceUrl } from './protected-resource.ts';
 
@@ -65,8 +65,11 @@ export function authenticator(config: AuthConfig, path: string): Authenticator {
     case 'none':
       return async () => ({ principal: ANONYMOUS });
     case 'jwt': {
-      const verifierFor = jwtVerifier({ issuer: config.issuer, keys: config.keys });
+      // One key set per isolate, made at its first token with jose's import (jwt-verifier.ts).
+      let verifiers: Promise<VerifierFor> | undefined;
       return async (request) => {
+        verifiers ??= jwtVerifier({ issuer: config.issuer, keys: config.keys });
+        const verifierFor = await verifiers;
         const resource = resourceUrl(request, path, config.resource);
         // The audience is the configured one, else this request's own resource: the endpoint's
         // URL at the host it names, which the Host allowlist admitted before this step. Decided

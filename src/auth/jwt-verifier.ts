@@ -2,15 +2,18 @@
  * `AUTH=jwt`: an access token is a JWT from an external authorization server, verified with
  * `jose` against the server's keys: signature, issuer, audience (this resource: "MCP servers
  * MUST validate that access tokens were issued specifically for them"), expiry. The SDK's
- * `verifyBearerToken` then checks scopes and turns every failure into its challenge.
+ * `verifyBearerToken` then checks scopes and turns every failure into its challenge. jose itself
+ * is jwt-keys.ts's, imported when the verifier is made (at the isolate's first token): a Worker
+ * of another mode never evaluates it.
  */
 import { OAuthError, OAuthErrorCode, type AuthInfo, type OAuthTokenVerifier } from '@modelcontextprotocol/server';
-import { createLocalJWKSet, createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
+import type { JWTPayload } from 'jose';
+import type { JwtKeys } from './jwt-keys.ts';
 import type { Principal } from './principal.ts';
 
 export interface JwtSettings {
   readonly issuer: string;
-  readonly keys: { readonly url: URL } | { readonly jwks: { keys: JsonWebKey[] } };
+  readonly keys: JwtKeys;
 }
 
 /** A verifier of the issuer's tokens for one audience. */
@@ -70,15 +73,17 @@ function scopesOf(claims: JWTPayload): string[] {
 /**
  * One key set per isolate (remote keys are fetched once and refreshed by jose on an unknown
  * `kid`), shared by the verifiers of every audience: a verifier holds nothing else, so one is
- * made per request rather than kept.
+ * made per request rather than kept. Made with jose's import (jwt-keys.ts): call it once per
+ * isolate, at its first token.
  */
-export function jwtVerifier({ issuer, keys }: JwtSettings): VerifierFor {
-  const keySet = 'url' in keys ? createRemoteJWKSet(keys.url) : createLocalJWKSet(keys.jwks as Parameters<typeof createLocalJWKSet>[0]);
+export async function jwtVerifier({ issuer, keys }: JwtSettings): Promise<VerifierFor> {
+  const { claimsVerifier } = await import('./jwt-keys.ts');
+  const verifyClaims = claimsVerifier(keys);
   return (audience) => ({
     async verifyAccessToken(token: string): Promise<AuthInfo> {
       let claims: JWTPayload;
       try {
-        ({ payload: claims } = await jwtVerify(token, keySet, { issuer, audience }));
+        claims = await verifyClaims(token, { issuer, audience });
       } catch (error) {
         throw new OAuthError(OAuthErrorCode.InvalidToken, `Invalid token: ${(error as { code?: string }).code ?? 'not verifiable'}`);
       }

@@ -35,7 +35,7 @@ import { asOAuthError, OAuthHttpError, oauthErrorResponse } from './oauth-errors
 import { AUTHORIZE_PATH, passWalls, REGISTER_PATH, TOKEN_PATH } from './oauth-walls.ts';
 import { readClientIds, refuseLocalClientIds } from './request-client-ids.ts';
 import { userGrantIds } from './user-grants.ts';
-import { METADATA_ROOT } from './protected-resource.ts';
+import { METADATA_ROOT } from './well-known.ts';
 
 export { AUTHORIZE_PATH } from './oauth-walls.ts';
 

@@ -5,7 +5,7 @@
  */
 import { bearerAuthChallengeResponse, getOAuthProtectedResourceMetadataUrl } from '@modelcontextprotocol/server';
 
-export const METADATA_ROOT = '/.well-known/oauth-protected-resource';
+export { METADATA_ROOT } from './well-known.ts';
 
 /** The canonical URL of the endpoint: the configured one, else the endpoint as requested (no query). */
 export function resourceUrl(request: Request, path: string, configured: string | undefined): URL {

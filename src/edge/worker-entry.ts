@@ -7,7 +7,10 @@
  * - The endpoint by its one spelling: Hono routes by the decoded path, so the endpoint spelled
  *   otherwise is refused here, behind the same walls as every route the app serves.
  * - With AUTH=oauth, the embedded authorization server in front of the app
- *   (auth/oauth-server.ts), which checks Host and Origin itself on every path.
+ *   (auth/oauth-server.ts), which checks Host and Origin itself on every path. It is imported
+ *   at the first request that needs it (`import()`, which wrangler's bundler keeps in the one
+ *   bundle but evaluates only then): a Worker of another mode never evaluates the provider, the
+ *   sign-in flows and pages, or oauth4webapi, and its isolates start without them.
  * - After the answer: the request's log line and its metrics point (request-log.ts), for every
  *   request to the endpoint.
  *
@@ -18,7 +21,7 @@ import type { ConfigEnv, TransportConfig } from '../config.ts';
 import { asHttpError, errorResponse, McpHttpError } from '../core/errors.ts';
 import { checkHostAndOrigin } from '../core/request-checks.ts';
 import { JsonRpcCode } from '../core/wire.ts';
-import { type FetchHandler, oauthFront, type OAuthOptions } from '../auth/oauth-server.ts';
+import type { FetchHandler, oauthFront, OAuthOptions } from '../auth/oauth-server.ts';
 import { OAUTH_PRINCIPAL_PREFIX } from '../auth/principal.ts';
 import { Metrics } from '../metrics/metrics.ts';
 import type { PrincipalControl } from '../principals/principal-control.ts';
@@ -53,20 +56,25 @@ export function workerEntry<E extends ConfigEnv<E>>({
   rateLimitPeriodS,
 }: EntryParts<E>) {
   // AUTH=oauth puts the embedded authorization server in front of the endpoint; its paths count
-  // against the same rate limit, per client address.
-  const oauthServer = oauthFront<E>(app, path, oauth, {
-    limiter: (env) => edgeOf(env).rateLimit,
-    periodSeconds: rateLimitPeriodS,
-    // A client revoking its refresh token at the token endpoint (RFC 7009) ends its grant: what it opened ends too.
-    grantRevoked: (env, userId, grantId) => controlOf(env)?.revoke(`${OAUTH_PRINCIPAL_PREFIX}${userId}`, grantId),
-  });
+  // against the same rate limit, per client address. Imported by the isolate's first request in
+  // that mode, once (the header says why).
+  let oauthServer: Promise<ReturnType<typeof oauthFront<E>>> | undefined;
+  const loadOAuthServer = () =>
+    (oauthServer ??= import('../auth/oauth-server.ts').then(({ oauthFront }) =>
+      oauthFront<E>(app, path, oauth, {
+        limiter: (env) => edgeOf(env).rateLimit,
+        periodSeconds: rateLimitPeriodS,
+        // A client revoking its refresh token at the token endpoint (RFC 7009) ends its grant: what it opened ends too.
+        grantRevoked: (env, userId, grantId) => controlOf(env)?.revoke(`${OAUTH_PRINCIPAL_PREFIX}${userId}`, grantId),
+      }),
+    ));
   /**
    * The app, or with AUTH=oauth the authorization server in front of it, which checks Host and
    * Origin first on every path (a foreign one gets no challenge, no preflight, no metadata).
    */
-  function serve(request: Request, env: E, ctx: ExecutionContext, config: TransportConfig, pathname: string) {
+  async function serve(request: Request, env: E, ctx: ExecutionContext, config: TransportConfig, pathname: string) {
     if (config.auth.mode !== 'oauth') return app.fetch(request, env, ctx);
-    return oauthServer(request, env, ctx, config, config.auth, pathname);
+    return (await loadOAuthServer())(request, env, ctx, config, config.auth, pathname);
   }
 
   return {

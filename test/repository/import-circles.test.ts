@@ -6,112 +6,13 @@
  * edges — `import type` and `export type … from` counted too, since a type that names a module
  * above its own is the same tangle for a reader even though the build erases it — and every
  * circle is reported, each as the path that closes it, so a failure says which imports to
- * move below their importers. Dynamic `import()` is not an edge (src/ has none).
+ * move below their importers. Dynamic `import()` is not an edge: what it names is evaluated when
+ * it runs (test/support/module-imports.ts).
  */
 import { describe, expect, it } from 'vitest';
+import { codeOf, relativeImports, resolveFrom } from '../support/module-imports.ts';
 
 const sources = import.meta.glob<string>('/src/**/*.ts', { query: '?raw', import: 'default', eager: true });
-
-/**
- * A module's relative static imports and re-exports, as written: `import … from './x.ts';`,
- * `import type …`, `export … from`, `import './x.ts';`. A statement starts a line (the
- * formatter writes them so) and ends at its specifier's `;`, whatever lines its names take.
- * Read in the module's code alone (`codeOf`): src/init/ writes a generated project's imports
- * inside template literals, which are text, not imports.
- */
-const STATEMENT = /^(?:import|export)\b[^;]*?\bfrom\s*(['"])(\.{1,2}\/[^'"]*)\1\s*;|^import\s*(['"])(\.{1,2}\/[^'"]*)\3\s*;/gm;
-
-function relativeImports(text: string): string[] {
-  return [...codeOf(text).matchAll(STATEMENT)].map((match) => (match[2] ?? match[4])!);
-}
-
-/** After one of these (or at the start), a `/` begins a regular expression, not a division. */
-const BEFORE_REGEX = /(?:^|[(,=:[!&|?{};+\-*%<>~^]|\b(?:return|case|typeof|void|in|of)\s*)$/;
-
-/**
- * `text` with its comments and the text of its template literals blanked (newlines kept, so a
- * line is where it was); quoted strings and regular expressions kept as they are, but stepped
- * over whole, so a quote or a backtick inside one starts nothing. A template's `${…}` is code
- * again, templates nested in it included. Enough of a lexer for src/, not a parser of TypeScript.
- */
-function codeOf(text: string): string {
-  let out = '';
-  let i = 0;
-  let depth = 0;
-  /** For each `${` open, the brace depth at which its `}` goes back into the template's text. */
-  const resumes: number[] = [];
-  const blank = (from: number, to: number) => {
-    out += text.slice(from, to).replace(/[^\n]/g, ' ');
-    i = to;
-  };
-  /** Blanks a template's text from `i` up to its closing backtick or its next `${`. */
-  const templateText = () => {
-    let j = i;
-    while (j < text.length && text[j] !== '`' && !(text[j] === '$' && text[j + 1] === '{')) j += text[j] === '\\' ? 2 : 1;
-    blank(i, Math.min(j, text.length));
-    if (text[i] === '`') {
-      out += '`';
-      i += 1;
-    } else if (i < text.length) {
-      out += '${';
-      i += 2;
-      resumes.push(depth);
-      depth += 1;
-    }
-  };
-  while (i < text.length) {
-    const c = text[i]!;
-    const next = text[i + 1];
-    if (c === '/' && next === '/') {
-      const end = text.indexOf('\n', i);
-      blank(i, end === -1 ? text.length : end);
-    } else if (c === '/' && next === '*') {
-      const end = text.indexOf('*/', i + 2);
-      blank(i, end === -1 ? text.length : end + 2);
-    } else if (c === "'" || c === '"') {
-      let j = i + 1;
-      while (j < text.length && text[j] !== c && text[j] !== '\n') j += text[j] === '\\' ? 2 : 1;
-      out += text.slice(i, j + 1);
-      i = j + 1;
-    } else if (c === '`') {
-      out += '`';
-      i += 1;
-      templateText();
-    } else if (c === '/' && BEFORE_REGEX.test(out.trimEnd())) {
-      let j = i + 1;
-      let inClass = false;
-      while (j < text.length && text[j] !== '\n' && (inClass || text[j] !== '/')) {
-        if (text[j] === '[') inClass = true;
-        else if (text[j] === ']') inClass = false;
-        j += text[j] === '\\' ? 2 : 1;
-      }
-      out += text.slice(i, j + 1);
-      i = j + 1;
-    } else if (c === '}' && resumes.at(-1) === depth - 1) {
-      resumes.pop();
-      depth -= 1;
-      out += '}';
-      i += 1;
-      templateText();
-    } else {
-      if (c === '{') depth += 1;
-      else if (c === '}') depth -= 1;
-      out += c;
-      i += 1;
-    }
-  }
-  return out;
-}
-
-/** `specifier` as imported from the file at `from` (both repository paths from `/`). */
-function resolveFrom(from: string, specifier: string): string {
-  const parts = from.split('/').slice(0, -1);
-  for (const part of specifier.split('/')) {
-    if (part === '..') parts.pop();
-    else if (part !== '.') parts.push(part);
-  }
-  return parts.join('/');
-}
 
 /**
  * Every elementary circle of `graph`, each once: written from its least node (in sort order)
