@@ -262,7 +262,7 @@ function killGroup(pid, signal) {
 /**
  * Starts peer `name` on 127.0.0.1:`port` and resolves once `POST /mcp` answers with a status
  * below 500 (90 s at most). Returns { name, url, pid (process group leader), stop(),
- * servingPids(), proxyPids(), workerdPid (wrangler peers, else undefined), logPath, stateDir }.
+ * servingPids(), proxyPids(), workerdPid and config (wrangler peers, else undefined), logPath, stateDir }.
  * `stateDir` (default <repo>/.cache/bench-state/<name>) is removed and re-created first:
  * two peers running at once need different ones. `via` (Worker peers): 'miniflare' (default)
  * or 'wrangler-dev'. `vars` (Worker peers): variables over the spec's, known only when the peer
@@ -381,6 +381,8 @@ export async function startPeer(name, port, { stateDir = join(STATE_ROOT, name),
     workerdPid: workerd[0],
     /** workerd's inspector on 127.0.0.1 (a spec with `inspect`: H1's `ours-held`), else undefined. */
     inspectorPort,
+    /** A Worker peer's wrangler.toml (relative to the repository, or absolute), undefined for a Node peer: C1 bundles it. */
+    config: spec.kind === 'wrangler' ? spec.config : undefined,
     logPath,
     stateDir,
     servingPids,

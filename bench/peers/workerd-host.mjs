@@ -17,6 +17,8 @@
  * BENCH_INSPECTOR_PORT (optional) opens workerd's own inspector on 127.0.0.1 at that port, for
  * a helper whose isolate's memory a workload reads (index.mjs `inspect`: H1's `ours-held`); no
  * peer that is timed has one.
+ * BENCH_PEER_BUNDLE (optional): a folder holding the config's bundle already built (`--outdir`),
+ * served as it is, not built again (C1 times fresh processes, not wrangler's build).
  */
 import { execFileSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
@@ -31,17 +33,19 @@ if (config === undefined || !Number.isInteger(port) || stateDirArg === undefined
 }
 const ROOT = resolve(import.meta.dirname, '../..');
 const stateDir = resolve(stateDirArg);
-const bundleDir = join(stateDir, 'bundle');
+const bundleDir = process.env.BENCH_PEER_BUNDLE ? resolve(process.env.BENCH_PEER_BUNDLE) : join(stateDir, 'bundle');
 
 // On this process's Node: wrangler needs Node >= 22, which the system's may not be.
-execFileSync(
-  process.execPath,
-  [join(ROOT, 'node_modules/wrangler/bin/wrangler.js'), 'deploy', '--dry-run', '--outdir', bundleDir, '-c', config],
-  {
-    cwd: ROOT,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  },
-);
+if (!process.env.BENCH_PEER_BUNDLE) {
+  execFileSync(
+    process.execPath,
+    [join(ROOT, 'node_modules/wrangler/bin/wrangler.js'), 'deploy', '--dry-run', '--outdir', bundleDir, '-c', config],
+    {
+      cwd: ROOT,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
+}
 // Module rules are for sources, and wrangler has bundled them: one ES module (Miniflare 5 also
 // refuses to convert rules it cannot carry over exactly).
 const { modulesRules: _sourceRules, ...workerOptions } = unstable_getMiniflareWorkerOptions(resolve(ROOT, config)).workerOptions;

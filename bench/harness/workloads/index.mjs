@@ -10,9 +10,10 @@
 // 2026-07-28 era), t-tasks.mjs (T1, T2: tasks polled with tasks/get), t-task-streams.mjs (T3,
 // T4: tasks/stream), e-events.mjs (E1, E2: MCP Events, emit to push and emits/s), e-webhooks.mjs (E3:
 // MCP Events webhooks, emit to POST received, deliveries/s, rows per delivery and per retry), e-idle.mjs (E4: idle push streams),
-// b-billed.mjs (B1: what Cloudflare bills) and h-held-streams.mjs (H1: the Worker isolate's heap
-// per held stream, every object behind it evicted); what several families use is in shared.mjs,
-// which imports no family.
+// b-billed.mjs (B1: what Cloudflare bills), c-cold-start.mjs (C1: startup CPU, bundle size, a
+// fresh process's first answers) and h-held-streams.mjs (H1: the Worker isolate's heap per held
+// stream, every object behind it evicted); what several families use is in shared.mjs, which
+// imports no family.
 import { w0, w1, w2, w3 } from './w-calls.mjs';
 import { w4, w4b, w5 } from './w-resume.mjs';
 import { w6, w7 } from './w-held-streams.mjs';
@@ -24,6 +25,7 @@ import { e1, e2 } from './e-events.mjs';
 import { e3 } from './e-webhooks.mjs';
 import { e4 } from './e-idle.mjs';
 import { h1 } from './h-held-streams.mjs';
+import { c1 } from './c-cold-start.mjs';
 
 export const SIZES = {
   full: {
@@ -88,6 +90,10 @@ export const SIZES = {
     h1Streams: 1_000,
     h1Batch: 20,
     h1EvictionDeadlineMs: 240_000,
+    /** C1, per round and Worker: `wrangler check startup` runs, thread-CPU runs, fresh processes per first request. */
+    c1Profiles: 3,
+    c1CpuRuns: 3,
+    c1Fresh: 1,
   },
   quick: {
     w0Sessions: 30,
@@ -147,10 +153,15 @@ export const SIZES = {
     h1Streams: 50,
     h1Batch: 10,
     h1EvictionDeadlineMs: 240_000,
+    c1Profiles: 1,
+    c1CpuRuns: 2,
+    c1Fresh: 1,
   },
 };
 
 // W6 first: in round 1 it meets a fresh peer (see firstRoundOnly). B1, W7, T4 and E4 last: their idle
-// minutes should follow the load of the others, as a quiet hour follows a busy one. H1 after them:
-// its helper is its own fresh instance, and its waits for eviction are idle minutes too.
-export const WORKLOADS = [w6, w0, w1, w2, w3, w4, w4b, w5, m1, m2, m3, t1, t2, t3, e1, e2, e3, b1, w7, t4, e4, h1];
+// minutes should follow the load of the others, as a quiet hour follows a busy one. C1 measures
+// Workers of its own (fresh workerd processes), not the running peers, which sit idle meanwhile.
+// H1 after the idle ones: its helper is its own fresh instance, and its waits for eviction are
+// idle minutes too.
+export const WORKLOADS = [w6, w0, w1, w2, w3, w4, w4b, w5, m1, m2, m3, t1, t2, t3, e1, e2, e3, c1, b1, w7, t4, e4, h1];
