@@ -91,8 +91,8 @@ export const SIZES = {
     h1Batch: 20,
     h1EvictionDeadlineMs: 240_000,
     /** C1, per round and Worker: `wrangler check startup` runs, thread-CPU runs, fresh processes per first request. */
-    c1Profiles: 3,
-    c1CpuRuns: 3,
+    c1Profiles: 2,
+    c1CpuRuns: 2,
     c1Fresh: 1,
   },
   quick: {
