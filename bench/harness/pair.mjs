@@ -1,12 +1,16 @@
 // Two peers, one figure, interleaved finely: for telling whether a change to one side moved it.
-//   node bench/harness/pair.mjs [--a ours] [--b durable-floor] [--calls 1000] [--runs 10] [--replays 30] [--via miniflare] [--modern]
+//   node bench/harness/pair.mjs [--a ours] [--b durable-floor] [--calls 1000] [--runs 10] [--replays 30] [--tasks 0] [--via miniflare] [--modern]
 // A peer may be `ours@<dir>`, a checkout under .cache: `git worktree add .cache/base HEAD`,
 // then `--b ours@.cache/base` sets the working tree's change against HEAD.
 // Starts both peers, then W1: `--calls` echo calls alternating A, B call by call (after 50
 // unrecorded warm-up calls each), p50 of each and A ÷ B; W3: `--runs` progress {n: 5000} calls
 // alternating run by run (after one unrecorded run each), median events/s and first-event ms;
 // replay: one finished progress {n: 1001} call per peer, resumed `--replays` times at its first
-// progress event, alternating (after 5 unrecorded each), median ms to the result (W5's small log).
+// progress event, alternating (after 5 unrecorded each), median ms to the result (W5's small log);
+// T1: `--tasks` tasks of `work` (2026-07-28, the Tasks extension declared) alternating task by
+// task (after 10 unrecorded each), created and polled to completed as T1 does, p50 of each (the
+// create → completed time, and apart the CreateTaskResult's). `--calls 0 --runs 0 --replays 0
+// --tasks 400` runs T1 alone.
 // A whole-workload round (run.mjs) lets a noisy minute land on one peer only; this does not.
 // `--modern`: M1 in place of all three — `--calls` 2026-07-28 `tools/call` echo requests (no
 // session) alternating A, B call by call after 50 unrecorded each, p50 and p99 of each and A ÷ B,
@@ -21,6 +25,7 @@ import { initialize, modernRequest } from './client.mjs';
 import { startPeer } from '../peers/index.mjs';
 import { freePort } from './ports.mjs';
 import { median, percentile } from './stats.mjs';
+import { createWorkTask, untilCompleted } from './workloads/shared.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const { values: args } = parseArgs({
@@ -30,14 +35,17 @@ const { values: args } = parseArgs({
     calls: { type: 'string', default: '1000' },
     runs: { type: 'string', default: '10' },
     replays: { type: 'string', default: '30' },
+    tasks: { type: 'string', default: '0' },
     via: { type: 'string', default: 'miniflare' },
     modern: { type: 'boolean', default: false },
   },
 });
 const calls = Number(args.calls);
 const runs = Number(args.runs);
-if (!Number.isInteger(calls) || calls < 2 || calls > 100_000) throw new Error('--calls must be an integer in 2..100000');
-if (!Number.isInteger(runs) || runs < 1 || runs > 100) throw new Error('--runs must be an integer in 1..100');
+if (!Number.isInteger(calls) || calls === 1 || calls < 0 || calls > 100_000) throw new Error('--calls must be 0 or in 2..100000');
+if (!Number.isInteger(runs) || runs < 0 || runs > 100) throw new Error('--runs must be an integer in 0..100');
+const tasks = Number(args.tasks);
+if (!Number.isInteger(tasks) || tasks < 0 || tasks > 100_000) throw new Error('--tasks must be an integer in 0..100000');
 const replays = Number(args.replays);
 if (!Number.isInteger(replays) || replays < 0 || replays > 1_000) throw new Error('--replays must be an integer in 0..1000');
 const REPLAY_N = 1_000;
@@ -112,6 +120,21 @@ async function progress(url) {
   }
 }
 
+const p50Of = (samples, key) =>
+  percentile(
+    samples.map((sample) => sample[key]),
+    50,
+  );
+
+/** One T1 task: create → completed ms, and call → CreateTaskResult ms. */
+async function task(peer) {
+  const t0 = performance.now();
+  const { taskId } = await createWorkTask(peer);
+  const created = performance.now() - t0;
+  await untilCompleted(peer, taskId);
+  return { completed: performance.now() - t0, created };
+}
+
 /** A finished call of REPLAY_N progress events and its result; the cursor is at progress #1. */
 async function replayLog(url) {
   const session = await initialize(url);
@@ -154,18 +177,20 @@ try {
 /** W1, W3 and replay interleaved: a run without `--modern`. */
 async function pairLegacy(peers) {
   const [a, b] = peers;
-  const sessions = [await initialize(a.url), await initialize(b.url)];
-  for (let i = 0; i < 50; i++) for (const session of sessions) await echo(session, `warm-up ${i}`);
   const w1 = [[], []];
-  for (let i = 0; i < calls; i++) {
-    // Alternate who goes first, so neither side always follows the other.
-    const order = i % 2 === 0 ? [0, 1] : [1, 0];
-    for (const k of order) w1[k].push(await echo(sessions[k], `hello ${i}`));
+  if (calls > 0) {
+    const sessions = [await initialize(a.url), await initialize(b.url)];
+    for (let i = 0; i < 50; i++) for (const session of sessions) await echo(session, `warm-up ${i}`);
+    for (let i = 0; i < calls; i++) {
+      // Alternate who goes first, so neither side always follows the other.
+      const order = i % 2 === 0 ? [0, 1] : [1, 0];
+      for (const k of order) w1[k].push(await echo(sessions[k], `hello ${i}`));
+    }
+    await Promise.all(sessions.map((session) => session.close()));
   }
-  await Promise.all(sessions.map((session) => session.close()));
 
   const w3 = [[], []];
-  for (const peer of peers) await progress(peer.url);
+  if (runs > 0) for (const peer of peers) await progress(peer.url);
   for (let r = 0; r < runs; r++) {
     const order = r % 2 === 0 ? [0, 1] : [1, 0];
     for (const k of order) w3[k].push(await progress(peers[k].url));
@@ -183,20 +208,40 @@ async function pairLegacy(peers) {
   }
   await Promise.all(logs.filter(Boolean).map(({ session }) => session.close()));
 
-  const p50 = w1.map((latencies) => percentile(latencies, 50));
-  const rate = w3.map((samples) => median(samples.map((s) => s.eventsPerS)));
-  const first = w3.map((samples) => median(samples.map((s) => s.firstMs)));
+  const t1 = [[], []];
+  for (let i = -10; i < tasks; i++) {
+    for (const k of i % 2 === 0 ? [0, 1] : [1, 0]) {
+      const sample = await task(peers[k]);
+      if (i >= 0) t1[k].push(sample);
+    }
+  }
+
   const fmt = (x, digits = 2) => x.toFixed(digits);
   console.log(`pair ${args.a} (A) vs ${args.b} (B), Worker peers via ${args.via}`);
-  console.log(`W1 echo p50 ms, ${calls} calls each, alternating:  A ${fmt(p50[0])}  B ${fmt(p50[1])}  A/B ${fmt(p50[0] / p50[1])}`);
-  console.log(
-    `W3 events/s, median of ${runs} runs each:          A ${fmt(rate[0], 0)}  B ${fmt(rate[1], 0)}  A/B ${fmt(rate[0] / rate[1])}`,
-  );
-  console.log(`W3 first progress ms, median:                      A ${fmt(first[0], 1)}  B ${fmt(first[1], 1)}`);
+  if (calls > 0) {
+    const p50 = w1.map((latencies) => percentile(latencies, 50));
+    console.log(`W1 echo p50 ms, ${calls} calls each, alternating:  A ${fmt(p50[0])}  B ${fmt(p50[1])}  A/B ${fmt(p50[0] / p50[1])}`);
+  }
+  if (runs > 0) {
+    const rate = w3.map((samples) => median(samples.map((s) => s.eventsPerS)));
+    const first = w3.map((samples) => median(samples.map((s) => s.firstMs)));
+    console.log(
+      `W3 events/s, median of ${runs} runs each:          A ${fmt(rate[0], 0)}  B ${fmt(rate[1], 0)}  A/B ${fmt(rate[0] / rate[1])}`,
+    );
+    console.log(`W3 first progress ms, median:                      A ${fmt(first[0], 1)}  B ${fmt(first[1], 1)}`);
+  }
   if (replay[0].length > 0) {
     const [ra, rb] = replay.map((samples) => median(samples));
     console.log(`replay ${REPLAY_N} events ms, median of ${replays} each:  A ${fmt(ra)}  B ${fmt(rb)}  A/B ${fmt(ra / rb)}`);
   } else if (replays > 0) {
     console.log(`replay: skipped (a peer cannot resume a finished call)`);
+  }
+  if (tasks > 0) {
+    const line = (label, key) => {
+      const [ta, tb] = t1.map((samples) => p50Of(samples, key));
+      console.log(`${label} A ${fmt(ta)}  B ${fmt(tb)}  A/B ${fmt(ta / tb)}`);
+    };
+    line(`T1 create → completed p50 ms, ${tasks} tasks each:`, 'completed');
+    line('T1 tools/call → CreateTaskResult p50 ms:         ', 'created');
   }
 }
