@@ -34,11 +34,13 @@ export async function runRound({ handler, tap, call, retry, signal }: RoundOptio
   signal.addEventListener('abort', cancel, { once: true });
   let thrown: TaskError | undefined;
   try {
-    const request = roundRequest(call, retry);
+    const { request, parsedBody } = roundRequest(call, retry);
     // The tool sees who asked, as at the edge (ctx.http.authInfo), minus the token itself.
     const { principal } = call;
     const authInfo = { token: '', clientId: principal.clientId ?? '', scopes: [...principal.scopes], extra: { principal } };
-    const response = await taskScope.run({ kind: 'run', fail: (error) => (thrown = error) }, () => handler.fetch(request, { authInfo }));
+    const response = await taskScope.run({ kind: 'run', fail: (error) => (thrown = error) }, () =>
+      handler.fetch(request, { authInfo, parsedBody }),
+    );
     const answer = await readAnswer(response, tap);
     // Everything the tool sent is stored before its outcome; one not stored fails the round,
     // whatever the tool made of its rejected notify.
@@ -53,7 +55,14 @@ export async function runRound({ handler, tap, call, retry, signal }: RoundOptio
   }
 }
 
-function roundRequest(call: TaskCall, retry: RoundOptions['retry']): Request {
+/**
+ * The round's request: the call's `Mcp-*` headers, and its message, which the SDK is handed
+ * parsed, as the edge hands it the body it parsed (edge/modern-route.ts); like the edge's, the
+ * request has no body left to read. Sent as a body instead, the message was serialised here
+ * only for the SDK to clone the request, read it back and parse it: ~0.2 ms of a round under
+ * local workerd (bench/README.md, T1/T2).
+ */
+function roundRequest(call: TaskCall, retry: RoundOptions['retry']): { request: Request; parsedBody: unknown } {
   const { inputResponses, requestState, _meta, ...params } = call.message.params as Record<string, unknown> & {
     inputResponses?: Record<string, unknown>;
     requestState?: string;
@@ -79,11 +88,11 @@ function roundRequest(call: TaskCall, retry: RoundOptions['retry']): Request {
       ...(round.requestState !== null && { requestState: round.requestState }),
     },
   };
-  return new Request('https://task.internal/mcp', {
+  const request = new Request('https://task.internal/mcp', {
     method: 'POST',
     headers: { ...call.headers, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
-    body: JSON.stringify(message),
   });
+  return { request, parsedBody: message };
 }
 
 type Answer = { result?: Record<string, unknown>; error?: TaskError };
