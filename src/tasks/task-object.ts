@@ -241,7 +241,9 @@ export abstract class McpTaskObject<E extends ConfigEnv<E> = ConfigVars> extends
       // The body is the call the edge already accepted, with the answers the task gathered.
       maxBodyBytes: Number.MAX_SAFE_INTEGER,
       heartbeatMs: 0,
-      responseMode: 'sse',
+      // The SDK's default: the answer as JSON, whose message the round takes from the tap with
+      // nothing to read back (task-round.ts). The tap takes the tool's notifications before the
+      // transport sees them; one that reached it would make the answer SSE, read as before.
       // A question inside a task may be answered at any time in its life.
       requestStateTtlSeconds: Math.ceil(ttlMs / 1000),
     });

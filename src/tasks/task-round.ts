@@ -41,7 +41,7 @@ export async function runRound({ handler, tap, call, retry, signal }: RoundOptio
     const response = await taskScope.run({ kind: 'run', fail: (error) => (thrown = error) }, () =>
       handler.fetch(request, { authInfo, parsedBody }),
     );
-    const answer = await readAnswer(response, tap);
+    const answer = await answerOf(response, tap);
     // Everything the tool sent is stored before its outcome; one not stored fails the round,
     // whatever the tool made of its rejected notify.
     tap.close();
@@ -98,12 +98,27 @@ function roundRequest(call: TaskCall, retry: RoundOptions['retry']): { request: 
 type Answer = { result?: Record<string, unknown>; error?: TaskError };
 
 /**
+ * The round's answer: the message the tap took on its way to the transport, where the SDK
+ * answered with it alone (JSON, its body that message); else read from the response
+ * (readAnswer), with any notification the tap did not take, in order. A response with no body
+ * (the round cancelled before the answer) has none, whatever the tool sent after.
+ */
+async function answerOf(response: Response, tap: NotificationTap): Promise<Answer | undefined> {
+  const taken = tap.answer as Answer | undefined;
+  if (taken === undefined || response.body === null || isEventStream(response)) return readAnswer(response, tap);
+  await response.body.cancel();
+  return taken;
+}
+
+const isEventStream = (response: Response): boolean => response.headers.get('Content-Type')?.startsWith('text/event-stream') ?? false;
+
+/**
  * The final JSON-RPC message of the SDK's answer. Notifications the tap kept are not in it; any
  * other before it (were the SDK to connect the server some other way) goes to the tap too.
  */
 async function readAnswer(response: Response, tap: NotificationTap): Promise<Answer | undefined> {
   if (response.body === null) return undefined;
-  if (!response.headers.get('Content-Type')?.startsWith('text/event-stream')) return parse(await response.text());
+  if (!isEventStream(response)) return parse(await response.text());
   const parser = new SseParser();
   const text = new TextDecoder();
   let answer: Answer | undefined;

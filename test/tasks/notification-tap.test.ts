@@ -3,7 +3,8 @@
  * task's round builds it, hands the tool's notifications to the tap as they are sent and
  * frames none of them in its answer; the tap hands them on in order, in batches of at most one
  * INSERT's rows, and pauses a tool that never awaits — more often while streams follow it; a
- * notification that cannot be stored fails the round.
+ * notification that cannot be stored fails the round. It keeps the answer the server sent,
+ * which the round takes instead of parsing the response back.
  */
 import { McpServer, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
@@ -61,7 +62,8 @@ async function call(
   const handler = createModernEndpoint(
     () => tap.attach(server(outcomes)),
     {},
-    { maxBodyBytes: 1 << 20, heartbeatMs: 0, responseMode: 'sse' },
+    // As the task's object builds it (task-object.ts): the SDK's default response mode.
+    { maxBodyBytes: 1 << 20, heartbeatMs: 0 },
   );
   const body = {
     jsonrpc: '2.0',
@@ -127,6 +129,13 @@ describe('NotificationTap', () => {
     expect(outcomes).toEqual(['sent', 'sent', 'sent']);
     expect(answer).not.toContain('notifications/progress');
     expect(answer).toContain('counted 3');
+  });
+
+  it('keeps the answer as the server sent it: the message the response is made of, nothing framed with it', async () => {
+    const tap = new NotificationTap(() => 0);
+    const answer = await call(tap, [], 3);
+    expect(tap.answer).toEqual(JSON.parse(answer));
+    expect(tap.answer).toMatchObject({ id: 1, result: { content: [{ type: 'text', text: 'counted 3' }] } });
   });
 
   it('hands the notifications on in order, the turn’s first at once and the rest in batches of at most one INSERT', async () => {
@@ -226,12 +235,11 @@ describe('NotificationTap', () => {
     mcp.server.connect = async (connected: Transport) => {
       view = connected;
     };
-    await new NotificationTap((batch) => {
+    const tap = new NotificationTap((batch) => {
       received.push(...batch.map(({ method }) => method));
       return 0;
-    })
-      .attach(mcp)
-      .connect(transport);
+    });
+    await tap.attach(mcp).connect(transport);
     const handler = () => undefined;
     view!.onmessage = handler;
     expect(transport.onmessage).toBe(handler);
@@ -246,5 +254,8 @@ describe('NotificationTap', () => {
       { jsonrpc: '2.0', method: 'notifications/tools/list_changed' },
     ]);
     expect(received).toEqual(['notifications/progress']);
+    // The answer went on to the transport, and the tap kept it; a second one would not replace it.
+    await view!.send({ jsonrpc: '2.0', id: 1, result: { late: true } }, { relatedRequestId: 1 });
+    expect(tap.answer).toEqual({ jsonrpc: '2.0', id: 1, result: {} });
   });
 });
