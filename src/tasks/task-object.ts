@@ -58,7 +58,7 @@ import { NotificationTap } from './notification-tap.ts';
 import { MAX_CALL_BYTES, type TaskCreation } from './task-creation.ts';
 import { runRound, type RoundOptions } from './task-round.ts';
 import { TaskChanges } from './task-changes.ts';
-import { TaskStore } from './task-store.ts';
+import { TaskStore, type TaskCall } from './task-store.ts';
 import { TaskSources } from './task-sources.ts';
 import type { TaskSourceRead } from '../core/task-source.ts';
 import { TaskStreams, type StreamOpening, type TaskState } from './task-streams.ts';
@@ -197,7 +197,8 @@ export abstract class McpTaskObject<E extends ConfigEnv<E> = ConfigVars> extends
     await this.ctx.storage.setAlarm(expiresAt(task));
     this.#store = TaskStore.create(this.ctx.storage, task, call);
     this.#count(task);
-    this.#startRoundSoon();
+    // Its first round runs the call as it came here, which is what was just stored.
+    this.#startRoundSoon(undefined, call);
     return json(taskOnWire(task));
   }
 
@@ -225,11 +226,12 @@ export abstract class McpTaskObject<E extends ConfigEnv<E> = ConfigVars> extends
    * awaiting I/O (a loop of progress notifications) would otherwise hold the answer until it
    * is done. The round keeps the object resident (`waitUntil`) from then on.
    */
-  #startRoundSoon(retry?: RoundOptions['retry']): void {
-    this.ctx.waitUntil(scheduler.wait(0).then(() => this.#startRound(retry)));
+  #startRoundSoon(retry?: RoundOptions['retry'], call?: TaskCall): void {
+    this.ctx.waitUntil(scheduler.wait(0).then(() => this.#startRound(retry, call)));
   }
 
-  #startRound(retry?: RoundOptions['retry']): void {
+  /** `call`: the stored call, where this instance has it at hand (it stored it); else it is read from the row. */
+  #startRound(retry?: RoundOptions['retry'], call?: TaskCall): void {
     const store = this.#store;
     // Cancelled (or purged) before it started: nothing to run.
     if (store === undefined || store.read().status !== 'working') return;
@@ -250,7 +252,7 @@ export abstract class McpTaskObject<E extends ConfigEnv<E> = ConfigVars> extends
     const round = runRound({
       handler,
       tap,
-      call: store.call(),
+      call: call ?? store.call(),
       ...(retry !== undefined && { retry }),
       signal: controller.signal,
     })
