@@ -9,15 +9,17 @@
 // progress event, alternating (after 5 unrecorded each), median ms to the result (W5's small log);
 // T1: `--tasks` tasks of `work` (2026-07-28, the Tasks extension declared) alternating task by
 // task (after 10 unrecorded each), created and polled to completed as T1 does, p50 of each (the
-// create → completed time, and apart the CreateTaskResult's). `--calls 0 --runs 0 --replays 0
-// --tasks 400` runs T1 alone.
+// create → completed time, and apart the CreateTaskResult's), and the CPU time the peer's serving
+// processes spent per task, all threads (Linux /proc; locally the Worker, its objects and a
+// task's round share one workerd, so this is what T1's latency pays, and it moves far less with
+// the machine's load). `--calls 0 --runs 0 --replays 0 --tasks 400` runs T1 alone.
 // A whole-workload round (run.mjs) lets a noisy minute land on one peer only; this does not.
 // `--modern`: M1 in place of all three — `--calls` 2026-07-28 `tools/call` echo requests (no
 // session) alternating A, B call by call after 50 unrecorded each, p50 and p99 of each and A ÷ B,
 // and the CPU time each peer's serving process used per call over the same calls
 // (for `ours` against `modern-floor`, which serves nothing else).
 // Same client as run.mjs; prints a summary and never asserts a timing.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -126,13 +128,31 @@ const p50Of = (samples, key) =>
     50,
   );
 
-/** One T1 task: create → completed ms, and call → CreateTaskResult ms. */
+/** CPU time of `pids`, all threads, in ms (/proc/<pid>/task/<tid>/schedstat); NaN where /proc has none. */
+function cpuMs(pids) {
+  let ns = 0;
+  try {
+    for (const pid of pids) {
+      for (const tid of readdirSync(`/proc/${pid}/task`))
+        ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+    }
+  } catch {
+    return Number.NaN;
+  }
+  return ns / 1e6;
+}
+
+/** One T1 task: create → completed ms, call → CreateTaskResult ms, and the peer's CPU ms for it (what its deferred work spent within 5 ms after). */
 async function task(peer) {
+  const pids = peer.servingPids();
+  const cpu0 = cpuMs(pids);
   const t0 = performance.now();
   const { taskId } = await createWorkTask(peer);
   const created = performance.now() - t0;
   await untilCompleted(peer, taskId);
-  return { completed: performance.now() - t0, created };
+  const completed = performance.now() - t0;
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  return { completed, created, cpu: cpuMs(pids) - cpu0 };
 }
 
 /** A finished call of REPLAY_N progress events and its result; the cursor is at progress #1. */
@@ -243,5 +263,8 @@ async function pairLegacy(peers) {
     };
     line(`T1 create → completed p50 ms, ${tasks} tasks each:`, 'completed');
     line('T1 tools/call → CreateTaskResult p50 ms:         ', 'created');
+    const [ca, cb] = t1.map((samples) => samples.reduce((sum, sample) => sum + sample.cpu, 0) / samples.length);
+    if (!Number.isNaN(ca + cb))
+      console.log(`T1 serving processes' CPU ms per task, mean:      A ${fmt(ca)}  B ${fmt(cb)}  A/B ${fmt(ca / cb, 3)}`);
   }
 }
