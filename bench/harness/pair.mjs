@@ -19,12 +19,11 @@
 // and the CPU time each peer's serving process used per call over the same calls
 // (for `ours` against `modern-floor`, which serves nothing else).
 // Same client as run.mjs; prints a summary and never asserts a timing.
-import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { initialize, modernRequest } from './client.mjs';
-import { startPeer } from '../peers/index.mjs';
+import { cpuMs, startPeer, threadCpuMs } from '../peers/index.mjs';
 import { freePort } from './ports.mjs';
 import { median, percentile } from './stats.mjs';
 import { createWorkTask, untilCompleted } from './workloads/shared.mjs';
@@ -52,7 +51,6 @@ const replays = Number(args.replays);
 if (!Number.isInteger(replays) || replays < 0 || replays > 1_000) throw new Error('--replays must be an integer in 0..1000');
 const REPLAY_N = 1_000;
 /** /proc's clock ticks (USER_HZ): 100 on Linux. */
-const CLOCK_TICKS_PER_S = 100;
 const W3_N = 5_000;
 
 async function echo(session, text) {
@@ -92,23 +90,6 @@ async function pairModern([a, b]) {
   );
 }
 
-/**
- * CPU time (user + system, ms) the peer's serving process(es) used so far: for a Worker peer its
- * workerd, which also runs Miniflare's entry Worker in front of it (the same for every Worker
- * peer). Where other work shares the machine, a latency's p50 moves with it; CPU per call much
- * less (two runs of 5,000 calls on a VM at a load average of 4–6: ours ÷ modern-floor 1.068 and
- * 1.076, where the p50s of such runs gave 0.99–1.09).
- */
-function cpuMs(peer) {
-  let ticks = 0;
-  for (const pid of peer.servingPids()) {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // state ppid … utime (11) stime (12)
-    ticks += Number(fields[11]) + Number(fields[12]);
-  }
-  return (ticks * 1000) / CLOCK_TICKS_PER_S;
-}
-
 async function progress(url) {
   const session = await initialize(url);
   try {
@@ -128,31 +109,17 @@ const p50Of = (samples, key) =>
     50,
   );
 
-/** CPU time of `pids`, all threads, in ms (/proc/<pid>/task/<tid>/schedstat); NaN where /proc has none. */
-function cpuMs(pids) {
-  let ns = 0;
-  try {
-    for (const pid of pids) {
-      for (const tid of readdirSync(`/proc/${pid}/task`))
-        ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
-    }
-  } catch {
-    return Number.NaN;
-  }
-  return ns / 1e6;
-}
-
 /** One T1 task: create → completed ms, call → CreateTaskResult ms, and the peer's CPU ms for it (what its deferred work spent within 5 ms after). */
 async function task(peer) {
   const pids = peer.servingPids();
-  const cpu0 = cpuMs(pids);
+  const cpu0 = threadCpuMs(pids);
   const t0 = performance.now();
   const { taskId } = await createWorkTask(peer);
   const created = performance.now() - t0;
   await untilCompleted(peer, taskId);
   const completed = performance.now() - t0;
   await new Promise((resolve) => setTimeout(resolve, 5));
-  return { completed, created, cpu: cpuMs(pids) - cpu0 };
+  return { completed, created, cpu: threadCpuMs(pids) - cpu0 };
 }
 
 /** A finished call of REPLAY_N progress events and its result; the cursor is at progress #1. */

@@ -183,26 +183,29 @@ export async function memoryRss(peer, { includeProxy = false } = {}) {
 }
 
 /**
- * CPU time in ms (user + system, every thread) the peer's serving process(es) have used so far,
- * from /proc/<pid>/stat (clock ticks: 10 ms each where `getconf CLK_TCK` is 100, as on Linux
- * here). A difference over many calls gives CPU per call: for a Worker peer, the Worker and its
- * objects together (one workerd process runs both); for a Node peer, all of it. undefined when a
- * process cannot be read (its figure is then left out, never guessed).
+ * CPU time in ms that the processes `pids` have spent on a CPU so far, every thread, from
+ * /proc/<pid>/task/<tid>/schedstat (nanoseconds); NaN when one cannot be read, so a figure made
+ * from it is left out, never guessed. A difference over many calls gives CPU per call: for a
+ * Worker peer the Worker and its objects together (one workerd process runs both, and Miniflare's
+ * entry Worker, the same for every Worker peer); for a Node peer, all of it.
  */
-export async function cpuMs(peer) {
-  let total = 0;
-  for (const pid of peer.servingPids()) {
-    try {
-      const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-      // Fields after the command (which may hold spaces, so split after its closing paren):
-      // utime and stime are the 14th and 15th fields of the line, the 12th and 13th after it.
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      total += (Number(fields[11]) + Number(fields[12])) * 10;
-    } catch {
-      return undefined;
+export function threadCpuMs(pids) {
+  let ns = 0;
+  try {
+    for (const pid of pids) {
+      for (const tid of readdirSync(`/proc/${pid}/task`))
+        ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
     }
+  } catch {
+    return Number.NaN;
   }
-  return total;
+  return ns / 1e6;
+}
+
+/** `threadCpuMs` of the peer's serving process(es) (see memoryRss), undefined where unreadable. */
+export function cpuMs(peer) {
+  const ms = threadCpuMs(peer.servingPids());
+  return Number.isNaN(ms) ? undefined : ms;
 }
 
 async function waitUntilReady(url, exited, logPath) {
