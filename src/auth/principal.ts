@@ -53,7 +53,16 @@ const ANONYMOUS_ENCODED = base64url(JSON.stringify(ANONYMOUS));
  */
 export function principalOf(headers: Headers): Principal {
   const value = headers.get(INTERNAL_HEADERS.principal);
-  if (value === null) return ANONYMOUS;
+  if (value === null || value === ANONYMOUS_ENCODED) return ANONYMOUS;
+  // An object serves one principal's requests (its name carries the principal): decoded once.
+  if (value !== lastDecoded.value) lastDecoded = { value, principal: Object.freeze(decodePrincipal(value)) };
+  return lastDecoded.principal;
+}
+
+/** The last principal principalOf decoded other than the anonymous one, by its header value. */
+let lastDecoded: { readonly value: string | undefined; readonly principal: Principal } = { value: undefined, principal: ANONYMOUS };
+
+function decodePrincipal(value: string): Principal {
   const binary = atob(value.replace(/-/g, '+').replace(/_/g, '/'));
   return JSON.parse(new TextDecoder().decode(Uint8Array.from(binary, (char) => char.charCodeAt(0)))) as Principal;
 }

@@ -29,8 +29,19 @@ export function rateLimitAddress(address: string | null | undefined, ipv6Prefix:
 }
 
 /** The allowance key of a client address (`CF-Connecting-IP`): `address:` and its rateLimitAddress. */
-export const addressKey = (address: string | null | undefined, ipv6Prefix: number = DEFAULT_IPV6_PREFIX): string =>
-  `address:${rateLimitAddress(address, ipv6Prefix)}`;
+export function addressKey(address: string | null | undefined, ipv6Prefix: number = DEFAULT_IPV6_PREFIX): string {
+  // A client sends every request from its address: the last key made is asked for again.
+  if (address !== lastKey.address || ipv6Prefix !== lastKey.ipv6Prefix) {
+    lastKey = { address, ipv6Prefix, key: `address:${rateLimitAddress(address, ipv6Prefix)}` };
+  }
+  return lastKey.key;
+}
+
+let lastKey: { readonly address: string | null | undefined; readonly ipv6Prefix: number; readonly key: string } = {
+  address: null,
+  ipv6Prefix: DEFAULT_IPV6_PREFIX,
+  key: `address:${UNKNOWN_ADDRESS}`,
+};
 
 /** `RATE_LIMIT_IPV6_PREFIX`: the prefix length, 1 to 128. */
 export function readIpv6Prefix(text: string | undefined): number {

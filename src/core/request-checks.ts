@@ -29,16 +29,24 @@ export function checkHostAndOrigin(
   urlHost: () => string | null = () => null,
 ): void {
   const host = headers.get('Host') ?? urlHost();
+  const origin = headers.get('Origin');
+  const last = lastAdmitted;
+  if (last !== undefined && last.host === host && last.origin === origin && last.hosts === hosts && last.origins === origins) return;
   if (!isHostAllowed(hosts, host))
     throw httpErrors.forbidden(
       `host ${JSON.stringify(host)} is not allowed (add it to ALLOWED_HOSTS${portFix(hostEntriesAdmitting(hosts, host))})`,
     );
-  const origin = headers.get('Origin');
   if (!isOriginAllowed(origins, origin))
     throw httpErrors.forbidden(
       `origin ${JSON.stringify(origin)} is not allowed (add it to ALLOWED_ORIGINS${portFix(originEntriesAdmitting(origins, origin))})`,
     );
+  lastAdmitted = { host, origin, hosts, origins };
 }
+
+/** The last Host and Origin the walls admitted, with the lists that admitted them: a client sends the same pair on every request. */
+let lastAdmitted:
+  | { readonly host: string | null; readonly origin: string | null; readonly hosts: Allowlist; readonly origins: Allowlist }
+  | undefined;
 
 /**
  * A name listed without this port (allowlist.ts: an entry without a port is the default ports

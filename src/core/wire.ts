@@ -124,6 +124,15 @@ export const OBJECT_ROUTES = {
   end: '/end',
 } as const;
 
+/** The origin of the URLs the Worker and the principal registry send a session object's requests to. */
+export const SESSION_ORIGIN = 'https://session.internal';
+
+/** Each route's URL as its senders spell it: the route of an object's request, found without parsing its URL. */
+const ROUTE_OF_URL = new Map<string, string>(Object.values(OBJECT_ROUTES).map((route) => [`${SESSION_ORIGIN}${route}`, route]));
+
+/** The path of a request to a session object: looked up for a URL spelled as its senders spell it (every one), else parsed. */
+export const objectRouteOf = (url: string): string => ROUTE_OF_URL.get(url) ?? new URL(url).pathname;
+
 /** Paths of requests to the event bus object (src/stateless/bus-object.ts). */
 export const BUS_ROUTES = {
   /** WebSocket upgrade: an isolate with listeners receives every published event. */

@@ -19,7 +19,7 @@ import { isInitializeRequest, isRequest, parseJsonRpcBody } from '../core/jsonrp
 import type { Release } from '../core/slots.ts';
 import { readBoundedText, readDeclaredLength } from '../core/request-checks.ts';
 import { newSessionId } from '../core/session-id.ts';
-import { HEADERS, INTERNAL_HEADERS, OBJECT_ROUTES } from '../core/wire.ts';
+import { HEADERS, INTERNAL_HEADERS, OBJECT_ROUTES, SESSION_ORIGIN } from '../core/wire.ts';
 import type { PrincipalHoldings } from '../principals/principal-holdings.ts';
 import { checkHandshakeParams } from '../session/handshake-params.ts';
 import { relayResponse } from './sse-relay.ts';
@@ -119,7 +119,7 @@ async function forward(
   let first: Response;
   try {
     first = await stub.fetch(
-      new Request(`https://session.internal${route}`, { method: request.method, headers, body: body ?? null, signal: request.signal }),
+      new Request(`${SESSION_ORIGIN}${route}`, { method: request.method, headers, body: body ?? null, signal: request.signal }),
     );
   } catch (error) {
     release?.();
@@ -130,7 +130,7 @@ async function forward(
     first,
     (token) =>
       stub.fetch(
-        new Request(`https://session.internal${OBJECT_ROUTES.relay}`, {
+        new Request(`${SESSION_ORIGIN}${OBJECT_ROUTES.relay}`, {
           headers: { Upgrade: 'websocket', [HEADERS.sessionId]: sessionId, [INTERNAL_HEADERS.relay]: token },
         }),
       ),

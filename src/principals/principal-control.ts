@@ -22,7 +22,7 @@
 import { objectName } from '../auth/principal.ts';
 import { eventsError } from '../core/events-wire.ts';
 import type { Holding } from '../core/holdings.ts';
-import { OBJECT_ROUTES, HEADERS, TASK_ROUTES } from '../core/wire.ts';
+import { OBJECT_ROUTES, HEADERS, SESSION_ORIGIN, TASK_ROUTES } from '../core/wire.ts';
 import { placedNamespace } from '../edge/placement.ts';
 import type { EndReason } from '../session/session-object.ts';
 import { type BusStreams, grantListenTag, principalListenTag } from '../stateless/event-bus.ts';
@@ -109,7 +109,7 @@ export class PrincipalControl {
   async endSession(principalId: string, sessionId: string, reason: EndReason = 'ended_by_operator'): Promise<boolean> {
     const stub = this.#bindings.sessions.get(this.#bindings.sessions.idFromName(objectName({ id: principalId }, sessionId)));
     const response = await stub.fetch(
-      new Request(`https://session.internal${OBJECT_ROUTES.end}`, {
+      new Request(`${SESSION_ORIGIN}${OBJECT_ROUTES.end}`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json', [HEADERS.sessionId]: sessionId },
         body: JSON.stringify({ reason }),

@@ -19,7 +19,7 @@ import { objectName } from '../auth/principal.ts';
 import { sha256Hex } from '../core/digest.ts';
 import { httpErrors, type McpHttpError } from '../core/errors.ts';
 import { verificationScopeText } from '../core/webhook-subscription-key.ts';
-import { OBJECT_ROUTES } from '../core/wire.ts';
+import { OBJECT_ROUTES, SESSION_ORIGIN } from '../core/wire.ts';
 import type { ObjectNamespace } from './principal-control.ts';
 import type { HoldingKind } from '../core/holdings.ts';
 import {
@@ -99,7 +99,7 @@ export class PrincipalHoldings {
     this.#limits = limits;
     this.#probe = async (sessionId) => {
       const stub = sessions.get(sessions.idFromName(objectName({ id: principalId }, sessionId)));
-      const answer = await stub.fetch(new Request(`https://session.internal${OBJECT_ROUTES.probe}`)).catch(() => undefined);
+      const answer = await stub.fetch(new Request(`${SESSION_ORIGIN}${OBJECT_ROUTES.probe}`)).catch(() => undefined);
       if (answer?.status === 404) return 'gone';
       const told = answer?.ok === true ? ((await answer.json().catch(() => undefined)) as { liveUntil?: unknown } | undefined) : undefined;
       return typeof told?.liveUntil === 'number' && Number.isSafeInteger(told.liveUntil) ? { liveUntil: told.liveUntil } : 'held';

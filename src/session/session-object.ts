@@ -37,7 +37,7 @@ import { acceptsBatches, isSupportedProtocolVersion, sendsPrimingEvent } from '.
 import { readBoundedText, readCursor } from '../core/request-checks.ts';
 import { firstEpoch } from '../core/event-id.ts';
 import { decideResume, type StreamRecord } from '../core/resume.ts';
-import { HEADERS, JsonRpcCode, OBJECT_ROUTES, SSE_RESPONSE_HEADERS, ALLOWED_METHODS } from '../core/wire.ts';
+import { HEADERS, JsonRpcCode, OBJECT_ROUTES, SSE_RESPONSE_HEADERS, ALLOWED_METHODS, objectRouteOf } from '../core/wire.ts';
 import { MessageRouter, type LiveSession } from './message-router.ts';
 import { PendingAnswers } from './pending-answers.ts';
 import { RelayEndpoint } from './relay-endpoint.ts';
@@ -112,7 +112,7 @@ export abstract class McpSessionObject<Env extends ConfigEnv<Env> = ConfigVars> 
 
   override async fetch(request: Request): Promise<Response> {
     try {
-      const route = new URL(request.url).pathname;
+      const route = objectRouteOf(request.url);
       if (route === OBJECT_ROUTES.relay) return this.#relay.bind(request);
       const sessionId = request.headers.get(HEADERS.sessionId) ?? '';
       // The principal registry's question (principals/principal-holdings.ts): reads, never creates.

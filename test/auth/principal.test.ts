@@ -31,6 +31,14 @@ describe('encodePrincipal / principalOf', () => {
   it('reads no principal header as the anonymous principal', () => {
     expect(principalOf(new Headers())).toBe(ANONYMOUS);
   });
+
+  it('reads each header value as its own principal, whatever was read before', () => {
+    const alice = principal('https://issuer.test#alice');
+    const bob = principal('https://issuer.test#bob', { role: 'admin' });
+    const read = (value: Principal) => principalOf(new Headers({ [INTERNAL_HEADERS.principal]: encodePrincipal(value) }));
+    for (const value of [alice, alice, bob, ANONYMOUS, alice, bob, bob]) expect(read(value)).toEqual(value);
+    expect(read(ANONYMOUS)).toBe(ANONYMOUS);
+  });
 });
 
 describe('headersForObject', () => {

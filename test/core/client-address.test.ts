@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { rateLimitAddress, readIpv6Prefix } from '../../src/core/client-address.ts';
+import { addressKey, rateLimitAddress, readIpv6Prefix } from '../../src/core/client-address.ts';
 import { readConfig } from '../../src/config.ts';
 
 describe('rateLimitAddress', () => {
@@ -85,5 +85,21 @@ describe('RATE_LIMIT_IPV6_PREFIX', () => {
 
   it.each(['0', '129', '-1', '64.5', '/64', 'sixty-four', '1e2', '0x40', '1000'])('refuses %j as a configuration error', (text) => {
     expect(() => readConfig({ RATE_LIMIT_IPV6_PREFIX: text })).toThrow(/configuration: RATE_LIMIT_IPV6_PREFIX/);
+  });
+});
+
+describe('addressKey', () => {
+  it('keys each address and prefix as itself, whatever was keyed before', () => {
+    const asked: [string | null | undefined, number, string][] = [
+      ['203.0.113.7', 64, 'address:203.0.113.7'],
+      ['203.0.113.7', 64, 'address:203.0.113.7'],
+      ['2001:db8:1:2::1', 64, 'address:2001:db8:1:2::/64'],
+      ['2001:db8:1:2::1', 48, 'address:2001:db8:1::/48'],
+      [null, 64, 'address:unknown'],
+      [undefined, 64, 'address:unknown'],
+      ['203.0.113.8', 64, 'address:203.0.113.8'],
+      ['203.0.113.7', 64, 'address:203.0.113.7'],
+    ];
+    for (const [address, prefix, key] of asked) expect(addressKey(address, prefix)).toBe(key);
   });
 });

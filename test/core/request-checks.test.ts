@@ -101,6 +101,26 @@ describe('checkHostAndOrigin', () => {
     );
   });
 
+  it('decides a pair it admitted before again, by the lists it is given and the Origin sent', () => {
+    const admitted = headersWith({ Host: 'localhost:8787', Origin: 'http://localhost:6274' });
+    checkHostAndOrigin(admitted, hosts, origins);
+    // The same Host with another Origin, right after: the Origin is still read.
+    expectHttpError(
+      thrownBy(() => checkHostAndOrigin(headersWith({ Host: 'localhost:8787', Origin: 'http://evil.example' }), hosts, origins)),
+      { status: 403, code: -32000, message: 'Forbidden: origin "http://evil.example" is not allowed (add it to ALLOWED_ORIGINS)' },
+    );
+    checkHostAndOrigin(admitted, hosts, origins);
+    // The same pair against lists that do not admit it (another environment): refused.
+    expectHttpError(
+      thrownBy(() => checkHostAndOrigin(admitted, parseHostAllowlist('example.com'), origins)),
+      {
+        status: 403,
+        code: -32000,
+        message: 'Forbidden: host "localhost:8787" is not allowed (add it to ALLOWED_HOSTS)',
+      },
+    );
+  });
+
   it.each([
     { name: 'a missing Host header falls back to an allowed URL host', host: undefined, urlHost: 'localhost:8787', refused: undefined },
     {
