@@ -48,6 +48,24 @@ export const ASSUMPTIONS = [
   'Workers requests: one per client request; the GET stream is one request however long it is held.',
 ];
 
+/**
+ * Rows each operation leaves stored until its object's final `deleteAll()` (bench/README.md, *Rows
+ * per operation*): a session its row, stream 1 and the initialize answer (its four tables' own
+ * rows not counted); a call its request id, stream and answer; a progress event its row; a held
+ * GET stream its stream row; a task its row. Were `deleteAll()` billed per row removed, each would
+ * be written once more; the table prints that reading beside the other.
+ */
+export const ROWS_LEFT_AT_END = Object.freeze({
+  session: 3,
+  call: 3,
+  progressEvent: 1,
+  task: 1,
+  taskGet: 0,
+  expiry: 0,
+  purge: 0,
+  heldStream: 1,
+});
+
 /** Per-operation figures from a bench summary's medians (peer `ours`) and the scaled run. */
 export function perOperationFrom(summary, scaleRun) {
   const m = (key) => {
@@ -97,10 +115,12 @@ export function dailyUsage(profile, op) {
     heldStream: profile.heldIdleHours > 0 ? 1 : 0,
   };
   let written = 0;
+  let leftAtEnd = 0;
   let read = 0;
   let objectRequests = 0;
   for (const [name, n] of Object.entries(count)) {
     written += n * op[name].written;
+    leftAtEnd += n * ROWS_LEFT_AT_END[name];
     read += n * op[name].read;
     objectRequests += n * op[name].requests;
   }
@@ -113,6 +133,7 @@ export function dailyUsage(profile, op) {
     objectRequests,
     objectGbSeconds: objectRequests * op.objectSecondsPerRequest * OBJECT_GB,
     rowsWritten: written,
+    rowsWrittenIfDeleteAllBilled: written + leftAtEnd,
     rowsRead: read,
     // GB held for (held hours + the 1 h TTL) of 24, averaged over the month as the platform does.
     storageGb: (op.storedBytesPerSession / 1e9) * ((profile.heldIdleHours + 1) / 24),
@@ -132,11 +153,14 @@ export function monthlyBill(profile, users, op, prices = PRICES) {
     objectRequests: overage(month.objectRequests, prices.objectRequests),
     objectDuration: overage(month.objectGbSeconds, prices.objectGbSeconds),
     rowsWritten: overage(month.rowsWritten, prices.rowsWritten),
+    // Not part of the total: the other reading of deleteAll() (ASSUMPTIONS), printed beside it.
+    rowsWrittenIfDeleteAllBilled: overage(month.rowsWrittenIfDeleteAllBilled, prices.rowsWritten),
     rowsRead: overage(month.rowsRead, prices.rowsRead),
     storage: Math.max(0, month.storageGb - prices.storageGbMonths.included) * prices.storageGbMonths.perUnit,
   };
-  const total = Object.values(lines).reduce((a, b) => a + b, 0);
-  return { users, month, lines, total };
+  const { rowsWrittenIfDeleteAllBilled, ...billed } = lines;
+  const total = Object.values(billed).reduce((a, b) => a + b, 0);
+  return { users, month, lines, total, totalIfDeleteAllBilled: total - lines.rowsWritten + rowsWrittenIfDeleteAllBilled };
 }
 
 const usd = (x) => (x < 0.005 ? '0' : x < 100 ? x.toFixed(2) : Math.round(x).toLocaleString('en-US'));
@@ -169,6 +193,14 @@ export function formatBillTable(profile, op, userCounts = [1_000, 100_000, 1_000
   }
   lines.push(`| **total** | ${bills.map((b) => `**$${usd(b.total)}**`).join(' | ')} |`);
   lines.push(`| per daily user | ${bills.map((b) => `$${(b.total / b.users).toPrecision(2)}`).join(' | ')} |`);
+  lines.push(
+    `| if \`deleteAll()\` is billed per row removed: rows written; total | ${bills
+      .map(
+        (b) =>
+          `${qty(b.month.rowsWrittenIfDeleteAllBilled)}: $${usd(b.lines.rowsWrittenIfDeleteAllBilled)}; $${usd(b.totalIfDeleteAllBilled)}`,
+      )
+      .join(' | ')} |`,
+  );
   return lines.join('\n');
 }
 

@@ -23,6 +23,8 @@ test('a daily user: every operation counted as often as the profile says', () =>
   const day = dailyUsage(profile, ops);
   // 12 + 20×3 + 100×1 + 2×5 + 6×0 + 1 + 2×0 + 2 = 185
   assert.equal(day.rowsWritten, 185);
+  // and what deleteAll() would remove: 3 + 20×3 + 100×1 + 2×1 + 1 = 166 more
+  assert.equal(day.rowsWrittenIfDeleteAllBilled, 185 + 166);
   // 2 + 20 + 0 + 2 + 6 + 2 + 2 + 1 = 35
   assert.equal(day.objectRequests, 35);
   // initialize, initialized, 20 calls, 2 × (create + 3 gets), the GET stream
@@ -53,8 +55,11 @@ test('past the included amounts, each line is its overage at its price', () => {
   assert.ok(Math.abs(bill.lines.rowsWritten - ((rowsWritten - PRICES.rowsWritten.included) / 1e6) * 1.0) < 1e-6);
   const workerRequests = 31e6 * 30;
   assert.ok(Math.abs(bill.lines.workerRequests - ((workerRequests - 10e6) / 1e6) * 0.3) < 1e-6);
-  const sum = Object.values(bill.lines).reduce((a, b) => a + b, 0);
+  const { rowsWrittenIfDeleteAllBilled, ...counted } = bill.lines;
+  const sum = Object.values(counted).reduce((a, b) => a + b, 0);
   assert.equal(bill.total, sum);
+  assert.ok(Math.abs(bill.totalIfDeleteAllBilled - (sum - bill.lines.rowsWritten + rowsWrittenIfDeleteAllBilled)) < 1e-6);
+  assert.ok(Math.abs(rowsWrittenIfDeleteAllBilled - ((351e6 * 30 - 50e6) / 1e6) * 1.0) < 1e-6);
 });
 
 test('figures come from the summary and the scaled run, and a missing one is an error naming it', () => {
@@ -89,5 +94,5 @@ test('the table has a column per user count and a total row', () => {
   const table = formatBillTable(profile, ops, [500, 1_000_000]);
   const lines = table.split('\n');
   assert.match(lines[0], /500 daily users \| 1,000,000 daily users/);
-  assert.match(lines.at(-2), /\*\*total\*\* \| \*\*\$5\.00\*\* \|/);
+  assert.match(lines.at(-3), /\*\*total\*\* \| \*\*\$5\.00\*\* \|/);
 });
