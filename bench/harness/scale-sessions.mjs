@@ -306,6 +306,14 @@ async function phase(peer, name, run) {
   return record;
 }
 
+/** A phase of one HTTP request per session of `sessions`: `task(session)` for each, WIDTH at a time. */
+function eachSession(peer, name, sessions, task) {
+  return phase(peer, name, async () => ({
+    http_requests: sessions.length,
+    ...(await pool(sessions.length, WIDTH, (k) => task(sessions[k]), name)),
+  }));
+}
+
 /** Resolves with the event carrying log text `text` on session `s`'s held stream (EVENT_TIMEOUT_MS at most). */
 function heardOn(s, text) {
   const seen = s.heard.find((event) => event.text === text);
@@ -379,45 +387,26 @@ async function main() {
     }));
     const created = live();
 
-    await phase(peer, 'call', async () => ({
-      http_requests: created.length,
-      ...(await pool(
-        created.length,
-        WIDTH,
-        async (k) => {
-          const s = created[k];
-          const call = expectResult(await s.session.callTool('echo', { text: `c${s.i}` }, { timeoutMs: REQUEST_TIMEOUT_MS }), 'echo');
-          if (call.response.result.content?.[0]?.text !== `c${s.i}`)
-            throw new Error(`echo answered ${JSON.stringify(call.response.result)}`);
-        },
-        'call',
-      )),
-    }));
+    await eachSession(peer, 'call', created, async (s) => {
+      const call = expectResult(await s.session.callTool('echo', { text: `c${s.i}` }, { timeoutMs: REQUEST_TIMEOUT_MS }), 'echo');
+      if (call.response.result.content?.[0]?.text !== `c${s.i}`) throw new Error(`echo answered ${JSON.stringify(call.response.result)}`);
+    });
 
-    await phase(peer, 'hold', async () => ({
-      http_requests: created.length,
-      ...(await pool(
-        created.length,
-        WIDTH,
-        async (k) => {
-          const s = created[k];
-          s.stream = await s.session.openStream({
-            timeoutMs: REQUEST_TIMEOUT_MS,
-            maxMs: HOLD_MAX_MS,
-            onEvent: (event) => {
-              if (event.message === undefined) return; // the priming event
-              const text = logText(event);
-              const heard = { id: event.id, text };
-              s.heard.push(heard);
-              s.waiters.get(text)?.(heard);
-            },
-          });
-          if (!s.stream.ok) throw new Error(`GET stream: HTTP ${s.stream.status}`);
-          void s.stream.done.then((end) => (s.ended = end));
+    await eachSession(peer, 'hold', created, async (s) => {
+      s.stream = await s.session.openStream({
+        timeoutMs: REQUEST_TIMEOUT_MS,
+        maxMs: HOLD_MAX_MS,
+        onEvent: (event) => {
+          if (event.message === undefined) return; // the priming event
+          const text = logText(event);
+          const heard = { id: event.id, text };
+          s.heard.push(heard);
+          s.waiters.get(text)?.(heard);
         },
-        'hold',
-      )),
-    }));
+      });
+      if (!s.stream.ok) throw new Error(`GET stream: HTTP ${s.stream.status}`);
+      void s.stream.done.then((end) => (s.ended = end));
+    });
     const held = created.filter((s) => s.stream?.ok);
 
     const idle = await phase(peer, 'idle', async () => {
