@@ -28,6 +28,7 @@ import {
 import { eraOfHeader } from '../core/era.ts';
 import { busShardName, DurableEventBus } from '../stateless/event-bus.ts';
 import { createModernEndpoint } from '../stateless/modern-endpoint.ts';
+import { needsExtensionMethods } from '../core/extension-methods.ts';
 import { serveTasksInScope } from '../tasks/edge-tasks.ts';
 import { serveEventsInScope } from '../events/edge-events.ts';
 import { ALLOWED_METHODS, HEADERS, JsonRpcCode } from '../core/wire.ts';
@@ -166,9 +167,9 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
         heartbeatMs,
         bus: edge.bus,
         maxListenStreams: c.get('config').maxListenStreams,
-        decorate: (server) => {
-          if (edge.tasks !== undefined) serveTasksInScope(server);
-          if (edge.events !== undefined) serveEventsInScope(server);
+        decorate: (server, method) => {
+          if (edge.tasks !== undefined && needsExtensionMethods('tasks', method)) serveTasksInScope(server);
+          if (edge.events !== undefined && needsExtensionMethods('events', method)) serveEventsInScope(server);
         },
       });
       return serveModern(edge.modern, edge.tasks, {

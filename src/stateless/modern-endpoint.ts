@@ -15,6 +15,7 @@ import {
   type ServerNotifier,
 } from '@modelcontextprotocol/server';
 import { log } from '../core/log.ts';
+import { HEADERS } from '../core/wire.ts';
 import { logToolErrors } from '../tools/tool-errors.ts';
 import { sdkReport } from './sdk-reports.ts';
 import { requestStateSeal, type RequestStateSeal, type RequestStateSecrets } from './request-state.ts';
@@ -43,8 +44,11 @@ export interface ModernEndpointOptions {
   readonly responseMode?: 'auto' | 'sse';
   /** How long a minted requestState stays valid; the seal's default (300 s) when absent. */
   readonly requestStateTtlSeconds?: number;
-  /** Serve the Tasks extension on the McpServer the factory built (at the edge, when tasks are configured). */
-  readonly decorate?: (server: McpServer) => void;
+  /**
+   * Serve the extensions on the McpServer the factory built (at the edge, when tasks or events are
+   * configured), given the request's method (its `Mcp-Method` header; undefined without one).
+   */
+  readonly decorate?: (server: McpServer, method: string | undefined) => void;
 }
 
 /**
@@ -61,7 +65,7 @@ export function createModernEndpoint(
   const build = async (context: McpRequestContext) => {
     // A tool that throws is logged with its stack (tools/tool-errors.ts); the client hears what the SDK says.
     const server = logToolErrors(await factory({ ...context, requestState, notify: handler.notify }));
-    decorate?.(server);
+    decorate?.(server, context.requestInfo?.headers.get(HEADERS.method)?.trim());
     return server;
   };
   const handler: McpHttpHandler = createMcpHandler(build, {
