@@ -24,6 +24,7 @@ import type { StreamRecord } from '../core/resume.ts';
 import { ConnectionTable } from './connection-table.ts';
 import type { JsonCollector, Delivery } from './connection.ts';
 import { EventLog } from './event-log.ts';
+import type { StoredRow } from './event-rows.ts';
 import { HeldEvents } from './held-events.ts';
 import { tooLargeToStore } from './message-size.ts';
 import type { RelayConnection } from './relay-connection.ts';
@@ -242,17 +243,41 @@ export class SessionStreams {
     // unanswered is stored as the stream's end, so finishing it writes nothing more.
     this.#held.store();
     const seq = known.lastSeq + 1;
-    const finished = this.#transaction(() => {
-      const done = answers !== undefined && !this.#cache.answer(answers, stream);
-      this.#log.appendMany([{ stream, seq, message: data, endsStream: done }]);
-      this.#bounds.account(totals, 1, size, { stream, seq });
-      if (done) this.#cache.ended(stream);
-      return done;
-    });
+    const finished = this.#store({ stream, seq, message: data }, size, totals, answers);
     known.lastSeq = seq;
     this.#connections.deliver(stream, { seq, id: formatEventId({ epoch: known.epoch, stream, seq }), data, bytes: size });
     if (finished) this.#ended(stream);
     return true;
+  }
+
+  /**
+   * Stores one event that is not held, as its stream's end if `answers` names the last of its
+   * requests to be answered. Where that event is all that is written — no other request of its
+   * stream left to mark answered, nothing to prune (the hot path: a call's answer) — it is one
+   * INSERT, atomic by itself; otherwise one transaction with the rest.
+   */
+  #store(event: StoredRow, size: number, totals: { events: number; bytes: number }, answers: string | undefined): boolean {
+    const { stream, seq } = event;
+    const ends = answers === undefined ? false : this.#cache.endsStream(answers, stream);
+    if (ends !== undefined && this.#bounds.fits(totals, size)) {
+      try {
+        this.#log.appendMany([{ ...event, endsStream: ends }]);
+      } catch (error) {
+        this.forget();
+        throw error;
+      }
+      if (answers !== undefined) this.#cache.answer(answers, stream); // in memory: no other request of the stream awaits one
+      this.#bounds.account(totals, 1, size, { stream, seq }); // within the bounds: counted, nothing pruned
+      if (ends) this.#cache.ended(stream);
+      return ends;
+    }
+    return this.#transaction(() => {
+      const done = answers !== undefined && !this.#cache.answer(answers, stream);
+      this.#log.appendMany([{ ...event, endsStream: done }]);
+      this.#bounds.account(totals, 1, size, { stream, seq });
+      if (done) this.#cache.ended(stream);
+      return done;
+    });
   }
 
   /** A cancelled request is never answered (the spec forbids it), so it stops holding its stream open. */

@@ -61,6 +61,18 @@ export class StreamCache {
     return stream;
   }
 
+  /**
+   * Whether answering `requestKey` ends its stream, as this instance knows without storage: true
+   * when no other request of the stream awaits an answer; undefined when others do (their flags
+   * are written with it) or when the stream was not opened here (`answer` asks storage).
+   */
+  endsStream(requestKey: string, stream: number): true | undefined {
+    const pending = this.#unanswered.get(stream);
+    if (pending === undefined) return undefined;
+    const others = pending.size - (pending.has(requestKey) ? 1 : 0);
+    return others === 0 ? true : undefined;
+  }
+
   /** Records that `requestKey` needs no answer any more; returns whether others still do. */
   answer(requestKey: string, stream: number): boolean {
     const pending = this.#unanswered.get(stream);

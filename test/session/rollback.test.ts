@@ -90,6 +90,40 @@ describe('a transaction that rolls back', () => {
   });
 });
 
+describe('a call answered by one INSERT, with no transaction around it', () => {
+  it('a failed store leaves its stream open, as storage has it, and the answer stored again finishes it', async () => {
+    const result = await inNewObject((streams) => {
+      const { stream } = streams.openRequestStream(1, ['"x"']);
+      EventLog.prototype.appendMany = () => {
+        EventLog.prototype.appendMany = originalAppendMany;
+        throw new Error('SQLITE_FULL (injected)');
+      };
+      let threw = false;
+      try {
+        streams.emit(stream, '{"jsonrpc":"2.0","id":"x","result":{}}', '"x"');
+      } catch {
+        threw = true;
+      }
+      const afterFailure = { stored: stateOf(streams, stream), open: streams.isOpen(stream) };
+      const retried = streams.emit(stream, '{"jsonrpc":"2.0","id":"x","result":{}}', '"x"');
+      return {
+        threw,
+        afterFailure,
+        retried,
+        end: { stored: stateOf(streams, stream), open: streams.isOpen(stream) },
+        events: streams.log.eventsAfter(stream, 0, 1 << 20).map((e) => JSON.parse(e.message).id),
+      };
+    });
+    expect(result).toEqual({
+      threw: true,
+      afterFailure: { stored: 'open', open: true },
+      retried: true,
+      end: { stored: 'finished', open: false },
+      events: ['x'],
+    });
+  });
+});
+
 describe('a server→client request', () => {
   // Notifications after a turn's first are held and stored together when the turn ends; if
   // that store fails, nobody is left to tell. A request's sender waits for its answer, so a
