@@ -152,6 +152,12 @@ export class EventLog {
     return this.#counts;
   }
 
+  /** The schema was just created: no stream, no request, no event_parts. */
+  created(): void {
+    this.#counts = { stream: 0, requests: 0 };
+    this.#events.created();
+  }
+
   /** Forgets the numbering (its insert rolled back), and whether event_parts exists: read again from storage. */
   forget(): void {
     this.#counts = undefined;

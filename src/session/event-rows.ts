@@ -205,6 +205,11 @@ export class EventRows {
     return events;
   }
 
+  /** The schema was just created, without event_parts (it is created with the first message stored in parts). */
+  created(): void {
+    this.#hasParts = false;
+  }
+
   /** Forgets whether event_parts exists (its creation may have rolled back): read again from storage. */
   forget(): void {
     this.#hasParts = undefined;

@@ -107,6 +107,12 @@ export class SessionBounds {
     return this.#stored;
   }
 
+  /** The schema was just created: no event is stored, exactly. */
+  created(): void {
+    this.#stored = { events: 0, bytes: 0 };
+    this.#exact = true;
+  }
+
   /** Read the totals from storage again: what this instance counted may have rolled back. */
   forget(): void {
     this.#stored = undefined;

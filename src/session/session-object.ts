@@ -178,20 +178,36 @@ export abstract class McpSessionObject<Env extends ConfigEnv<Env> = ConfigVars> 
       throw new McpHttpError(400, error?.code ?? JsonRpcCode.InvalidRequest, error?.message ?? 'initialize failed', undefined, init.id);
     }
     const now = Date.now();
-    const stream = this.ctx.storage.transactionSync(() => {
-      createSessionSchema(this.ctx.storage.sql);
-      live.record = this.#sessions.create(version, init.params ?? {}, idKey(init.id), now, firstEpoch());
-      // Stream 1. Its request id is the session record's (initializeKey), not a requests row.
-      return this.#streams.openRequestStream(live.record.epoch, [idKey(init.id)], { register: false });
-    });
+    let stream: StreamRecord;
+    try {
+      stream = this.ctx.storage.transactionSync(() => {
+        createSessionSchema(this.ctx.storage.sql);
+        // Nothing is stored but the schema: the streams need not ask storage what it holds.
+        this.#streams.created();
+        live.record = this.#sessions.create(version, init.params ?? {}, idKey(init.id), now, firstEpoch());
+        // Stream 1. Its request id is the session record's (initializeKey), not a requests row.
+        return this.#streams.openRequestStream(live.record.epoch, [idKey(init.id)], { register: false });
+      });
+    } catch (error) {
+      // Rolled back: no session is stored, and nothing believed of one is kept.
+      this.#streams.forget();
+      this.#lifecycle.forget();
+      throw error;
+    }
     // Armed before anything else can fail: a session stored without its alarm would never expire.
     this.#clock.created(now);
     this.#clock.arm(now + this.#config.sessionTtlMs);
-    this.#streams.emit(stream.stream, JSON.stringify(response), idKey(init.id));
     this.#metrics.write({ kind: 'session', outcome: 'created' }, this.#principal.id);
     const headers = { [HEADERS.sessionId]: sessionId };
-    if (this.#config.responseMode === 'json') return Response.json(response, { headers: this.#streamHeaders(stream, false, headers) });
-    return this.#sse(live, stream, 0, false, headers);
+    const stored = JSON.stringify(response);
+    if (this.#config.responseMode === 'json') {
+      this.#streams.emit(stream.stream, stored, idKey(init.id));
+      return Response.json(response, { headers: this.#streamHeaders(stream, false, headers) });
+    }
+    // Attached first, so the answer is delivered as it is stored, not read back from the log.
+    const sse = this.#sse(live, stream, 0, false, headers);
+    this.#streams.emit(stream.stream, stored, idKey(init.id));
+    return sse;
   }
 
   async #post(live: LiveSession, { messages, batch }: ParsedBody, request: Request): Promise<Response> {

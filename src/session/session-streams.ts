@@ -94,6 +94,12 @@ export class SessionStreams {
     }
   }
 
+  /** A new session's schema was just created, in this transaction: nothing is stored yet, and what storage would say is known. */
+  created(): void {
+    this.#log.created();
+    this.#bounds.created();
+  }
+
   /**
    * Opens the stream that answers `requestKeys`, registering them in the session's request ids
    * — but for initialize's, which the session record keeps (`register: false`).

@@ -79,6 +79,21 @@ describe('per-session bounds', () => {
   });
 });
 
+describe('a new session’s stored events', () => {
+  it('are counted from none: exactly MAX_SESSION_EVENTS are kept before the first is pruned, the initialize answer', async () => {
+    const session = await openSession(); // its answer: the session's first event
+    const stored = () =>
+      runInDurableObject(stubOf(session), (_i, state) =>
+        state.storage.sql.exec<{ stream: number; n: number }>(`SELECT min(stream) AS stream, count(*) AS n FROM events`).one(),
+      );
+    // 48 progress events and the answer: 50 with the initialize answer.
+    await session.call('tools/call', toolCall('countdown', { from: 48, interval_ms: 0 }, { progressToken: 1 }));
+    expect(await stored()).toEqual({ stream: 1, n: 50 });
+    await session.call('tools/call', toolCall('tally', { key: 'one more' }));
+    expect(await stored()).toEqual({ stream: 2, n: 50 });
+  });
+});
+
 describe('requests a session keeps', () => {
   it('past MAX_SESSION_REQUESTS a request (or a GET stream) is refused 409 session_full; a re-sent id is still recognised', async () => {
     const session = await openSession(); // initialize is the session's first request
