@@ -79,10 +79,7 @@ export class StorageGuard {
   namespace<N extends FetchNamespace>(namespace: N): FetchNamespace {
     return settled({
       idFromName: (name) => namespace.idFromName(name),
-      get: (id) => {
-        const stub = namespace.get(id);
-        return { fetch: (request) => this.call(() => stub.fetch(request)) };
-      },
+      get: (id) => new GuardedStub(this, namespace.get(id)),
     });
   }
 
@@ -103,5 +100,20 @@ export class StorageGuard {
         };
       },
     });
+  }
+}
+
+/** One object of a guarded namespace (a request's, so a class: no function made per request). */
+class GuardedStub {
+  readonly #guard: StorageGuard;
+  readonly #stub: { fetch(request: Request): Promise<Response> };
+
+  constructor(guard: StorageGuard, stub: { fetch(request: Request): Promise<Response> }) {
+    this.#guard = guard;
+    this.#stub = stub;
+  }
+
+  fetch(request: Request): Promise<Response> {
+    return this.#guard.call(() => this.#stub.fetch(request));
   }
 }

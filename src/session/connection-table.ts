@@ -24,6 +24,9 @@ export class ConnectionTable {
   readonly #awaitingSocket = new Map<string, RelayConnection>();
   readonly #bySocket = new Map<RelaySocket, RelayConnection>();
 
+  /** What every relayed connection calls as it ends: the table forgets it (one function for all). */
+  readonly #released = (connection: RelayConnection): void => this.release(connection.stream, connection);
+
   constructor(options: ConnectionTableOptions) {
     this.#options = options;
   }
@@ -33,17 +36,16 @@ export class ConnectionTable {
    * its own last frame, once the stream has finished (relay-connection.ts).
    */
   open(stream: Pick<StreamRecord, 'stream' | 'epoch'>, afterSeq: number, lastSeq: number, closing?: string): RelayConnection {
-    const connection: RelayConnection = new RelayConnection({
+    return new RelayConnection({
       stream: stream.stream,
       epoch: stream.epoch,
       afterSeq,
       lastSeq,
       bufferBytes: this.#options.bufferBytes,
       backlog: this.#options.backlogOf(stream),
-      onClosed: () => this.release(stream.stream, connection),
+      onClosed: this.#released,
       ...(closing !== undefined && { closing }),
     });
-    return connection;
   }
 
   /** The streams that have a live connection. */
@@ -114,9 +116,7 @@ export class ConnectionTable {
       }
       const { bufferBytes, backlogOf } = this.#options;
       const backlog = backlogOf({ stream: state.stream, epoch: state.epoch });
-      const connection: RelayConnection = RelayConnection.revive(socket, state, backlog, bufferBytes, () =>
-        this.release(state.stream, connection),
-      );
+      const connection = RelayConnection.revive(socket, state, backlog, bufferBytes, this.#released);
       this.#bySocket.set(socket, connection);
       revived.push(connection);
     }

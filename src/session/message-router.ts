@@ -10,7 +10,7 @@
  */
 import type { JSONRPCMessage, McpServer, MessageExtraInfo, RequestId } from '@modelcontextprotocol/server';
 import type { ResponseMode } from '../config.ts';
-import { httpErrors } from '../core/errors.ts';
+import { httpErrors, type JsonRpcId } from '../core/errors.ts';
 import { formatEventId } from '../core/event-id.ts';
 import {
   answeredId,
@@ -119,21 +119,24 @@ export class MessageRouter {
 
   /** What the SDK hands a handler about its HTTP request, including SEP-1699 polling hooks. */
   handlerInfo(live: LiveSession, message: JsonRpcMessage, request: Request): MessageExtraInfo {
-    const sse = this.#responseMode === 'sse';
-    return {
-      request,
-      // SEP-1699 polling is an SSE feature; in JSON mode there is no stream to close.
-      ...(isRequest(message) &&
-        sse && {
-          closeSSEStream: () => {
-            const stream = this.#streams.streamOfRequest(idKey(message.id));
-            if (stream !== undefined) this.#streams.closeConnection(stream);
-          },
-        }),
-      closeStandaloneSSEStream: () => {
-        if (live.record.standaloneStream !== null) this.#streams.closeConnection(live.record.standaloneStream);
-      },
-    };
+    // The standalone stream's hook is the live session's, made once; a request's names its request.
+    if (this.#standaloneHook?.live !== live) this.#standaloneHook = { live, close: this.#closeStandalone.bind(this, live) };
+    const closeStandaloneSSEStream = this.#standaloneHook.close;
+    // SEP-1699 polling is an SSE feature; in JSON mode there is no stream to close.
+    if (!isRequest(message) || this.#responseMode !== 'sse') return { request, closeStandaloneSSEStream };
+    return { request, closeSSEStream: this.#closeRequestStream.bind(this, message.id), closeStandaloneSSEStream };
+  }
+
+  /** The live session whose standalone stream `handlerInfo`'s hook closes, and the hook. */
+  #standaloneHook: { readonly live: LiveSession; readonly close: () => void } | undefined;
+
+  #closeStandalone(live: LiveSession): void {
+    if (live.record.standaloneStream !== null) this.#streams.closeConnection(live.record.standaloneStream);
+  }
+
+  #closeRequestStream(id: JsonRpcId): void {
+    const stream = this.#streams.streamOfRequest(idKey(id));
+    if (stream !== undefined) this.#streams.closeConnection(stream);
   }
 
   /**

@@ -41,8 +41,8 @@ export interface RelayConnectionOptions {
   readonly backlog: Backlog;
   /** Bytes the connection may have sent and not had acknowledged. */
   readonly bufferBytes: number;
-  /** Called once when the connection ends, whoever ended it. */
-  readonly onClosed: () => void;
+  /** Called once when the connection ends, whoever ended it, with the connection. */
+  readonly onClosed: (connection: RelayConnection) => void;
   /** Written after the stream's last event, when it has finished (RelayAttachment `closing`). */
   readonly closing?: string;
 }
@@ -70,7 +70,7 @@ export class RelayConnection implements Connection {
   #resolveEnded!: () => void;
   readonly #backlog: Backlog;
   readonly #bufferBytes: number;
-  readonly #onClosed: () => void;
+  readonly #onClosed: (connection: RelayConnection) => void;
   readonly #closing: string | undefined;
 
   constructor({ stream, epoch, afterSeq, lastSeq, backlog, bufferBytes, onClosed, closing }: RelayConnectionOptions) {
@@ -88,7 +88,13 @@ export class RelayConnection implements Connection {
   }
 
   /** A connection of an object that hibernated, rebuilt from what its socket remembers. */
-  static revive(socket: RelaySocket, state: RelayAttachment, backlog: Backlog, bufferBytes: number, onClosed: () => void): RelayConnection {
+  static revive(
+    socket: RelaySocket,
+    state: RelayAttachment,
+    backlog: Backlog,
+    bufferBytes: number,
+    onClosed: (connection: RelayConnection) => void,
+  ): RelayConnection {
     const { stream, epoch, position, closing } = state;
     const connection = new RelayConnection({
       stream,
@@ -292,6 +298,6 @@ export class RelayConnection implements Connection {
     if (deliverRest && this.#finishing && !this.#behind && this.#closing !== undefined) this.#sink.write(this.#closing);
     this.#sink.end(deliverRest, this.#endReason());
     this.#resolveEnded();
-    this.#onClosed();
+    this.#onClosed(this);
   }
 }

@@ -13,10 +13,17 @@
  * Keyed by stream: one request stream carries one call, or one 2025-03-26 batch of them, and
  * counts as the requests it carries (a batch's until its stream ends), which MAX_RUNNING_CALLS
  * bounds.
+ *
+ * While the request that opened a stream is being served, that request keeps the object: a
+ * stream is handed to `waitUntil` only if it is still open when its request is answered
+ * (`detach`). A call answered within its own request (an echo) never needs it.
  */
 export class Residency {
-  /** Open request streams of this instance → settles the promise that keeps the object resident, and the requests it carries. */
-  readonly #held = new Map<number, { readonly settle: () => void; readonly requests: number }>();
+  /**
+   * Open request streams of this instance → the requests each carries, and what settles the
+   * promise `waitUntil` was given for it (none while its own request is still being served).
+   */
+  readonly #held = new Map<number, { readonly requests: number; settle: (() => void) | undefined }>();
   #requests = 0;
 
   readonly #waitUntil: (until: Promise<void>) => void;
@@ -25,24 +32,34 @@ export class Residency {
     this.#waitUntil = waitUntil;
   }
 
-  /** Keeps the object resident until `release(stream)` (or `releaseAll`): a stream carrying `requests`. */
+  /** Keeps the object resident until `release(stream)` (or `releaseAll`): a stream carrying `requests`, opened by the request being served. */
   hold(stream: number, requests = 1): void {
     if (this.#held.has(stream)) return;
-    this.#waitUntil(new Promise<void>((settle) => this.#held.set(stream, { settle, requests })));
+    this.#held.set(stream, { requests, settle: undefined });
     this.#requests += requests;
+  }
+
+  /**
+   * The request being served is answered: every stream still open goes on keeping the object
+   * resident by itself, until it ends.
+   */
+  detach(): void {
+    for (const held of this.#held.values()) {
+      if (held.settle === undefined) this.#waitUntil(new Promise<void>((settle) => (held.settle = settle)));
+    }
   }
 
   release(stream: number): void {
     const held = this.#held.get(stream);
     if (held === undefined) return;
-    held.settle();
+    held.settle?.();
     this.#held.delete(stream);
     this.#requests -= held.requests;
   }
 
   /** The session is gone: nothing it ran needs the object any more. */
   releaseAll(): void {
-    for (const { settle } of this.#held.values()) settle();
+    for (const { settle } of this.#held.values()) settle?.();
     this.#held.clear();
     this.#requests = 0;
   }

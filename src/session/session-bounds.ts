@@ -78,20 +78,25 @@ export class SessionBounds {
     totals.events += events;
     totals.bytes += bytes;
     if (newest === undefined) return; // nothing was added
-    const { maxSessionEvents, maxSessionBytes } = this.#limits;
-    const excessOf = () => ({ events: Math.max(0, totals.events - maxSessionEvents), bytes: Math.max(0, totals.bytes - maxSessionBytes) });
-    let excess = excessOf();
-    if (excess.events === 0 && excess.bytes === 0) return;
+    let excess = this.#excess(totals);
+    if (excess === undefined) return;
     if (!this.#exact) {
       // Past a limit by the bound: count, then prune only what the real totals demand.
       Object.assign(totals, this.#log.totals());
       this.#exact = true;
-      excess = excessOf();
-      if (excess.events === 0 && excess.bytes === 0) return;
+      excess = this.#excess(totals);
+      if (excess === undefined) return;
     }
     const removed = this.#log.pruneOldest(excess, newest);
     totals.events -= removed.events;
     totals.bytes -= removed.bytes;
+  }
+
+  /** What `totals` hold past the bounds on stored events, or undefined if they are within both. */
+  #excess({ events, bytes }: { readonly events: number; readonly bytes: number }): { events: number; bytes: number } | undefined {
+    const { maxSessionEvents, maxSessionBytes } = this.#limits;
+    if (events <= maxSessionEvents && bytes <= maxSessionBytes) return undefined;
+    return { events: Math.max(0, events - maxSessionEvents), bytes: Math.max(0, bytes - maxSessionBytes) };
   }
 
   /**

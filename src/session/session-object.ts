@@ -154,6 +154,9 @@ export abstract class McpSessionObject<Env extends ConfigEnv<Env> = ConfigVars> 
       const reason = failure.data?.reason ?? (failure.status === 404 ? 'session_not_found' : undefined);
       if (reason !== undefined) this.#metrics.write({ kind: 'refusal', era: 'legacy', reason, status: failure.status }, this.#principal.id);
       return errorResponse(failure, this.#epochHeader());
+    } finally {
+      // Answered: what this request left running keeps the object resident from here on.
+      this.#streams.detach();
     }
   }
 
@@ -223,17 +226,14 @@ export abstract class McpSessionObject<Env extends ConfigEnv<Env> = ConfigVars> 
     if (stream === undefined) this.#clock.touch();
     else this.#clock.recorded(Date.now());
     for (const message of messages) this.#router.observe(message);
-    const dispatch = () => {
-      for (const message of messages) live.transport.receive(message as JSONRPCMessage, this.#router.handlerInfo(live, message, request));
-    };
 
     if (stream === undefined) {
-      dispatch();
+      this.#dispatch(live, messages, request);
       return new Response(null, { status: 202, headers: this.#epochHeader() });
     }
     if (this.#config.responseMode === 'json') {
       const collector = this.#streams.collect(stream, keys);
-      dispatch();
+      this.#dispatch(live, messages, request);
       const responses = await collector.responses;
       // Responses can be missing: the call was cancelled, its stream resumed elsewhere, or the
       // session ended. Nothing is owed on this POST then; never an empty or invented body.
@@ -243,8 +243,13 @@ export abstract class McpSessionObject<Env extends ConfigEnv<Env> = ConfigVars> 
     // #sse attaches before it awaits anything, so the first message the handler sends has a
     // connection.
     const response = this.#sse(live, stream, 0, false);
-    dispatch();
+    this.#dispatch(live, messages, request);
     return response;
+  }
+
+  /** Hands the POST's messages to the session's server, in order. */
+  #dispatch(live: LiveSession, messages: readonly JsonRpcMessage[], request: Request): void {
+    for (const message of messages) live.transport.receive(message as JSONRPCMessage, this.#router.handlerInfo(live, message, request));
   }
 
   #get(live: LiveSession, request: Request): Promise<Response> {

@@ -64,7 +64,7 @@ export class SessionStreams {
     this.#residency = new Residency(options.keepResident);
     this.#connections = new ConnectionTable({
       bufferBytes: options.connectionBufferBytes,
-      backlogOf: (stream) => ({ read: (after, budget) => this.#backlog(stream, after, budget) }),
+      backlogOf: (stream) => ({ read: this.#backlog.bind(this, stream) }),
     });
     this.#held = new HeldEvents(this.#log, this.#cache, this.#connections, this.#bounds);
   }
@@ -297,6 +297,11 @@ export class SessionStreams {
       return !othersPending;
     });
     if (finished) this.#ended(stream);
+  }
+
+  /** The request being served is answered: the calls it left running keep the object resident by themselves (residency.ts). */
+  detach(): void {
+    this.#residency.detach();
   }
 
   /** Whether a call is running in this instance (its stream is open here). */

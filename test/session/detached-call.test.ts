@@ -80,6 +80,14 @@ describe('a call whose only client disconnected mid-call', () => {
     expect(held).toEqual([{ settled: true }]); // answered: the object may go
   });
 
+  it('hands nothing to waitUntil for a call answered within its request', async () => {
+    const session = await openSession();
+    const held = await recordWaitUntil(session);
+    const response = await session.post(callTool('quick', 'countdown', { from: 2, interval_ms: 0 }));
+    await new SseReader(response).all();
+    expect(held).toEqual([]);
+  });
+
   it('releases the object when the call is cancelled, and when the session is deleted', async () => {
     const session = await openSession();
     const held = await recordWaitUntil(session);
@@ -114,13 +122,16 @@ describe('Residency', () => {
     return { residency, given, isSettled };
   };
 
-  it('gives waitUntil one promise per stream, settled by its release', async () => {
+  it('gives waitUntil one promise per stream still open when its request is answered, settled by its release', async () => {
     const { residency, given, isSettled } = recorder();
     residency.hold(1);
     residency.hold(1); // a stream is held once
     residency.hold(2);
-    expect(given).toHaveLength(2);
+    expect(given).toHaveLength(0); // the request that opened them keeps the object meanwhile
     expect(residency.size).toBe(2);
+    residency.detach();
+    residency.detach(); // a stream is handed over once
+    expect(given).toHaveLength(2);
     residency.release(1);
     expect([await isSettled(0), await isSettled(1)]).toEqual([true, false]);
     residency.release(1); // twice is harmless
@@ -131,11 +142,23 @@ describe('Residency', () => {
     expect(residency.size).toBe(0);
   });
 
+  it('never hands over a stream that ended within its request', () => {
+    const { residency, given } = recorder();
+    residency.hold(1, 2);
+    expect(residency.requests).toBe(2);
+    residency.release(1);
+    residency.detach();
+    expect(given).toHaveLength(0);
+    expect([residency.size, residency.requests]).toEqual([0, 0]);
+  });
+
   it('holds a stream again after its release', async () => {
     const { residency, given, isSettled } = recorder();
     residency.hold(7);
+    residency.detach();
     residency.release(7);
     residency.hold(7);
+    residency.detach();
     expect(given).toHaveLength(2);
     expect([await isSettled(0), await isSettled(1)]).toEqual([true, false]);
   });
