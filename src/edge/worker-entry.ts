@@ -30,8 +30,10 @@ import { logRequest, requestMetric } from './request-log.ts';
 
 /** What the entry is given by createMcpWorker (worker.ts). */
 export interface EntryParts<E> {
-  /** The app: walls, authentication, the routes. */
+  /** The app: the walls and the router's routes (worker.ts). */
   readonly app: FetchHandler<E>;
+  /** The endpoint's requests but its preflight (endpoint.ts). */
+  readonly endpoint: (request: Request, env: E, ctx: ExecutionContext) => Promise<Response>;
   /** The endpoint path. */
   readonly path: string;
   readonly oauth: OAuthOptions<E> | undefined;
@@ -48,6 +50,7 @@ export interface EntryParts<E> {
 /** The Worker's `fetch`: the app behind its entry. */
 export function workerEntry<E extends ConfigEnv<E>>({
   app,
+  endpoint,
   path,
   oauth,
   edgeOf,
@@ -55,13 +58,16 @@ export function workerEntry<E extends ConfigEnv<E>>({
   principalOfRequest,
   rateLimitPeriodS,
 }: EntryParts<E>) {
-  // AUTH=oauth puts the embedded authorization server in front of the endpoint; its paths count
-  // against the same rate limit, per client address. Imported by the isolate's first request in
-  // that mode, once (the header says why).
+  // AUTH=oauth puts the embedded authorization server in front of the endpoint and the app; its
+  // paths count against the same rate limit, per client address. Imported by the isolate's first
+  // request in that mode, once (the header says why).
+  const behindFront: FetchHandler<E> = {
+    fetch: (request, env, ctx) => (servedByEndpoint(request, new URL(request.url).pathname) ? endpoint : app.fetch)(request, env, ctx),
+  };
   let oauthServer: Promise<ReturnType<typeof oauthFront<E>>> | undefined;
   const loadOAuthServer = () =>
     (oauthServer ??= import('../auth/oauth-server.ts').then(({ oauthFront }) =>
-      oauthFront<E>(app, path, oauth, {
+      oauthFront<E>(behindFront, path, oauth, {
         limiter: (env) => edgeOf(env).rateLimit,
         periodSeconds: rateLimitPeriodS,
         // A client revoking its refresh token at the token endpoint (RFC 7009) ends its grant: what it opened ends too.
@@ -73,8 +79,13 @@ export function workerEntry<E extends ConfigEnv<E>>({
    * Origin first on every path (a foreign one gets no challenge, no preflight, no metadata).
    */
   async function serve(request: Request, env: E, ctx: ExecutionContext, config: TransportConfig, pathname: string) {
-    if (config.auth.mode !== 'oauth') return app.fetch(request, env, ctx);
-    return (await loadOAuthServer())(request, env, ctx, config, config.auth, pathname);
+    if (config.auth.mode === 'oauth') return (await loadOAuthServer())(request, env, ctx, config, config.auth, pathname);
+    return servedByEndpoint(request, pathname) ? endpoint(request, env, ctx) : app.fetch(request, env, ctx);
+  }
+
+  /** Whether the endpoint serves the request (every method but the preflight), or the app. */
+  function servedByEndpoint(request: Request, pathname: string): boolean {
+    return pathname === path && request.method !== 'OPTIONS';
   }
 
   return {

@@ -1,48 +1,34 @@
 /**
- * The edge Worker's app: the Host/Origin walls (on every route it serves), stateless checks and
+ * The edge Worker: the Host/Origin walls (on every route it serves), stateless checks and
  * authentication, then routing by era — a session's request to its Durable Object
  * (session-route.ts), a 2026-07-28 one to the SDK's handler (modern-route.ts). It holds no
  * session state and makes no protocol decision of its own; every check is a core function,
  * every rejection goes through errorResponse().
  *
- * What runs around the app on every request is worker-entry.ts: the configuration checked
- * once per isolate first (edge-state.ts: a deployment that cannot work answers every request
- * with the fix, before anything else), the endpoint's one spelling, AUTH=oauth's authorization
+ * The endpoint's requests but its preflight are served by endpoint.ts, without the router; the
+ * router (Hono, here) serves the rest: the preflight, the resource metadata, the operator's
+ * routes, and a path the Worker does not serve, behind the same walls.
+ *
+ * What runs around both on every request is worker-entry.ts: the configuration checked once
+ * per isolate first (edge-state.ts: a deployment that cannot work answers every request with
+ * the fix, before anything else), the endpoint's one spelling, AUTH=oauth's authorization
  * server in front, and the request's log line and metrics point.
  */
-import { isLegacyRequest, type AuthInfo } from '@modelcontextprotocol/server';
 import { Hono, type Context } from 'hono';
 import type { ConfigEnv, TransportConfig } from '../config.ts';
-import { asHttpError, errorResponse, httpErrors, McpHttpError } from '../core/errors.ts';
-import { log } from '../core/log.ts';
-import {
-  checkGetAccept,
-  checkHostAndOrigin,
-  checkJsonContentType,
-  checkPostAccept,
-  readCursor,
-  readProtocolVersion,
-  readSessionId,
-  requireSessionId,
-} from '../core/request-checks.ts';
-import { eraOfHeader } from '../core/era.ts';
+import { McpHttpError, errorResponse } from '../core/errors.ts';
+import { checkHostAndOrigin } from '../core/request-checks.ts';
 import { busShardName, DurableEventBus } from '../stateless/event-bus.ts';
 import { createModernEndpoint } from '../stateless/modern-endpoint.ts';
 import { needsExtensionMethods } from '../core/extension-methods.ts';
 import { serveTasksInScope } from '../tasks/edge-tasks.ts';
 import { serveEventsInScope } from '../events/edge-events.ts';
-import { ALLOWED_METHODS, HEADERS, JsonRpcCode } from '../core/wire.ts';
-import type { VerifiedToken } from '../auth/authenticate.ts';
+import { JsonRpcCode } from '../core/wire.ts';
 import type { FetchHandler } from '../auth/oauth-server.ts';
 import { ANONYMOUS, type Principal } from '../auth/principal.ts';
-import { addressKey } from '../core/client-address.ts';
 import { METADATA_ROOT, metadataDocument, resourceUrl } from '../auth/protected-resource.ts';
 import { preflightResponse, withCors } from './cors.ts';
-import { refuseModern } from './refuse-modern.ts';
-import { serveModern } from './modern-route.ts';
-import { deleteSession, getFromSession, postToSession, startSession, type SessionRequest } from './session-route.ts';
-import { metricEra } from './request-log.ts';
-import { Metrics } from '../metrics/metrics.ts';
+import { createEndpoint, refusal, type WaitsUntil } from './endpoint.ts';
 import { PrincipalControl } from '../principals/principal-control.ts';
 import { type Credential, PrincipalHoldings } from '../principals/principal-holdings.ts';
 import { readWebhookConfig } from '../events/webhook-config.ts';
@@ -61,14 +47,6 @@ type Env<E> = {
   Variables: {
     config: TransportConfig;
     edge: EdgeState;
-    principal: Principal;
-    /** Whose the request's allowances are: the principal's id, or the anonymous one's client address. */
-    holder: string;
-    authInfo: AuthInfo | undefined;
-    /** The principal's registry, for an authenticated principal of a Worker that has one. */
-    holdings: PrincipalHoldings | undefined;
-    /** The credential's 401 for a token issued before its principal was revoked, where it can be (auth/authenticate.ts). */
-    revokedToken: (() => McpHttpError) | undefined;
   };
 };
 
@@ -118,25 +96,6 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
 
   app.options(path, (c) => preflightResponse(c.req.raw));
 
-  // Then who is asking, on every request but a preflight: a challenge answers for everything else.
-  app.use(path, async (c, next) => {
-    const authenticated = await c.get('edge').authenticate(c.req.raw, () => verifiedTokenOf(c));
-    if (authenticated instanceof Response) return authenticated;
-    const { principal } = authenticated;
-    c.set('principal', principal);
-    principalOfRequest.set(c.req.raw, principal.id);
-    // The anonymous principal is everyone: what it may hold or spend is counted per client address.
-    const holder =
-      principal === ANONYMOUS ? addressKey(c.req.header('CF-Connecting-IP'), c.get('config').rateLimitIpv6Prefix) : principal.id;
-    c.set('holder', holder);
-    const limiter = c.get('edge').rateLimit;
-    if (limiter !== undefined && !(await limiter.limit({ key: holder })).success) throw httpErrors.tooManyRequests(RATE_LIMIT_PERIOD_S);
-    c.set('authInfo', authenticated.authInfo);
-    c.set('holdings', holdingsOf(c, principal, authenticated));
-    c.set('revokedToken', authenticated.revokedToken);
-    await next();
-  });
-
   // RFC 9728, at both well-known forms; only where the endpoint is protected.
   const metadata = (c: Context<Env<E>>) => {
     const { auth } = edgeOf(c.env).config;
@@ -148,88 +107,6 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
   app.get(METADATA_ROOT, metadata);
   app.get(`${METADATA_ROOT}${path}`, metadata);
 
-  app.post(path, async (c) => {
-    const { headers } = c.req.raw;
-    checkJsonContentType(headers);
-    const { maxBodyBytes, heartbeatMs } = c.get('config');
-    // The era first (core/era.ts): a modern request is the SDK's to validate, whole.
-    const era = eraOfHeader(headers.get(HEADERS.protocolVersion));
-    const sessionId = era === 'modern' ? undefined : readSessionId(headers);
-    if (
-      era === 'modern' ||
-      (sessionId === undefined && !(await isLegacyRequest(c.req.raw, undefined, { maxRequestBodySize: maxBodyBytes })))
-    ) {
-      if (modern === undefined) return refuseModern(c.req.raw, maxBodyBytes);
-      const edge = c.get('edge');
-      edge.bus ??= busOf(edge);
-      edge.modern ??= createModernEndpoint(modern, c.env, {
-        maxBodyBytes,
-        heartbeatMs,
-        bus: edge.bus,
-        maxListenStreams: c.get('config').maxListenStreams,
-        decorate: (server, method) => {
-          if (edge.tasks !== undefined && needsExtensionMethods('tasks', method)) serveTasksInScope(server);
-          if (edge.events !== undefined && needsExtensionMethods('events', method)) serveEventsInScope(server);
-        },
-      });
-      return serveModern(edge.modern, edge.tasks, {
-        request: c.req.raw,
-        executionCtx: c.executionCtx,
-        config: c.get('config'),
-        principal: c.get('principal'),
-        authInfo: c.get('authInfo'),
-        holdings: c.get('holdings'),
-        bus: edge.bus,
-        shares: edge.shares,
-        holder: c.get('holder'),
-        // A revocation reaches a listen stream through the bus, and finds what to end in the registry.
-        revocable: c.get('holdings') !== undefined && edge.bus !== undefined,
-        events: edge.events,
-        env: c.env,
-        revokedToken: c.get('revokedToken'),
-        rateLimit: edge.rateLimit,
-      });
-    }
-    checkPostAccept(headers);
-    readProtocolVersion(headers);
-    // Without a session the body decides everything: only an initialize starts one.
-    return sessionId === undefined ? startSession(sessionRequest(c)) : postToSession(sessionRequest(c), sessionId);
-  });
-
-  app.get(path, (c) => {
-    // Hono routes HEAD to GET handlers; HEAD is not part of the transport.
-    if (c.req.method === 'HEAD') throw httpErrors.methodNotAllowed(ALLOWED_METHODS);
-    const { headers } = c.req.raw;
-    checkGetAccept(headers);
-    readProtocolVersion(headers);
-    const sessionId = requireSessionId(headers);
-    readCursor(headers);
-    return getFromSession(sessionRequest(c), sessionId);
-  });
-
-  app.delete(path, (c) => {
-    readProtocolVersion(c.req.raw.headers);
-    return deleteSession(sessionRequest(c), requireSessionId(c.req.raw.headers));
-  });
-
-  /** What the session routes (session-route.ts) need of a request the Worker has checked. */
-  function sessionRequest(c: Context<Env<E>>): SessionRequest {
-    return {
-      request: c.req.raw,
-      executionCtx: c.executionCtx,
-      config: c.get('config'),
-      principal: c.get('principal'),
-      holdings: c.get('holdings'),
-      sessions: c.get('edge').sessions,
-      shares: c.get('edge').shares,
-      holder: c.get('holder'),
-    };
-  }
-
-  app.all(path, () => {
-    throw httpErrors.methodNotAllowed(ALLOWED_METHODS);
-  });
-
   /** The event bus of an environment, if the Worker was given the bus object's namespace. */
   function busOf({ busObjects, config }: EdgeState): DurableEventBus | undefined {
     if (busObjects === undefined) return undefined;
@@ -237,13 +114,28 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
   }
 
   /** The registry of an authenticated principal (the anonymous one is everyone: it has none). */
-  function holdingsOf(c: Context<Env<E>>, principal: Principal, credential: Credential): PrincipalHoldings | undefined {
-    const { principals: registry, sessions: objects, config } = c.get('edge');
+  function holdingsOf(env: E, edge: EdgeState, principal: Principal, credential: Credential): PrincipalHoldings | undefined {
+    const { principals: registry, sessions: objects, config } = edge;
     if (registry === undefined || principal === ANONYMOUS) return undefined;
     // MAX_WEBHOOKS_PER_PRINCIPAL, read where webhooks are served (events/webhook-config.ts, cached per env).
-    const limits =
-      events?.webhooks === undefined ? config : { ...config, maxWebhooksPerPrincipal: readWebhookConfig(c.env).maxPerPrincipal };
+    const limits = events?.webhooks === undefined ? config : { ...config, maxWebhooksPerPrincipal: readWebhookConfig(env).maxPerPrincipal };
     return new PrincipalHoldings(registry, objects, principal.id, credential, limits);
+  }
+
+  /** The modern endpoint of an environment, made on its first modern request (its bus made first). */
+  function modernEndpoint(edge: EdgeState, env: E): NonNullable<EdgeState['modern']> {
+    const { maxBodyBytes, heartbeatMs, maxListenStreams } = edge.config;
+    edge.modern ??= createModernEndpoint(modern!, env, {
+      maxBodyBytes,
+      heartbeatMs,
+      bus: edge.bus,
+      maxListenStreams,
+      decorate: (server, method) => {
+        if (edge.tasks !== undefined && needsExtensionMethods('tasks', method)) serveTasksInScope(server);
+        if (edge.events !== undefined && needsExtensionMethods('events', method)) serveEventsInScope(server);
+      },
+    });
+    return edge.modern;
   }
 
   /** What an operator can do about a principal (the admin routes, a revoked grant); undefined without a registry. */
@@ -267,33 +159,34 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
     periodSeconds: RATE_LIMIT_PERIOD_S,
   }));
 
-  /** What the embedded authorization server (AUTH=oauth) verified about the request's token (its `ctx.props` and `ctx.auth`). */
-  function verifiedTokenOf(c: Context<Env<E>>): VerifiedToken {
-    try {
-      const { props, auth } = c.executionCtx as { props?: unknown; auth?: VerifiedToken['auth'] };
-      return { props, auth };
-    } catch {
-      return { props: undefined, auth: undefined }; // no execution context (a direct app.fetch)
-    }
-  }
-
   app.notFound(() => errorResponse(new McpHttpError(404, JsonRpcCode.ServerError, `Not found: the MCP endpoint is ${path}`)));
 
   app.onError((error, c) => {
-    const failure = asHttpError(error);
-    if (!(error instanceof McpHttpError)) log({ msg: 'mcp.worker.error', error: String(error) });
-    const reason = failure.data?.reason;
-    if (reason !== undefined) {
-      const event = { kind: 'refusal', era: metricEra(c.req.raw.headers), reason, status: failure.status } as const;
-      Metrics.of(c.env, (promise) => c.executionCtx.waitUntil(promise)).write(event, c.get('principal')?.id);
+    let ctx: WaitsUntil | undefined;
+    try {
+      ctx = c.executionCtx;
+    } catch {
+      ctx = undefined; // no execution context (a direct app.fetch)
     }
-    return errorResponse(failure);
+    return refusal(error, c.req.raw, c.env, ctx, undefined);
+  });
+
+  // The endpoint's requests but its preflight, without the router (endpoint.ts).
+  const endpoint = createEndpoint<E>({
+    edgeOf,
+    principalOfRequest,
+    rateLimitPeriodS: RATE_LIMIT_PERIOD_S,
+    modern,
+    modernEndpoint,
+    busOf,
+    holdingsOf,
   });
 
   // Around the app, on every request: the configuration, the endpoint's one spelling,
   // AUTH=oauth's front, the request's log line and metrics point (worker-entry.ts).
   return workerEntry<E>({
     app: app as unknown as FetchHandler<E>,
+    endpoint,
     path,
     oauth,
     edgeOf,
