@@ -20,6 +20,7 @@ import {
   checkHostAndOrigin,
   checkJsonContentType,
   checkPostAccept,
+  readBoundedText,
   readCursor,
   readProtocolVersion,
   readSessionId,
@@ -149,15 +150,17 @@ export function createEndpoint<E extends ConfigEnv<E>>(parts: EndpointParts<E>) 
     // The era first (core/era.ts): a modern request is the SDK's to validate, whole.
     const era = eraOfHeader(headers.get(HEADERS.protocolVersion));
     const sessionId = era === 'modern' ? undefined : readSessionId(headers);
-    if (
-      era === 'modern' ||
-      (sessionId === undefined && !(await isLegacyRequest(request, undefined, { maxRequestBodySize: maxBodyBytes })))
-    ) {
-      if (parts.modern === undefined) return refuseModern(request, maxBodyBytes);
+    // Without either, the body tells (the SDK's isLegacyRequest): read once, here, for whichever
+    // era it is (an initialize is read whole at the edge anyway, session-route.ts).
+    const body = era === 'modern' || sessionId !== undefined ? undefined : await readBoundedText(request, maxBodyBytes);
+    if (era === 'modern' || (body !== undefined && !(await isLegacy(request, body, maxBodyBytes)))) {
+      // Its body already read, the request goes on with it.
+      const modernRequest = body === undefined ? request : new Request(request, { body });
+      if (parts.modern === undefined) return refuseModern(modernRequest, maxBodyBytes);
       edge.bus ??= parts.busOf(edge);
       const modern = parts.modernEndpoint(edge, env);
       return serveModern(modern, edge.tasks, {
-        request,
+        request: modernRequest,
         executionCtx: ctx,
         config,
         principal: asking.principal,
@@ -178,8 +181,23 @@ export function createEndpoint<E extends ConfigEnv<E>>(parts: EndpointParts<E>) 
     readProtocolVersion(headers);
     // Without a session the body decides everything: only an initialize starts one.
     const route = sessionRequest(request, ctx, edge, asking);
-    return sessionId === undefined ? startSession(route) : postToSession(route, sessionId);
+    return body !== undefined ? startSession(route, body) : postToSession(route, sessionId!);
   }
+}
+
+/**
+ * Whether a POST with neither a modern revision nor a session id is of the sessionful era, as
+ * the SDK's isLegacyRequest tells from its body, given it parsed: a body that is empty or not
+ * JSON is (the SDK's own rule), and is refused as such by the session routes.
+ */
+async function isLegacy(request: Request, body: string, maxBodyBytes: number): Promise<boolean> {
+  let parsed: unknown;
+  try {
+    parsed = body.length === 0 ? undefined : JSON.parse(body);
+  } catch {
+    return true;
+  }
+  return parsed === undefined || (await isLegacyRequest(request, parsed, { maxRequestBodySize: maxBodyBytes }));
 }
 
 /** What the session routes (session-route.ts) need of a request the Worker has checked. */

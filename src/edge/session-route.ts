@@ -74,10 +74,9 @@ function requestIdsIn(text: string): JsonRpcId[] {
   }
 }
 
-/** A POST without a session id: only an initialize starts a session, under a new id. */
-export async function startSession(route: SessionRequest): Promise<Response> {
-  const { request, config, holdings, executionCtx } = route;
-  const body = await readBoundedText(request, config.maxBodyBytes);
+/** A POST without a session id, its `body` read (bounded) by the edge: only an initialize starts a session, under a new id. */
+export async function startSession(route: SessionRequest, body: string): Promise<Response> {
+  const { holdings, executionCtx } = route;
   const { messages, batch } = parseJsonRpcBody(body);
   // "The initialize request MUST NOT be part of a JSON-RPC batch."
   if (batch || messages.length !== 1 || !isInitializeRequest(messages[0]!)) {
