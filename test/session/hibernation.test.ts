@@ -109,6 +109,32 @@ describe('an object whose clients only listen', () => {
     }
     expect(listening).toBe(false);
   });
+
+  it('deleted while it hibernates, its client listening: the relay socket closes and nothing is written after the storage is gone', async () => {
+    const session = await openSession();
+    const { reader } = await listen(session);
+    try {
+      await evictDurableObject(stubOf(session));
+      await session.delete(); // wakes it: deleteAll, then its connections end
+      expect(await reader.next(2_000)).toBe(ENDED);
+    } finally {
+      await reader.cancel();
+    }
+    // The Worker's side of the socket closes after the storage is gone, and that close may wake
+    // another instance: it must find nothing to rebuild and write nothing (no schema, no alarm).
+    await evictDurableObject(stubOf(session));
+    let sockets = 1;
+    for (let waited = 0; sockets > 0 && waited < 2_000; waited += 50) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      sockets = await runInDurableObject(stubOf(session), (_instance, state) => state.getWebSockets().length);
+    }
+    expect(sockets).toBe(0);
+    const left = await runInDurableObject(stubOf(session), async (_instance, state) => ({
+      tables: state.storage.sql.exec(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`).toArray(),
+      alarm: await state.storage.getAlarm(),
+    }));
+    expect(left).toEqual({ tables: [], alarm: null });
+  });
 });
 
 describe('a real restart, unlike a hibernation', () => {
