@@ -36,6 +36,7 @@
 import { DurableObject } from 'cloudflare:workers';
 import { countRequest, instrument, serveBilling } from '../shared/billing.ts';
 import { initializeResult, jsonError, type Message, parseMessage, run, SseWriter, sseHeaders } from '../shared/mini-mcp.ts';
+import { MODERN, newTaskId, storeCompleted, storeWorkingTask, TASK_ID, TASKS_EXTENSION } from './task-rows.ts';
 
 interface Env {
   readonly FLOOR_SESSION: DurableObjectNamespace<FloorSession>;
@@ -187,12 +188,8 @@ export class FloorSession extends DurableObject<Env> {
   }
 }
 
-const MODERN = '2026-07-28';
-const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 const TTL_MS = 3_600_000;
 const POLL_INTERVAL_MS = 1_000;
-/** 128 bits as base64url: 21 full characters, then one whose low 4 bits are zero. */
-const TASK_ID = /^[A-Za-z0-9_-]{21}[AQgw]$/;
 
 /** One task: one row in its own object's SQLite; a `progress_task`'s events, one row each. */
 export class FloorTask extends DurableObject<Env> {
@@ -221,11 +218,7 @@ export class FloorTask extends DurableObject<Env> {
   /** `n`: a `progress_task`'s count of progress events; undefined for `work`. */
   #create(id: Message['id'], taskId: string, n: number | undefined): Response {
     const now = Date.now();
-    this.#sql.exec(
-      'CREATE TABLE task (task_id TEXT NOT NULL, status TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, result TEXT)',
-    );
-    if (n !== undefined) this.#sql.exec('CREATE TABLE events (seq INTEGER PRIMARY KEY, data TEXT NOT NULL)');
-    this.#sql.exec("INSERT INTO task VALUES (?, 'working', ?, ?, NULL)", taskId, now, now);
+    storeWorkingTask(this.#sql, taskId, now, n !== undefined);
     // The tool runs in a later turn. The answer is held by the output gate until the CREATE and
     // the INSERT commit (one implicit transaction, this turn); the outcome is stored in a later
     // turn, its own write, as a tool's outcome would be. A `progress_task` pauses after its first
@@ -241,11 +234,7 @@ export class FloorTask extends DurableObject<Env> {
           for (const { writer } of this.#live) writer.write(`data: ${data}\n\n`);
           if (progress === 1 || progress % 512 === 0) await scheduler.wait(0);
         }
-        this.#sql.exec(
-          "UPDATE task SET status = 'completed', updated_at = ?, result = ?",
-          Date.now(),
-          JSON.stringify({ content: [{ type: 'text', text: 'done' }] }),
-        );
+        storeCompleted(this.#sql, { content: [{ type: 'text', text: 'done' }] });
         for (const stream of this.#live) this.#end(stream, taskId, (n ?? 0) + 1);
       } catch (error) {
         // Not stored: the streams end without their result (the harness reports it), and the
@@ -362,10 +351,7 @@ async function serveTask(request: Request, env: Env): Promise<Response | undefin
         return jsonError(200, -32602, 'n: an integer from 0 to 1,000,000', message.id);
     }
     route = '/create';
-    taskId = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(16))))
-      .replace(/\+/g, '-')
-      .replace(/\//g, '_')
-      .replace(/=+$/, '');
+    taskId = newTaskId();
   } else if (typeof taskId !== 'string' || !TASK_ID.test(taskId)) {
     return jsonError(200, -32602, 'Failed to retrieve task: Task not found', message.id);
   }

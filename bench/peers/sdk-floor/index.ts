@@ -11,7 +11,8 @@
  * belongs to the SDK, not to the transport (bench/README.md, *W1 p50: where the time goes*).
  *
  * A fresh instance of a stored session (an evicted object) replays a handshake at the stored
- * protocol version before the first request, as ours does with the stored one.
+ * protocol version before the first request, as ours does with the stored one. Its tasks (T1,
+ * T2) likewise have every answer made by the SDK: tasks.ts.
  */
 import type { JSONRPCMessage, MessageExtraInfo, RequestId, Transport, TransportSendOptions } from '@modelcontextprotocol/server';
 import { McpServer } from '@modelcontextprotocol/server';
@@ -19,7 +20,17 @@ import { FloorSession } from '../durable-floor/index.ts';
 import { type Message, SUPPORTED_VERSIONS } from '../shared/mini-mcp.ts';
 import { registerEcho, registerProgress } from '../shared/sdk-tools.ts';
 
-export { default, FloorTask } from '../durable-floor/index.ts';
+import floor from '../durable-floor/index.ts';
+import { isSdkTask, serveSdkTask } from './tasks.ts';
+
+export { SdkFloorTask } from './tasks.ts';
+
+/** The durable floor's Worker, but a task's `tools/call` and `tasks/get` go through the SDK (tasks.ts). */
+export default {
+  fetch(request: Request, env: Parameters<typeof floor.fetch>[1]): Promise<Response> {
+    return isSdkTask(request) ? serveSdkTask(request, env) : floor.fetch(request, env);
+  },
+} satisfies ExportedHandler<Parameters<typeof floor.fetch>[1]>;
 
 function toolServer(): McpServer {
   const server = new McpServer({ name: 'bench-sdk-floor', version: '0.0.0' }, { supportedProtocolVersions: SUPPORTED_VERSIONS });
