@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { modernRequest, modernStream, now } from '../client.mjs';
 import { percentile } from '../stats.mjs';
 import { CALL_TIMEOUT_MS, billingOf, inBatches, measure, setBilling } from './shared.mjs';
+import { roundOrder } from '../round-order.mjs';
 
 /** What the client declares: the Events extension, in every request's client capabilities. */
 const EVENTS = { extensions: { 'io.modelcontextprotocol/events': {} } };
@@ -224,8 +225,8 @@ export const e1 = {
     const failed = new Map();
     try {
       for (let i = -sizes.e1Warmup; i < sizes.e1Emits; i++) {
-        for (let k = 0; k < open.length; k++) {
-          const entry = open[(((k + i) % open.length) + open.length) % open.length];
+        for (const k of roundOrder(i, open.length)) {
+          const entry = open[k];
           if (failed.has(entry.peer.name)) continue;
           try {
             const run = await emitAndDeliver(entry.peer, entry.stream, `E1 ${i}`);

@@ -6,6 +6,7 @@
 // t-task-streams.mjs).
 import { modernListen, modernRequest, now } from '../client.mjs';
 import { median, percentile } from '../stats.mjs';
+import { roundOrder } from '../round-order.mjs';
 
 /** Whether the peer serves 2026-07-28 (a `server/discover` answered with that revision). */
 async function speaksModern(peer) {
@@ -47,8 +48,8 @@ async function acrossModern(peers, { warmup, count, setUp = async () => ({}), st
   }
   try {
     for (let i = -warmup; i < count; i++) {
-      for (let k = 0; k < open.length; k++) {
-        const entry = open[(((k + i) % open.length) + open.length) % open.length];
+      for (const k of roundOrder(i, open.length)) {
+        const entry = open[k];
         if (results[entry.peer.name] !== undefined) continue;
         try {
           const ms = await step(entry, i);

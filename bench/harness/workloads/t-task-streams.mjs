@@ -21,6 +21,7 @@ import {
   setBilling,
   measure,
 } from './shared.mjs';
+import { roundOrder } from '../round-order.mjs';
 
 /** What T4's client declares: the extension, and form elicitation for the task's question. */
 const TASK_CLIENT = { ...TASKS, elicitation: { form: {} } };
@@ -143,8 +144,8 @@ export const t3 = {
     }
     const failed = new Map();
     for (let i = 0; i < sizes.w3Runs; i++) {
-      for (let k = 0; k < open.length; k++) {
-        const entry = open[(k + i) % open.length];
+      for (const k of roundOrder(i, open.length)) {
+        const entry = open[k];
         if (failed.has(entry.peer.name)) continue;
         try {
           const pair = [

@@ -6,12 +6,13 @@
 import { now } from '../client.mjs';
 import { percentile } from '../stats.mjs';
 import { createWorkTask, getTask, untilCompleted, probeTasks } from './shared.mjs';
+import { roundOrder } from '../round-order.mjs';
 
 const NO_TASKS = 'does not serve tasks (tools/call work, declared, not answered with a task)';
 
 /**
  * Runs `step(peer, entry, measured)` for every peer serving tasks, `warmup + count` times, all
- * peers interleaved step by step (who goes first moves on with every step), as W1 does. Peers
+ * peers interleaved step by step (each step's order drawn afresh: round-order.mjs), as W1 does. Peers
  * that do not serve tasks get `none`, peers that fail get { error }; the rest, `finish(entry)`.
  */
 async function acrossTaskPeers(peers, { warmup, count, prepare, step, finish, none }) {
@@ -28,8 +29,8 @@ async function acrossTaskPeers(peers, { warmup, count, prepare, step, finish, no
   }
   const failed = new Map();
   for (let i = -warmup; i < count; i++) {
-    for (let k = 0; k < open.length; k++) {
-      const entry = open[(((k + i) % open.length) + open.length) % open.length];
+    for (const k of roundOrder(i, open.length)) {
+      const entry = open[k];
       if (failed.has(entry.peer.name)) continue;
       try {
         await step(entry.peer, entry, i >= 0);

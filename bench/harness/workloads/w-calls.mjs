@@ -7,17 +7,18 @@ import { cpuMs } from '../../peers/index.mjs';
 import { initialize, now } from '../client.mjs';
 import { median, percentile } from '../stats.mjs';
 import { CALL_TIMEOUT_MS, expectResult, progressRun } from './shared.mjs';
+import { roundOrder } from '../round-order.mjs';
 
 /**
  * Runs `step(peer, i)` for i in [-warmup, count) on every peer, call by call: step i goes to
- * every peer (the first one changing with each i) before step i + 1 goes to any. A peer whose
+ * every peer (in an order drawn afresh for each i: round-order.mjs) before step i + 1 goes to any. A peer whose
  * step throws is left out from then on (its error is returned in `failed`).
  */
 async function interleaved(peers, warmup, count, step) {
   const failed = new Map();
   for (let i = -warmup; i < count; i++) {
-    for (let k = 0; k < peers.length; k++) {
-      const peer = peers[(((k + i) % peers.length) + peers.length) % peers.length];
+    for (const k of roundOrder(i, peers.length)) {
+      const peer = peers[k];
       if (failed.has(peer.name)) continue;
       try {
         await step(peer, i);
@@ -106,9 +107,9 @@ export const w1 = {
     }
     try {
       for (let i = -sizes.w1Warmup; i < sizes.w1Calls; i++) {
-        for (let k = 0; k < open.length; k++) {
-          // Who goes first moves on with every call, so no peer always follows the same one.
-          const { peer, session, latencies } = open[(((k + i) % open.length) + open.length) % open.length];
+        // Each call's order drawn afresh, so that no peer always follows the same one (round-order.mjs).
+        for (const k of roundOrder(i, open.length)) {
+          const { peer, session, latencies } = open[k];
           if (failed.has(peer.name)) continue;
           try {
             // The CPU clock starts with each peer's first recorded call: the warm-up stays out.
@@ -179,7 +180,7 @@ export const w3 = {
     { key: 'first_event_ms', label: 'W3 first progress ms', better: 'lower' },
   ],
   /**
-   * `w3Runs` runs per peer and round, alternating peers run by run (who goes first moves on),
+   * `w3Runs` runs per peer and round, peers interleaved run by run (each run's order drawn afresh: round-order.mjs),
    * each sample the median of its peer's runs. One run per peer and round, one peer after
    * another, gave the durable floor 33k–78k events/s within one full run, and ours 0.61–1.79×
    * of it round by round.
@@ -188,8 +189,8 @@ export const w3 = {
     const runs = new Map(peers.map((peer) => [peer.name, []]));
     const failed = new Map();
     for (let i = 0; i < sizes.w3Runs; i++) {
-      for (let k = 0; k < peers.length; k++) {
-        const peer = peers[(k + i) % peers.length];
+      for (const k of roundOrder(i, peers.length)) {
+        const peer = peers[k];
         if (failed.has(peer.name)) continue;
         try {
           runs.get(peer.name).push(await progressRun(peer.url, sizes));
