@@ -4,7 +4,11 @@ import { roundOrder } from './round-order.mjs';
 
 test('each round visits every peer once', () => {
   for (const n of [1, 2, 3, 9]) {
-    for (let i = -50; i < 50; i++) assert.deepEqual([...roundOrder(i, n)].sort((a, b) => a - b), Array.from({ length: n }, (_, k) => k));
+    for (let i = -50; i < 50; i++)
+      assert.deepEqual(
+        [...roundOrder(i, n)].sort((a, b) => a - b),
+        Array.from({ length: n }, (_, k) => k),
+      );
   }
 });
 

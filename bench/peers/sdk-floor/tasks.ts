@@ -14,7 +14,14 @@
  * this way; `progress_task` and `tasks/stream` (T3) are the durable floor's, unchanged.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { createMcpHandler, fromJsonSchema, McpServer, ProtocolError, ProtocolErrorCode, type McpHttpHandler } from '@modelcontextprotocol/server';
+import {
+  createMcpHandler,
+  fromJsonSchema,
+  McpServer,
+  ProtocolError,
+  ProtocolErrorCode,
+  type McpHttpHandler,
+} from '@modelcontextprotocol/server';
 import { countRequest } from '../shared/billing.ts';
 import { type Message, parseMessage } from '../shared/mini-mcp.ts';
 import { FloorTask } from '../durable-floor/index.ts';
@@ -27,7 +34,11 @@ interface Env {
 /** Ours' body bound (src/config.ts MAX_BODY_BYTES): the handlers are built with ours' options. */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 const DONE = { content: [{ type: 'text' as const, text: 'done' }] };
-const TASK_PARAMS = fromJsonSchema<{ taskId: string }>({ type: 'object', properties: { taskId: { type: 'string' } }, required: ['taskId'] });
+const TASK_PARAMS = fromJsonSchema<{ taskId: string }>({
+  type: 'object',
+  properties: { taskId: { type: 'string' } },
+  required: ['taskId'],
+});
 
 /** Whether the SDK floor serves `request` as a task: a 2026-07-28 `tools/call` of `work`, or `tasks/get`. */
 export function isSdkTask(request: Request): boolean {
@@ -47,7 +58,10 @@ export async function serveSdkTask(request: Request, env: Env): Promise<Response
   // As the durable floor serves them: only to a client that declared the extension.
   const declared = message?.params?._meta?.['io.modelcontextprotocol/clientCapabilities']?.extensions?.[TASKS_EXTENSION];
   if (message === undefined || typeof declared !== 'object' || declared === null) {
-    return Response.json({ jsonrpc: '2.0', id: message?.id ?? null, error: { code: -32600, message: 'the floor serves only declared tasks' } }, { status: 400 });
+    return Response.json(
+      { jsonrpc: '2.0', id: message?.id ?? null, error: { code: -32600, message: 'the floor serves only declared tasks' } },
+      { status: 400 },
+    );
   }
   edge ??= createMcpHandler(() => edgeServer(env), { legacy: 'reject', maxRequestBodySize: MAX_BODY_BYTES });
   return calls.run(message, () => edge!.fetch(request, { parsedBody: message }));
@@ -111,7 +125,15 @@ export class SdkFloorTask extends FloorTask {
     return Response.json({
       jsonrpc: '2.0',
       id: body.id,
-      result: { resultType: 'task', taskId: body.taskId, status: 'working', createdAt: created, lastUpdatedAt: created, ttlMs: 3_600_000, pollIntervalMs: 1_000 },
+      result: {
+        resultType: 'task',
+        taskId: body.taskId,
+        status: 'working',
+        createdAt: created,
+        lastUpdatedAt: created,
+        ttlMs: 3_600_000,
+        pollIntervalMs: 1_000,
+      },
     });
   }
 }
