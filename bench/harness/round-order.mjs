@@ -4,28 +4,18 @@
 // went first but not who went before whom: each peer always followed the same one, and a call
 // pays for what the call before it left in the CPU's caches (2026-12-07: with nine peers, the
 // peer listed first — ours — was 10–15% slower than the same build listed second, because it
-// always followed the heaviest peer; bench/README.md, *W1 depends on how many peers a run
-// interleaves*). Drawn at random, every peer follows every other equally often, on average.
+// always followed the heaviest peer; bench/README.md, *W1 depends on which peer a call
+// follows*). Drawn at random, every peer follows every other equally often, on average.
+// (TypeScript imported as is: the harness runs on the project's Node 24.)
+import { seededRandom } from '../../test/support/seeded-random.ts';
 
 /** A permutation of 0 … n − 1 for round `i` (any integer; negative rounds are warm-ups). */
 export function roundOrder(i, n) {
   const order = Array.from({ length: n }, (_, k) => k);
-  const next = mulberry32(0x9e3779b9 ^ i);
+  const next = seededRandom(0x9e3779b9 ^ i);
   for (let k = n - 1; k > 0; k--) {
     const j = Math.floor(next() * (k + 1));
     [order[k], order[j]] = [order[j], order[k]];
   }
   return order;
-}
-
-/** A small seeded generator of floats in [0, 1) (mulberry32): enough to shuffle a handful of peers. */
-function mulberry32(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
