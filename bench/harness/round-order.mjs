@@ -2,7 +2,7 @@
 // M3, T1–T3, E1): a permutation drawn afresh for each round, from a generator seeded by `i`, so
 // that a run is repeatable. Rotating one fixed order, as the workloads did before, changed who
 // went first but not who went before whom: each peer always followed the same one, and a call
-// pays for what the call before it left in the CPU's caches (2026-12-07: with nine peers, the
+// pays for what the call before it left in the CPU's caches (2026-12-07: with every peer, the
 // peer listed first — ours — was 10–15% slower than the same build listed second, because it
 // always followed the heaviest peer; bench/README.md, *W1 depends on which peer a call
 // follows*). Drawn at random, every peer follows every other equally often, on average.
