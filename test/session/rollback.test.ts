@@ -38,6 +38,25 @@ function inNewObject<T>(body: (streams: SessionStreams, store: FailingStore, sql
   });
 }
 
+/** Makes `target[method]`'s next call throw, as a full disk would, then puts it back. */
+function failOnce<T extends object>(target: T, method: keyof T & string): void {
+  const original = target[method];
+  (target as Record<string, unknown>)[method] = () => {
+    (target as Record<string, unknown>)[method] = original;
+    throw new Error('SQLITE_FULL (injected)');
+  };
+}
+
+/** Emits the answer to request `id` on `stream`: whether the emit threw. */
+function emitThrows(streams: SessionStreams, stream: number, id: string): boolean {
+  try {
+    streams.emit(stream, `{"jsonrpc":"2.0","id":"${id}","result":{}}`, `"${id}"`);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
 /** The stream's state as storage has it: its row, and its last event (EventLog.stream reads SQL). */
 const stateOf = (streams: SessionStreams, stream: number) => streams.log.stream(stream)!.state;
 
@@ -65,16 +84,8 @@ describe('a transaction that rolls back', () => {
   it('storing an answer of a batch: the stream waits for that request still, and its other answer does not finish it', async () => {
     const result = await inNewObject((streams) => {
       const { stream } = streams.openRequestStream(1, ['"x"', '"y"']);
-      RequestIds.prototype.setAnswered = () => {
-        RequestIds.prototype.setAnswered = originalSetAnswered;
-        throw new Error('SQLITE_FULL (injected)');
-      };
-      let threw = false;
-      try {
-        streams.emit(stream, '{"jsonrpc":"2.0","id":"x","result":{}}', '"x"');
-      } catch {
-        threw = true;
-      }
+      failOnce(RequestIds.prototype, 'setAnswered');
+      const threw = emitThrows(streams, stream, 'x');
       streams.emit(stream, '{"jsonrpc":"2.0","id":"y","result":{}}', '"y"');
       const afterY = { stored: stateOf(streams, stream), open: streams.isOpen(stream) };
       const retried = streams.emit(stream, '{"jsonrpc":"2.0","id":"x","result":{}}', '"x"');
@@ -94,16 +105,8 @@ describe('a call answered by one INSERT, with no transaction around it', () => {
   it('a failed store leaves its stream open, as storage has it, and the answer stored again finishes it', async () => {
     const result = await inNewObject((streams) => {
       const { stream } = streams.openRequestStream(1, ['"x"']);
-      EventLog.prototype.appendMany = () => {
-        EventLog.prototype.appendMany = originalAppendMany;
-        throw new Error('SQLITE_FULL (injected)');
-      };
-      let threw = false;
-      try {
-        streams.emit(stream, '{"jsonrpc":"2.0","id":"x","result":{}}', '"x"');
-      } catch {
-        threw = true;
-      }
+      failOnce(EventLog.prototype, 'appendMany');
+      const threw = emitThrows(streams, stream, 'x');
       const afterFailure = { stored: stateOf(streams, stream), open: streams.isOpen(stream) };
       const retried = streams.emit(stream, '{"jsonrpc":"2.0","id":"x","result":{}}', '"x"');
       return {
