@@ -3,9 +3,9 @@
 // that a run is repeatable. Rotating one fixed order, as the workloads did before, changed who
 // went first but not who went before whom: each peer always followed the same one, and a call
 // pays for what the call before it left in the CPU's caches (2026-12-07: with every peer, the
-// peer listed first — ours — was 10–15% slower than the same build listed second, because it
-// always followed the heaviest peer; bench/README.md, *W1 depends on which peer a call
-// follows*). Drawn at random, every peer follows every other equally often, on average.
+// peer listed first — ours — paid about 8% for always following the heaviest peer, McpAgent;
+// bench/README.md, *W1 depends on which peer a call follows*). Drawn at random, every peer
+// follows every other equally often, on average.
 // (TypeScript imported as is: the harness runs on the project's Node 24.)
 import { seededRandom } from '../../test/support/seeded-random.ts';
 
