@@ -1,7 +1,7 @@
 /**
  * The session's streams: the durable log (event-log.ts) and the live connections, kept
- * consistent. Every method is synchronous. Storage writes happen inside `transactionSync`, and a
- * connection is switched in the same turn as the log is read, so a caller never observes —
+ * consistent. Every method is synchronous. Storage writes happen inside `transactionSync` — or
+ * are one statement, atomic by itself (a call's answer: `#store`) — and a connection is switched in the same turn as the log is read, so a caller never observes —
  * and no client ever receives — a state between "stored" and "delivered", or between
  * "replayed" and "live".
  *
@@ -86,8 +86,13 @@ export class SessionStreams {
    * again from storage.
    */
   #transaction<T>(body: () => T): T {
+    return this.#forgettingOnFailure(() => this.#storage.transactionSync(body));
+  }
+
+  /** Runs a write; if it throws, what this instance believes of storage is read again (`forget`). */
+  #forgettingOnFailure<T>(write: () => T): T {
     try {
-      return this.#storage.transactionSync(body);
+      return write();
     } catch (error) {
       this.forget();
       throw error;
@@ -266,12 +271,7 @@ export class SessionStreams {
     const { stream, seq } = event;
     const ends = answers === undefined ? false : this.#cache.endsStream(answers, stream);
     if (ends !== undefined && this.#bounds.fits(totals, size)) {
-      try {
-        this.#log.appendMany([{ ...event, endsStream: ends }]);
-      } catch (error) {
-        this.forget();
-        throw error;
-      }
+      this.#forgettingOnFailure(() => this.#log.appendMany([{ ...event, endsStream: ends }]));
       if (answers !== undefined) this.#cache.answer(answers, stream); // in memory: no other request of the stream awaits one
       this.#bounds.account(totals, 1, size, { stream, seq }); // within the bounds: counted, nothing pruned
       if (ends) this.#cache.ended(stream);
