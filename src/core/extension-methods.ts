@@ -3,8 +3,8 @@
  * `McpServer`. The SDK builds a server per request, and the Worker decorated every one with the
  * Tasks extension's handlers (`tasks/get`, `tasks/update`, `tasks/cancel`, `tasks/stream`) and
  * MCP Events' (`events/*`), with the capabilities that advertise them — for a `tools/call` that
- * reaches none of them: 2–3% of a modern echo call's CPU for the task methods alone (bench/README,
- * *M1–M3*). A request needs a family's handlers when it calls one of them, and its capability
+ * reaches none of them (2–3% of a modern echo call's CPU for the task methods alone in scratch
+ * builds; interleaved with the code before, no difference showed: bench/README, *M1–M3*). A request needs a family's handlers when it calls one of them, and its capability
  * when the answer reports capabilities: `server/discover` ("servers MUST declare ... in
  * `capabilities.extensions`"), and `subscriptions/listen`, which the SDK hands the server's
  * capabilities. The method is the request's `Mcp-Method` header, which the SDK requires on every
