@@ -12,7 +12,7 @@
  * routes, a path it does not serve); worker-entry.ts decides which of the two a request goes to.
  */
 import { isLegacyRequest, type AuthInfo } from '@modelcontextprotocol/server';
-import type { ConfigEnv } from '../config.ts';
+import type { ConfigEnv, TransportConfig } from '../config.ts';
 import { asHttpError, errorResponse, httpErrors, McpHttpError } from '../core/errors.ts';
 import { log } from '../core/log.ts';
 import {
@@ -75,15 +75,11 @@ export function createEndpoint<E extends ConfigEnv<E>>(parts: EndpointParts<E>) 
 
   return async (request: Request, env: E, ctx: ExecutionContext): Promise<Response> => {
     const edge = edgeOf(env);
-    const { allowedHosts, allowedOrigins, auth } = edge.config;
-    // DNS-rebinding defence first (with AUTH=oauth, the authorization server's front has walled
-    // it already): a forbidden Host or Origin learns nothing else, and is answered without CORS.
-    if (auth.mode !== 'oauth') {
-      try {
-        checkHostAndOrigin(request.headers, allowedHosts, allowedOrigins, () => new URL(request.url).host);
-      } catch (error) {
-        return refusal(error, request, env, ctx, undefined);
-      }
+    // The walls first: a forbidden Host or Origin learns nothing else, and is answered without CORS.
+    try {
+      checkWalls(request, edge.config);
+    } catch (error) {
+      return refusal(error, request, env, ctx, undefined);
     }
     let response: Response;
     let principal: string | undefined;
@@ -218,6 +214,17 @@ function sessionRequest(request: Request, executionCtx: ExecutionContext, edge: 
 function verifiedTokenOf(ctx: ExecutionContext | undefined): VerifiedToken {
   const { props, auth } = (ctx ?? {}) as { props?: unknown; auth?: VerifiedToken['auth'] };
   return { props, auth };
+}
+
+/**
+ * The DNS-rebinding defence, on every request the Worker serves, whatever its path: "Servers
+ * MUST validate the Origin header on all incoming connections". With AUTH=oauth every request
+ * reaches the Worker through the authorization server's front, which has walled it already (the
+ * endpoint against ALLOWED_ORIGINS, its other paths with the server's own origin admitted too):
+ * a second wall here would refuse what the front admits.
+ */
+export function checkWalls(request: Request, { allowedHosts, allowedOrigins, auth }: TransportConfig): void {
+  if (auth.mode !== 'oauth') checkHostAndOrigin(request.headers, allowedHosts, allowedOrigins, () => new URL(request.url).host);
 }
 
 /** Where a refusal's metrics point is handed for writing. */

@@ -17,7 +17,6 @@
 import { Hono, type Context } from 'hono';
 import type { ConfigEnv, TransportConfig } from '../config.ts';
 import { McpHttpError, errorResponse } from '../core/errors.ts';
-import { checkHostAndOrigin } from '../core/request-checks.ts';
 import { busShardName, DurableEventBus } from '../stateless/event-bus.ts';
 import { createModernEndpoint } from '../stateless/modern-endpoint.ts';
 import { needsExtensionMethods } from '../core/extension-methods.ts';
@@ -28,7 +27,7 @@ import type { FetchHandler } from '../auth/oauth-server.ts';
 import { ANONYMOUS, type Principal } from '../auth/principal.ts';
 import { METADATA_ROOT, metadataDocument, resourceUrl } from '../auth/protected-resource.ts';
 import { preflightResponse, withCors } from './cors.ts';
-import { createEndpoint, refusal, type WaitsUntil } from './endpoint.ts';
+import { checkWalls, createEndpoint, refusal, type WaitsUntil } from './endpoint.ts';
 import { PrincipalControl } from '../principals/principal-control.ts';
 import { type Credential, PrincipalHoldings } from '../principals/principal-holdings.ts';
 import { readWebhookConfig } from '../events/webhook-config.ts';
@@ -67,16 +66,12 @@ export function createMcpWorker<E extends ConfigEnv<E>>({
   /** Each environment's state, checked once per isolate; throws the MisconfiguredError of one that does not hold (edge-state.ts). */
   const edgeOf = edgeStates<E>({ sessions, bus, tasks, principals, rateLimit, events, modern: modern !== undefined }, path);
 
-  // DNS-rebinding defence first, on every route the Worker serves — the endpoint, the resource
-  // metadata, the operator's routes, a path it does not serve — registered before all of them:
-  // a forbidden Host or Origin learns nothing else ("Servers MUST validate the Origin header on
-  // all incoming connections"), not even a `resource` named after itself or whether a token is right.
-  // With AUTH=oauth every request reaches the app through the authorization server's front,
-  // which has walled it already (the endpoint against ALLOWED_ORIGINS, its other paths with the
-  // server's own origin admitted too): a second wall here would refuse what the front admits.
+  // The walls (endpoint.ts `checkWalls`) first, on every route the router serves — the preflight,
+  // the resource metadata, the operator's routes, a path it does not serve — registered before
+  // all of them: a forbidden Host or Origin learns nothing else, not even a `resource` named
+  // after itself or whether a token is right.
   app.use('*', async (c, next) => {
-    const { allowedHosts, allowedOrigins, auth } = edgeOf(c.env).config;
-    if (auth.mode !== 'oauth') checkHostAndOrigin(c.req.raw.headers, allowedHosts, allowedOrigins, () => new URL(c.req.url).host);
+    checkWalls(c.req.raw, edgeOf(c.env).config);
     await next();
   });
 
