@@ -3,7 +3,7 @@
 // A peer may be `ours@<dir>`, a checkout under .cache: `git worktree add .cache/base HEAD`,
 // then `--b ours@.cache/base` sets the working tree's change against HEAD.
 // Starts both peers, then W1: `--calls` echo calls alternating A, B call by call (after 50
-// unrecorded warm-up calls each), p50 of each and A ÷ B; W3: `--runs` progress {n: 5000} calls
+// unrecorded warm-up calls each), p50 of each and A ÷ B, and the CPU its serving processes spent per call; W3: `--runs` progress {n: 5000} calls
 // alternating run by run (after one unrecorded run each), median events/s and first-event ms;
 // replay: one finished progress {n: 1001} call per peer, resumed `--replays` times at its first
 // progress event, alternating (after 5 unrecorded each), median ms to the result (W5's small log);
@@ -165,14 +165,17 @@ try {
 async function pairLegacy(peers) {
   const [a, b] = peers;
   const w1 = [[], []];
+  let w1Cpu;
   if (calls > 0) {
     const sessions = [await initialize(a.url), await initialize(b.url)];
     for (let i = 0; i < 50; i++) for (const session of sessions) await echo(session, `warm-up ${i}`);
+    const cpuBefore = peers.map(cpuMs);
     for (let i = 0; i < calls; i++) {
       // Alternate who goes first, so neither side always follows the other.
       const order = i % 2 === 0 ? [0, 1] : [1, 0];
       for (const k of order) w1[k].push(await echo(sessions[k], `hello ${i}`));
     }
+    w1Cpu = peers.map((peer, k) => (cpuMs(peer) - cpuBefore[k]) / calls);
     await Promise.all(sessions.map((session) => session.close()));
   }
 
@@ -208,6 +211,9 @@ async function pairLegacy(peers) {
   if (calls > 0) {
     const p50 = w1.map((latencies) => percentile(latencies, 50));
     console.log(`W1 echo p50 ms, ${calls} calls each, alternating:  A ${fmt(p50[0])}  B ${fmt(p50[1])}  A/B ${fmt(p50[0] / p50[1])}`);
+    console.log(
+      `W1 CPU ms per call (serving processes):          A ${fmt(w1Cpu[0], 3)}  B ${fmt(w1Cpu[1], 3)}  A/B ${fmt(w1Cpu[0] / w1Cpu[1], 3)}`,
+    );
   }
   if (runs > 0) {
     const rate = w3.map((samples) => median(samples.map((s) => s.eventsPerS)));

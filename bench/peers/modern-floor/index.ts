@@ -3,8 +3,8 @@
  * @modelcontextprotocol/server, bench's own copy, as `sdk-floor` bundles it) alone in a bare
  * Worker — no router, no Host/Origin or header checks, no authentication, no tasks, no events,
  * no Durable Object. Every request goes to the handler as it came, whatever its path (the
- * harness asks /mcp only). The tools are the
- * ones `sdk-modern` registers: `echo` and `progress` (../shared/sdk-tools.ts) and `changed`,
+ * harness asks /mcp only). The tools are the benchmark's 2026-07-28 list, as every modern peer
+ * registers it (../shared/modern-tools.ts); this one serves `echo`, `progress` and `changed`,
  * which publishes a tool list change to the handler's listen streams (M3).
  *
  * What it is for: M1–M3 set ours, in workerd, against `sdk-modern`, the same SDK entry on
@@ -23,7 +23,7 @@
  * The handler is built at the first request: a Worker may not start timers or I/O at startup.
  */
 import { createMcpHandler, type McpHttpHandler, McpServer } from '@modelcontextprotocol/server';
-import { registerEcho, registerProgress } from '../shared/sdk-tools.ts';
+import { registerModernTools } from '../shared/modern-tools.ts';
 
 /** Ours' body bound (src/config.ts MAX_BODY_BYTES) and its peer's HEARTBEAT_MS (bench/peers/ours/wrangler.toml). */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -35,11 +35,11 @@ function serve(): McpHttpHandler {
   const built = createMcpHandler(
     () => {
       const server = new McpServer({ name: 'bench-modern-floor', version: '0.0.0' });
-      registerEcho(server);
-      registerProgress(server);
-      server.registerTool('changed', { description: 'Announces a tool list change to listeners (M3).' }, async () => {
-        built.notify.toolsChanged();
-        return { content: [{ type: 'text', text: 'changed' }] };
+      registerModernTools(server, {
+        changed: async () => {
+          built.notify.toolsChanged();
+          return { content: [{ type: 'text', text: 'changed' }] };
+        },
       });
       return server;
     },

@@ -30,6 +30,7 @@ import {
   type SessionContext,
 } from '../../../src/lib.ts';
 import { countingNamespace, countRequest, instrument, instrumentLate, serveBilling } from '../shared/billing.ts';
+import { registerModernTools } from '../shared/modern-tools.ts';
 import { registerEcho, registerProgress } from '../shared/sdk-tools.ts';
 
 interface BenchEnv extends ConfigVars {
@@ -70,37 +71,26 @@ const eventLogs = (env: BenchEnv) => {
 const CONFIRM_SCHEMA = { type: 'object' as const, properties: { confirm: { type: 'boolean' as const } }, required: ['confirm'] };
 
 /**
- * 2026-07-28 requests (M1–M3, T1–T4): echo; `changed`, which tells every listen stream the
- * tool list changed; `work`, a task with nothing to do (T1, T2); `progress_task`, a task that
+ * 2026-07-28 requests (M1–M3, T1–T4, E1–E4), the benchmark's modern tool list
+ * (../shared/modern-tools.ts), all served: echo and progress; `changed`, which tells every listen stream the
+ * tool list changed; `post_note`, which emits one `demo.note`; `work`, a task with nothing to do (T1, T2); `progress_task`, a task that
  * sends n progress notifications as fast as it can (T3: the session's `progress`, W3, as a
  * task, each notification one event of its timeline); and `ask`, a task that asks a question
  * (input_required) and, once answered, reports one progress step and completes (T4).
  */
 function modernServer({ notify }: ModernContext): McpServer {
   const server = new McpServer({ name: 'bench-ours', version: '0.0.0' });
-  registerEcho(server);
-  server.registerTool('changed', { description: 'Announces a tool list change to listeners (M3).' }, async () => {
-    notify.toolsChanged();
-    return { content: [{ type: 'text', text: 'changed' }] };
-  });
-  server.registerTool(
-    'post_note',
-    { description: 'Emits one demo.note, stored before this returns (E1, E2, E4).', inputSchema: z.object({ text: z.string() }) },
-    async ({ text }) => {
+  registerModernTools(server, {
+    changed: async () => {
+      notify.toolsChanged();
+      return { content: [{ type: 'text', text: 'changed' }] };
+    },
+    post_note: async ({ text }) => {
       const { eventId } = await notes.emit(eventLogs(workerEnv as BenchEnv), { data: { text, n: text.length } });
       return { content: [{ type: 'text', text: eventId }] };
     },
-  );
-  server.registerTool('work', { description: 'A task that does nothing but complete (T1, T2).' }, async () =>
-    runTask(async () => ({ content: [{ type: 'text', text: 'done' }] })),
-  );
-  server.registerTool(
-    'progress_task',
-    {
-      description: 'A task that sends n progress notifications as fast as possible, then returns "done <n>" (T3).',
-      inputSchema: z.object({ n: z.number().int().min(0).max(1_000_000) }),
-    },
-    async ({ n }, ctx) =>
+    work: async () => runTask(async () => ({ content: [{ type: 'text', text: 'done' }] })),
+    progress_task: async ({ n }, ctx) =>
       runTask(async () => {
         // Inside the task's object the round's request carries a progress token of its own.
         const progressToken = ctx.mcpReq._meta?.progressToken;
@@ -111,11 +101,7 @@ function modernServer({ notify }: ModernContext): McpServer {
         }
         return { content: [{ type: 'text', text: `done ${n}` }] };
       }),
-  );
-  server.registerTool(
-    'ask',
-    { description: 'A task that asks to go on (input_required), then reports one step and completes (T4).' },
-    (ctx: ServerContext) =>
+    ask: (ctx: ServerContext) =>
       runTask(async () => {
         const answer = acceptedContent<{ confirm?: unknown }>(ctx.mcpReq.inputResponses, 'go_on');
         if (answer === undefined) {
@@ -127,7 +113,7 @@ function modernServer({ notify }: ModernContext): McpServer {
         }
         return { content: [{ type: 'text', text: answer.confirm === true ? 'went on' : 'stopped' }] };
       }),
-  );
+  });
   return server;
 }
 

@@ -4,7 +4,8 @@
  * `SELECT` per `tasks/get` (../durable-floor) — with every MCP answer made by the SDK v2, as ours
  * makes them: the `tools/call` answered with its `CreateTaskResult` by an `McpServer` behind
  * `createMcpHandler` at the edge, the tool run in the task's object by another one (the call
- * handed over parsed), and `tasks/get` answered by a third at the edge. What it is for: ours
+ * handed over parsed), and `tasks/get` answered by a third at the edge — each McpServer with the
+ * benchmark's modern tool list, as ours' (../shared/modern-tools.ts). What it is for: ours
  * writes its tools with `McpServer`, so no transport of ours can make a task for less than
  * three passes through the SDK's per-request path; T1 ÷ this floor is what ours adds to them,
  * as W1 ÷ the SDK floor is for a call.
@@ -23,6 +24,7 @@ import {
   type McpHttpHandler,
 } from '@modelcontextprotocol/server';
 import { countRequest } from '../shared/billing.ts';
+import { registerModernTools } from '../shared/modern-tools.ts';
 import { type Message, parseMessage } from '../shared/mini-mcp.ts';
 import { FloorTask } from '../durable-floor/index.ts';
 import { MODERN, newTaskId, storeCompleted, storeWorkingTask, TASK_ID, TASKS_EXTENSION } from '../durable-floor/task-rows.ts';
@@ -70,13 +72,15 @@ export async function serveSdkTask(request: Request, env: Env): Promise<Response
 function edgeServer(env: Env): McpServer {
   const server = new McpServer({ name: 'bench-sdk-floor', version: '0.0.0' });
   server.server.registerCapabilities({ extensions: { [TASKS_EXTENSION]: {} } });
-  server.registerTool('work', { description: 'Does nothing, as a task.' }, async (ctx) => {
-    const taskId = newTaskId();
-    // The call as the object runs it: the client's own, with its envelope.
-    const call = calls.getStore();
-    const answer = (await (await taskObject(env, taskId, '/create', { id: ctx.mcpReq.id, taskId, call })).json()) as { result: object };
-    // The SDK passes `resultType: "task"` through on tools/call (ours: src/tasks/run-task.ts).
-    return answer.result as typeof DONE;
+  registerModernTools(server, {
+    work: async (ctx) => {
+      const taskId = newTaskId();
+      // The call as the object runs it: the client's own, with its envelope.
+      const call = calls.getStore();
+      const answer = (await (await taskObject(env, taskId, '/create', { id: ctx.mcpReq.id, taskId, call })).json()) as { result: object };
+      // The SDK passes `resultType: "task"` through on tools/call (ours: src/tasks/run-task.ts).
+      return answer.result as typeof DONE;
+    },
   });
   server.server.setRequestHandler('tasks/get', { params: TASK_PARAMS }, async ({ taskId }, ctx) => {
     if (!TASK_ID.test(taskId)) throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Failed to retrieve task: Task not found');
@@ -142,7 +146,7 @@ async function runRound(call: Message): Promise<unknown> {
   round ??= createMcpHandler(
     () => {
       const server = new McpServer({ name: 'bench-sdk-floor-task', version: '0.0.0' });
-      server.registerTool('work', { description: 'Does nothing.' }, async () => DONE);
+      registerModernTools(server, { work: async () => DONE });
       return server;
     },
     { legacy: 'reject', maxRequestBodySize: MAX_BODY_BYTES },

@@ -9,17 +9,17 @@ import { createServer } from 'node:http';
 import { Readable } from 'node:stream';
 import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
 // TypeScript, run by Node's own type stripping (Node 24, as the benchmark runs).
-import { registerEcho, registerProgress } from '../shared/sdk-tools.ts';
+import { registerModernTools } from '../shared/modern-tools.ts';
 
 const port = Number(process.argv[2] ?? process.env.PORT ?? 8791);
 
 const handler = createMcpHandler(() => {
   const server = new McpServer({ name: 'bench-sdk-modern', version: '0.0.0' });
-  registerEcho(server);
-  registerProgress(server);
-  server.registerTool('changed', { description: 'Announces a tool list change to listeners (M3).' }, async () => {
-    handler.notify.toolsChanged();
-    return { content: [{ type: 'text', text: 'changed' }] };
+  registerModernTools(server, {
+    changed: async () => {
+      handler.notify.toolsChanged();
+      return { content: [{ type: 'text', text: 'changed' }] };
+    },
   });
   return server;
 });
