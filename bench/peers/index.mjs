@@ -110,6 +110,9 @@ export const takesWorkload = (name, id) => SPECS[name]?.workloads?.includes(id) 
 /** Peers whose event ids accept GET + Last-Event-ID after the call finished. */
 export const RESUMABLE_PEERS = Object.freeze(['ours', 'durable-floor', 'sdk-floor', 'sdk']);
 
+/** Peers that answer 2025 requests without a session (the SDK's stateless fallback): no `Mcp-Session-Id`. */
+export const SESSIONLESS_PEERS = Object.freeze(['sdk-modern']);
+
 /** How Worker peers are run: see workerd-host.mjs for why `miniflare` is the default. */
 export const WORKERD_VIA = Object.freeze(['miniflare', 'wrangler-dev']);
 
