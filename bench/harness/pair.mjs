@@ -1,5 +1,5 @@
 // Two peers, one figure, interleaved finely: for telling whether a change to one side moved it.
-//   node bench/harness/pair.mjs [--a ours] [--b durable-floor] [--calls 1000] [--runs 10] [--replays 30] [--tasks 0] [--via miniflare] [--modern]
+//   node bench/harness/pair.mjs [--a ours] [--b durable-floor] [--calls 1000] [--runs 10] [--replays 30] [--tasks 0] [--sessions 0] [--via miniflare] [--modern]
 // A peer may be `ours@<dir>`, a checkout under .cache: `git worktree add .cache/base HEAD`,
 // then `--b ours@.cache/base` sets the working tree's change against HEAD.
 // Starts both peers, then W1: `--calls` echo calls alternating A, B call by call (after 50
@@ -13,6 +13,9 @@
 // processes spent per task, all threads (Linux /proc; locally the Worker, its objects and a
 // task's round share one workerd, so this is what T1's latency pays, and it moves far less with
 // the machine's load). `--calls 0 --runs 0 --replays 0 --tasks 400` runs T1 alone.
+// W0: `--sessions` new sessions alternating A, B (after 5 unrecorded each), as W0 runs them:
+// `initialize`, `notifications/initialized`, the first echo, then DELETE (not timed); p50 of the
+// sequence and of the echo.
 // A whole-workload round (run.mjs) lets a noisy minute land on one peer only; this does not.
 // `--modern`: M1 in place of all three — `--calls` 2026-07-28 `tools/call` echo requests (no
 // session) alternating A, B call by call after 50 unrecorded each, p50 and p99 of each and A ÷ B,
@@ -22,7 +25,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { initialize, modernRequest } from './client.mjs';
+import { initialize, modernRequest, now } from './client.mjs';
 import { cpuMs, startPeer, threadCpuMs } from '../peers/index.mjs';
 import { freePort } from './ports.mjs';
 import { median, percentile } from './stats.mjs';
@@ -37,6 +40,7 @@ const { values: args } = parseArgs({
     runs: { type: 'string', default: '10' },
     replays: { type: 'string', default: '30' },
     tasks: { type: 'string', default: '0' },
+    sessions: { type: 'string', default: '0' },
     via: { type: 'string', default: 'miniflare' },
     modern: { type: 'boolean', default: false },
   },
@@ -47,6 +51,8 @@ if (!Number.isInteger(calls) || calls === 1 || calls < 0 || calls > 100_000) thr
 if (!Number.isInteger(runs) || runs < 0 || runs > 100) throw new Error('--runs must be an integer in 0..100');
 const tasks = Number(args.tasks);
 if (!Number.isInteger(tasks) || tasks < 0 || tasks > 100_000) throw new Error('--tasks must be an integer in 0..100000');
+const sessionsW0 = Number(args.sessions);
+if (!Number.isInteger(sessionsW0) || sessionsW0 < 0 || sessionsW0 > 10_000) throw new Error('--sessions must be an integer in 0..10000');
 const replays = Number(args.replays);
 if (!Number.isInteger(replays) || replays < 0 || replays > 1_000) throw new Error('--replays must be an integer in 0..1000');
 const REPLAY_N = 1_000;
@@ -60,6 +66,19 @@ async function echo(session, text) {
 }
 
 /** One 2026-07-28 echo (M1's call): request sent → result received, ms. */
+/** W0's sequence: a new session and its first echo, timed; the session is ended after (not timed). */
+async function firstEcho(url, i) {
+  const t0 = now();
+  const session = await initialize(url);
+  try {
+    const call = await session.callTool('echo', { text: `first ${i}` }, { timeoutMs: 30_000 });
+    if (!call.response?.result) throw new Error(`W0 echo: no result (${call.error ?? `HTTP ${call.status}`})`);
+    return { sequence: call.tResponse - t0, echo: call.tResponse - call.tSent };
+  } finally {
+    await session.close();
+  }
+}
+
 async function modernEcho(url, text) {
   const t0 = performance.now();
   const { status, message } = await modernRequest(url, 'tools/call', { name: 'echo', arguments: { text } }, { timeoutMs: 30_000 });
@@ -179,6 +198,16 @@ async function pairLegacy(peers) {
     await Promise.all(sessions.map((session) => session.close()));
   }
 
+  const w0 = [[], []];
+  if (sessionsW0 > 0) {
+    for (let i = -5; i < sessionsW0; i++) {
+      for (const k of i % 2 === 0 ? [0, 1] : [1, 0]) {
+        const sample = await firstEcho(peers[k].url, i);
+        if (i >= 0) w0[k].push(sample);
+      }
+    }
+  }
+
   const w3 = [[], []];
   if (runs > 0) for (const peer of peers) await progress(peer.url);
   for (let r = 0; r < runs; r++) {
@@ -214,6 +243,12 @@ async function pairLegacy(peers) {
     console.log(
       `W1 CPU ms per call (serving processes):          A ${fmt(w1Cpu[0], 3)}  B ${fmt(w1Cpu[1], 3)}  A/B ${fmt(w1Cpu[0] / w1Cpu[1], 3)}`,
     );
+  }
+  if (sessionsW0 > 0) {
+    const [sa, sb] = w0.map((samples) => p50Of(samples, 'sequence'));
+    const [ea, eb] = w0.map((samples) => p50Of(samples, 'echo'));
+    console.log(`W0 initialize → first echo p50 ms, ${sessionsW0} each: A ${fmt(sa)}  B ${fmt(sb)}  A/B ${fmt(sa / sb)}`);
+    console.log(`W0 its first echo p50 ms:                          A ${fmt(ea)}  B ${fmt(eb)}  A/B ${fmt(ea / eb)}`);
   }
   if (runs > 0) {
     const rate = w3.map((samples) => median(samples.map((s) => s.eventsPerS)));
