@@ -25,11 +25,11 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { initialize, modernRequest, now } from './client.mjs';
+import { initialize, modernRequest } from './client.mjs';
 import { cpuMs, startPeer, threadCpuMs } from '../peers/index.mjs';
 import { freePort } from './ports.mjs';
 import { median, percentile } from './stats.mjs';
-import { createWorkTask, untilCompleted } from './workloads/shared.mjs';
+import { createWorkTask, firstEcho, untilCompleted } from './workloads/shared.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const { values: args } = parseArgs({
@@ -56,7 +56,6 @@ if (!Number.isInteger(sessionsW0) || sessionsW0 < 0 || sessionsW0 > 10_000) thro
 const replays = Number(args.replays);
 if (!Number.isInteger(replays) || replays < 0 || replays > 1_000) throw new Error('--replays must be an integer in 0..1000');
 const REPLAY_N = 1_000;
-/** /proc's clock ticks (USER_HZ): 100 on Linux. */
 const W3_N = 5_000;
 
 async function echo(session, text) {
@@ -66,19 +65,6 @@ async function echo(session, text) {
 }
 
 /** One 2026-07-28 echo (M1's call): request sent → result received, ms. */
-/** W0's sequence: a new session and its first echo, timed; the session is ended after (not timed). */
-async function firstEcho(url, i) {
-  const t0 = now();
-  const session = await initialize(url);
-  try {
-    const call = await session.callTool('echo', { text: `first ${i}` }, { timeoutMs: 30_000 });
-    if (!call.response?.result) throw new Error(`W0 echo: no result (${call.error ?? `HTTP ${call.status}`})`);
-    return { sequence: call.tResponse - t0, echo: call.tResponse - call.tSent };
-  } finally {
-    await session.close();
-  }
-}
-
 async function modernEcho(url, text) {
   const t0 = performance.now();
   const { status, message } = await modernRequest(url, 'tools/call', { name: 'echo', arguments: { text } }, { timeoutMs: 30_000 });
@@ -202,7 +188,7 @@ async function pairLegacy(peers) {
   if (sessionsW0 > 0) {
     for (let i = -5; i < sessionsW0; i++) {
       for (const k of i % 2 === 0 ? [0, 1] : [1, 0]) {
-        const sample = await firstEcho(peers[k].url, i);
+        const sample = await firstEcho(peers[k].url, `first ${i}`);
         if (i >= 0) w0[k].push(sample);
       }
     }

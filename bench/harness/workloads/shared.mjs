@@ -1,5 +1,5 @@
 // What several workload families use, in one place, so that no family imports another: the
-// call's timeouts and checks (W, B, T), a fresh session per run and batches of concurrent steps
+// call's timeouts and checks (W, B, T), W0's sequence (also pair.mjs's), a fresh session per run and batches of concurrent steps
 // (W, T4), W3's run (`progressRun`: W3's own runs and the W3 runs T3 interleaves with its
 // tasks), the `ours` peer's counts of constructed objects (W7, T4), the 2026-07-28 task client
 // (create, get, poll to completed, the probe: T1, T2, T3, B1) and the peer's billing counters
@@ -22,6 +22,22 @@ export function expectResult(call, what) {
   if (call.response?.result && !call.response.result.isError) return call;
   const why = call.response?.error ? JSON.stringify(call.response.error) : (call.error ?? `ended: ${call.end}, HTTP ${call.status}`);
   throw new Error(`${what}: no result (${why})`);
+}
+
+/**
+ * W0's sequence (w-calls.mjs, pair.mjs): a new session, then its first echo; the session is ended
+ * (DELETE) after, not timed. Resolves to { sequence: initialize → the echo answered, echo: the
+ * echo alone }, in ms.
+ */
+export async function firstEcho(url, text) {
+  const t0 = now();
+  const session = await initialize(url);
+  try {
+    const call = expectResult(await session.callTool('echo', { text }, { timeoutMs: CALL_TIMEOUT_MS }), 'W0 echo');
+    return { sequence: call.tResponse - t0, echo: call.tResponse - call.tSent };
+  } finally {
+    await session.close();
+  }
 }
 
 /** Runs `fn` on a fresh session and always ends the session afterwards (not timed). */

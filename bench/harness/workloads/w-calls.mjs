@@ -6,7 +6,7 @@
 import { cpuMs } from '../../peers/index.mjs';
 import { initialize, now } from '../client.mjs';
 import { median, percentile } from '../stats.mjs';
-import { CALL_TIMEOUT_MS, expectResult, progressRun } from './shared.mjs';
+import { CALL_TIMEOUT_MS, expectResult, firstEcho, progressRun } from './shared.mjs';
 import { roundOrder } from '../round-order.mjs';
 
 /**
@@ -46,16 +46,10 @@ export const w0 = {
   async runAcross({ peers, sizes }) {
     const samples = new Map(peers.map((peer) => [peer.name, { echo: [], sequence: [] }]));
     const failed = await interleaved(peers, sizes.w0Warmup, sizes.w0Sessions, async (peer, i) => {
-      const t0 = now();
-      const session = await initialize(peer.url);
-      try {
-        const call = expectResult(await session.callTool('echo', { text: `first ${i}` }, { timeoutMs: CALL_TIMEOUT_MS }), 'W0 echo');
-        if (i < 0) return;
-        samples.get(peer.name).echo.push(call.tResponse - call.tSent);
-        samples.get(peer.name).sequence.push(call.tResponse - t0);
-      } finally {
-        await session.close();
-      }
+      const { echo, sequence } = await firstEcho(peer.url, `first ${i}`);
+      if (i < 0) return;
+      samples.get(peer.name).echo.push(echo);
+      samples.get(peer.name).sequence.push(sequence);
     });
     return Object.fromEntries(
       peers.map((peer) => {
