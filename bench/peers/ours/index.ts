@@ -31,7 +31,7 @@ import {
 } from '../../../src/lib.ts';
 import { countingNamespace, countRequest, instrument, instrumentLate, serveBilling } from '../shared/billing.ts';
 import { registerModernTools } from '../shared/modern-tools.ts';
-import { registerEcho, registerProgress } from '../shared/sdk-tools.ts';
+import { registerSessionTools, SESSION_CAPABILITIES } from '../shared/sdk-tools.ts';
 
 interface BenchEnv extends ConfigVars {
   /** `on`: count the objects alive in the isolate (H1's helper `ours-held`; see `track`). */
@@ -179,21 +179,8 @@ export class BenchSession extends McpSessionObject<BenchEnv> {
   }
 
   protected override createServer(_session: SessionContext): McpServer {
-    // logging: the notify tool's message (W7); without the capability the SDK drops it silently.
-    const server = new McpServer({ name: 'bench-ours', version: '0.0.0' }, sessionServerOptions({ capabilities: { logging: {} } }));
-    registerEcho(server);
-    registerProgress(server);
-    server.registerTool(
-      'notify',
-      {
-        description: "Sends one log message carrying `text` on the session's standalone stream, then returns (W7).",
-        inputSchema: z.object({ text: z.string() }),
-      },
-      async ({ text }) => {
-        await server.sendLoggingMessage({ level: 'info', logger: 'bench', data: text });
-        return { content: [{ type: 'text', text: 'sent' }] };
-      },
-    );
+    const server = new McpServer({ name: 'bench-ours', version: '0.0.0' }, sessionServerOptions({ capabilities: SESSION_CAPABILITIES }));
+    registerSessionTools(server);
     return server;
   }
 }

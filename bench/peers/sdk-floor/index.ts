@@ -1,10 +1,10 @@
 /**
  * Benchmark peer "sdk-floor": the durable floor (../durable-floor) — its Worker, its storage,
  * its frames, byte for byte — with every answer made by an SDK v2 `McpServer` holding the same
- * tools as `ours` (`echo`, `progress {n}`), connected to the smallest transport that can carry
- * it: a message in, each message the server sends for it stored and framed as it is sent, the
- * request done when its response is. No router, no checks, no request-id or stream bookkeeping,
- * no resumption beyond the floor's.
+ * tools as `ours` (`echo`, `progress {n}`, `notify`: shared/sdk-tools.ts), connected to the
+ * smallest transport that can carry it: a message in, each message the server sends for it
+ * stored and framed as it is sent, the request done when its response is. No router, no checks,
+ * no request-id or stream bookkeeping, no resumption beyond the floor's.
  *
  * What it is for: the project writes its tools once with McpServer, so no design of ours can
  * cost less than this per call. Its W1 over the durable floor's is the part of a call that
@@ -18,7 +18,7 @@ import type { JSONRPCMessage, MessageExtraInfo, RequestId, Transport, TransportS
 import { McpServer } from '@modelcontextprotocol/server';
 import { FloorSession } from '../durable-floor/index.ts';
 import { type Message, SUPPORTED_VERSIONS } from '../shared/mini-mcp.ts';
-import { registerEcho, registerProgress } from '../shared/sdk-tools.ts';
+import { registerSessionTools, SESSION_CAPABILITIES } from '../shared/sdk-tools.ts';
 
 import floor from '../durable-floor/index.ts';
 import { isSdkTask, serveSdkTask } from './tasks.ts';
@@ -33,9 +33,11 @@ export default {
 } satisfies ExportedHandler<Parameters<typeof floor.fetch>[1]>;
 
 function toolServer(): McpServer {
-  const server = new McpServer({ name: 'bench-sdk-floor', version: '0.0.0' }, { supportedProtocolVersions: SUPPORTED_VERSIONS });
-  registerEcho(server);
-  registerProgress(server);
+  const server = new McpServer(
+    { name: 'bench-sdk-floor', version: '0.0.0' },
+    { supportedProtocolVersions: SUPPORTED_VERSIONS, capabilities: SESSION_CAPABILITIES },
+  );
+  registerSessionTools(server);
   return server;
 }
 

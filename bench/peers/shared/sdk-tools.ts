@@ -1,9 +1,9 @@
 /**
- * The benchmark's two tools as the peers built on the SDK v2's `McpServer` register them
- * (`ours`, `sdk-floor`, `sdk-modern`): `echo` {text} → text, and `progress` {n} → n progress
- * notifications as fast as they go, then "done <n>". One definition, so that what those peers
- * measure differs only in what lies beneath the tools. Erasable TypeScript only: `sdk-modern`
- * runs it on Node by type stripping.
+ * The benchmark's tools as the peers built on the SDK v2's `McpServer` register them (`ours`,
+ * `sdk-floor`, `sdk-modern`): `echo` {text} → text, `progress` {n} → n progress notifications as
+ * fast as they go, then "done <n>", and a session's `notify` {text} → one log message. One
+ * definition, so that what those peers measure differs only in what lies beneath the tools.
+ * Erasable TypeScript only: `sdk-modern` runs it on Node by type stripping.
  */
 import type { McpServer } from '@modelcontextprotocol/server';
 import * as z from 'zod';
@@ -32,3 +32,29 @@ export function registerProgress(server: McpServer): void {
     },
   );
 }
+
+/**
+ * A session's tools, on every session peer's McpServer (`ours`, `sdk-floor`): each tool
+ * registered is work every new session pays (W0), so both register the same three. `notify`
+ * {text} sends one log message on the session's standalone stream, then returns (W7); the
+ * server must declare the `logging` capability (SESSION_CAPABILITIES), without which the SDK
+ * drops the message silently.
+ */
+export function registerSessionTools(server: McpServer): void {
+  registerEcho(server);
+  registerProgress(server);
+  server.registerTool(
+    'notify',
+    {
+      description: "Sends one log message carrying `text` on the session's standalone stream, then returns (W7).",
+      inputSchema: z.object({ text: z.string() }),
+    },
+    async ({ text }) => {
+      await server.sendLoggingMessage({ level: 'info', logger: 'bench', data: text });
+      return { content: [{ type: 'text', text: 'sent' }] };
+    },
+  );
+}
+
+/** What a session peer's McpServer declares for registerSessionTools's `notify`. */
+export const SESSION_CAPABILITIES = { logging: {} };
