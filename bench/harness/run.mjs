@@ -152,12 +152,13 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 }
 
 /**
- * A workload that takes every peer in one pass (W1: call by call); one sample per peer. It may
+ * A workload that takes every peer in one pass (W1: call by call); one sample per peer. `state`
+ * is what each peer's workloads keep across rounds, by peer name (W5's logs). It may
  * start a helper instance by name (`startHelper`, B1's `ours-ttl`, E3's `ours-webhooks` with
  * variables of its own, H1's `ours-held`), stopped with the peers, and read a helper's memory
  * (`memoryRss`, H1).
  */
-async function runAcross(workload, order, round, samples, deadline, startHelper, memoryRss) {
+async function runAcross(workload, order, round, samples, deadline, startHelper, memoryRss, state) {
   const buckets = order.map((peer) => ((samples[workload.id] ??= {})[peer.name] ??= []));
   if (performance.now() > deadline) {
     for (const bucket of buckets) bucket.push({ round, error: 'skipped: run deadline passed' });
@@ -169,7 +170,7 @@ async function runAcross(workload, order, round, samples, deadline, startHelper,
     results = await within(
       workload.timeoutMs ?? WORKLOAD_TIMEOUT_MS,
       `${workload.id} across peers`,
-      workload.runAcross({ peers: order, sizes, startHelper, memoryRss }),
+      workload.runAcross({ peers: order, sizes, startHelper, memoryRss, state }),
     );
   } catch (error) {
     results = Object.fromEntries(order.map((peer) => [peer.name, { error }]));
@@ -232,7 +233,7 @@ async function main() {
       if (workload.runAcross !== undefined) {
         if (interrupted) return;
         if ((workload.firstRoundOnly && round > 1) || takers.length === 0) continue;
-        await runAcross(workload, takers, round, samples, deadline, startHelper, peersApi.memoryRss);
+        await runAcross(workload, takers, round, samples, deadline, startHelper, peersApi.memoryRss, state);
         continue;
       }
       for (const peer of takers) {
