@@ -24,6 +24,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { convertV4MiniflareOptions, Miniflare } from 'miniflare';
+import { threadCpuMs } from '../peers/index.mjs';
 import { QUIET, REPO } from './cold-start.mjs';
 
 const run = promisify(execFile);
@@ -90,11 +91,13 @@ export async function threadCpu(built) {
     await mf.ready;
     const [pid] = workerdChildren().filter((child) => !before.has(child));
     if (pid === undefined) throw new Error('C1: no workerd process of its own under Miniflare');
-    const started = threadsNs(pid);
+    const started = threadCpuMs([pid]);
     const response = await mf.dispatchFetch('http://c1.invalid/');
     const body = await response.text();
     if (body !== 'ok') throw new Error(`C1: ${built.name}'s main module did not load: ${body.slice(0, 300)}`);
-    return (threadsNs(pid) - started) / 1e6;
+    const cpu = threadCpuMs([pid]) - started;
+    if (Number.isNaN(cpu)) throw new Error(`C1: workerd's threads (pid ${pid}) could not be read`);
+    return cpu;
   } finally {
     await mf.dispose();
   }
@@ -124,14 +127,6 @@ function workerdChildren() {
     if (comm === 'workerd' && parent === process.pid) found.push(Number(entry));
   }
   return found;
-}
-
-/** ns on a core, summed over the process's threads (schedstat's first field). */
-function threadsNs(pid) {
-  let total = 0;
-  for (const task of readdirSyncSafe(`/proc/${pid}/task`))
-    total += Number(readSyncSafe(`/proc/${pid}/task/${task}/schedstat`)?.split(' ')[0] ?? 0);
-  return total;
 }
 
 function readdirSyncSafe(path) {
