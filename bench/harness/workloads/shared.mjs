@@ -9,6 +9,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { perOperation } from '../billing.mjs';
 import { initialize, modernRequest, now } from '../client.mjs';
+import { roundOrder } from '../round-order.mjs';
 
 export const CALL_TIMEOUT_MS = 30_000;
 export const LONG_CALL_TIMEOUT_MS = 120_000;
@@ -38,6 +39,27 @@ export async function firstEcho(url, text) {
   } finally {
     await session.close();
   }
+}
+
+/**
+ * Runs `step(peer, i)` for i in [-warmup, count) on every peer, step by step: step i goes to
+ * every peer (in an order drawn afresh for each i: round-order.mjs) before step i + 1 goes to
+ * any. A peer whose step throws is left out from then on (its error is returned in `failed`).
+ */
+export async function interleaved(peers, warmup, count, step) {
+  const failed = new Map();
+  for (let i = -warmup; i < count; i++) {
+    for (const k of roundOrder(i, peers.length)) {
+      const peer = peers[k];
+      if (failed.has(peer.name)) continue;
+      try {
+        await step(peer, i);
+      } catch (error) {
+        failed.set(peer.name, error);
+      }
+    }
+  }
+  return failed;
 }
 
 /** Runs `fn` on a fresh session and always ends the session afterwards (not timed). */

@@ -2,33 +2,12 @@
 // sequential echo calls, W2 concurrent sessions calling echo, W3 one call streaming progress
 // notifications. The latency and throughput figures of one call; resumption is
 // w-resume.mjs's, sessions held idle w-held-streams.mjs's. W3's run itself (`progressRun`) is
-// in shared.mjs, as T3 runs it too; `interleaved` (W0's peers, sequence by sequence) is W0's alone.
+// in shared.mjs, as T3 runs it too; so is `interleaved` (W0's, W3's and W4's peers, step by step).
 import { cpuMs } from '../../peers/index.mjs';
 import { initialize, now } from '../client.mjs';
 import { median, percentile } from '../stats.mjs';
-import { CALL_TIMEOUT_MS, expectResult, firstEcho, progressRun } from './shared.mjs';
+import { CALL_TIMEOUT_MS, expectResult, firstEcho, interleaved, progressRun } from './shared.mjs';
 import { roundOrder } from '../round-order.mjs';
-
-/**
- * Runs `step(peer, i)` for i in [-warmup, count) on every peer, call by call: step i goes to
- * every peer (in an order drawn afresh for each i: round-order.mjs) before step i + 1 goes to any. A peer whose
- * step throws is left out from then on (its error is returned in `failed`).
- */
-async function interleaved(peers, warmup, count, step) {
-  const failed = new Map();
-  for (let i = -warmup; i < count; i++) {
-    for (const k of roundOrder(i, peers.length)) {
-      const peer = peers[k];
-      if (failed.has(peer.name)) continue;
-      try {
-        await step(peer, i);
-      } catch (error) {
-        failed.set(peer.name, error);
-      }
-    }
-  }
-  return failed;
-}
 
 export const w0 = {
   id: 'W0',
@@ -181,18 +160,9 @@ export const w3 = {
    */
   async runAcross({ peers, sizes }) {
     const runs = new Map(peers.map((peer) => [peer.name, []]));
-    const failed = new Map();
-    for (let i = 0; i < sizes.w3Runs; i++) {
-      for (const k of roundOrder(i, peers.length)) {
-        const peer = peers[k];
-        if (failed.has(peer.name)) continue;
-        try {
-          runs.get(peer.name).push(await progressRun(peer.url, sizes));
-        } catch (error) {
-          failed.set(peer.name, error);
-        }
-      }
-    }
+    const failed = await interleaved(peers, 0, sizes.w3Runs, async (peer) => {
+      runs.get(peer.name).push(await progressRun(peer.url, sizes));
+    });
     return Object.fromEntries(
       peers.map((peer) => {
         const error = failed.get(peer.name);

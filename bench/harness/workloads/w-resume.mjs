@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { initialize, now, responseTo } from '../client.mjs';
 import { median } from '../stats.mjs';
 import { roundOrder } from '../round-order.mjs';
-import { CALL_TIMEOUT_MS, LONG_CALL_TIMEOUT_MS, isProgress, tokenOf, expectResult, withSession } from './shared.mjs';
+import { CALL_TIMEOUT_MS, LONG_CALL_TIMEOUT_MS, interleaved, isProgress, tokenOf, expectResult, withSession } from './shared.mjs';
 
 /** Why a resume could not be made or was refused, for the report. */
 function cannotResume(resume) {
@@ -14,6 +14,15 @@ function cannotResume(resume) {
   if (!resume.ok)
     return `cannot resume: ${resume.status ? `HTTP ${resume.status}` : (resume.error ?? resume.end)}${resume.body ? ` ${resume.body.slice(0, 120)}` : ''}`;
   return undefined;
+}
+
+/** `call`'s stream resumed from the last id it received, read until its answer; undefined without an id. */
+function resumeToAnswer(session, call, sizes) {
+  if (!call.lastEventId) return Promise.resolve(undefined);
+  return session.resume(call.lastEventId, {
+    timeoutMs: sizes.resumeTimeoutMs,
+    until: (event) => responseTo(event.message, call.requestId) !== undefined,
+  });
 }
 
 /**
@@ -35,12 +44,7 @@ async function cutAndResume(peer, sizes) {
     if (call.end !== 'stopped')
       throw new Error(`W4: the call was not cut after ${sizes.w4AbortAt} progress events (ended: ${call.end}, ${seen} seen)`);
     const token = tokenOf(call);
-    const resume = call.lastEventId
-      ? await session.resume(call.lastEventId, {
-          timeoutMs: sizes.resumeTimeoutMs,
-          until: (event) => responseTo(event.message, call.requestId) !== undefined,
-        })
-      : undefined;
+    const resume = await resumeToAnswer(session, call, sizes);
     const refused = cannotResume(resume);
     const raw = {
       cursor: call.lastEventId ?? null,
@@ -87,23 +91,13 @@ export const w4 = {
    */
   async runAcross({ peers, sizes }) {
     const runs = new Map(peers.map((peer) => [peer.name, []]));
-    const ended = new Map();
-    for (let i = 0; i < sizes.w4Runs; i++) {
-      for (const k of roundOrder(i, peers.length)) {
-        const peer = peers[k];
-        if (ended.has(peer.name)) continue;
-        try {
-          const run = await cutAndResume(peer, sizes);
-          runs.get(peer.name).push(run);
-          if (run.metrics.lost === null) ended.set(peer.name, undefined);
-        } catch (error) {
-          ended.set(peer.name, error);
-        }
-      }
-    }
+    const refusedBefore = (name) => runs.get(name).at(-1)?.metrics.lost === null;
+    const failed = await interleaved(peers, 0, sizes.w4Runs, async (peer) => {
+      if (!refusedBefore(peer.name)) runs.get(peer.name).push(await cutAndResume(peer, sizes));
+    });
     return Object.fromEntries(
       peers.map(({ name }) => {
-        const error = ended.get(name);
+        const error = failed.get(name);
         if (error !== undefined) return [name, { error }];
         const done = runs.get(name);
         const refused = done.find((run) => run.metrics.lost === null);
@@ -143,12 +137,7 @@ export const w4b = {
       if (call.end === 'response')
         return { metrics: { result_arrived: null }, status: 'not applicable: the result was the first event', raw };
       await sleep(sizes.w4bWaitMs);
-      const resume = call.lastEventId
-        ? await session.resume(call.lastEventId, {
-            timeoutMs: sizes.resumeTimeoutMs,
-            until: (event) => responseTo(event.message, call.requestId) !== undefined,
-          })
-        : undefined;
+      const resume = await resumeToAnswer(session, call, sizes);
       const refused = cannotResume(resume);
       raw.resume_status = resume?.status ?? null;
       raw.resumed_header = resume?.resumed ?? null;
