@@ -1,5 +1,6 @@
 // What several workload families use, in one place, so that no family imports another: the
-// call's timeouts and checks (W, B, T), W0's sequence (also pair.mjs's), a fresh session per run and batches of concurrent steps
+// call's timeouts and checks (W, B, T), W0's sequence (also pair.mjs's), the peers taken step by
+// step (`interleaved`: W0, W3, W4, W5), a fresh session per run and batches of concurrent steps
 // (W, T4), W3's run (`progressRun`: W3's own runs and the W3 runs T3 interleaves with its
 // tasks), the `ours` peer's counts of constructed objects (W7, T4), the 2026-07-28 task client
 // (create, get, poll to completed, the probe: T1, T2, T3, B1) and the peer's billing counters

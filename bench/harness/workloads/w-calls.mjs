@@ -2,7 +2,7 @@
 // sequential echo calls, W2 concurrent sessions calling echo, W3 one call streaming progress
 // notifications. The latency and throughput figures of one call; resumption is
 // w-resume.mjs's, sessions held idle w-held-streams.mjs's. W3's run itself (`progressRun`) is
-// in shared.mjs, as T3 runs it too; so is `interleaved` (W0's, W3's and W4's peers, step by step).
+// in shared.mjs, as T3 runs it too; so is `interleaved` (the peers taken step by step).
 import { cpuMs } from '../../peers/index.mjs';
 import { initialize, now } from '../client.mjs';
 import { median, percentile } from '../stats.mjs';

@@ -5,7 +5,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { initialize, now, responseTo } from '../client.mjs';
 import { median } from '../stats.mjs';
-import { roundOrder } from '../round-order.mjs';
 import { CALL_TIMEOUT_MS, LONG_CALL_TIMEOUT_MS, interleaved, isProgress, tokenOf, expectResult, withSession } from './shared.mjs';
 
 /** Why a resume could not be made or was refused, for the report. */
@@ -210,7 +209,7 @@ export const w5 = {
    */
   async runAcross({ peers, sizes, state }) {
     const results = {};
-    const open = [];
+    const ready = [];
     for (const peer of peers) {
       const own = state[peer.name];
       try {
@@ -223,30 +222,33 @@ export const w5 = {
           });
           own.w5 = { small, big, builtAt: now() };
         }
-        open.push({ peer, logs: own.w5, smallMs: [], bigMs: [], notes: new Set(), failed: false });
+        ready.push(peer);
       } catch (error) {
         results[peer.name] = { error };
       }
     }
+    const replays = new Map(ready.map((peer) => [peer.name, { small: [], big: [], notes: new Set(), failed: false }]));
     // A failed replay ends that peer's repetitions (it would only fail again, each time after a timeout).
-    for (let i = 0; i < sizes.w5Repeats; i++) {
-      for (const k of roundOrder(i, open.length)) {
-        const entry = open[k];
-        for (const [name, into] of [
-          ['small', entry.smallMs],
-          ['big', entry.bigMs],
-        ]) {
-          if (entry.failed) break;
-          const replay = await replayMs(entry.logs[name], sizes);
-          if (replay.status) entry.notes.add(`${name}: ${replay.status}`);
-          if (replay.ms != null) into.push(replay.ms);
-          else entry.failed = true;
-        }
+    const failed = await interleaved(ready, 0, sizes.w5Repeats, async (peer) => {
+      const own = replays.get(peer.name);
+      for (const name of ['small', 'big']) {
+        if (own.failed) return;
+        const replay = await replayMs(state[peer.name].w5[name], sizes);
+        if (replay.status) own.notes.add(`${name}: ${replay.status}`);
+        if (replay.ms != null) own[name].push(replay.ms);
+        else own.failed = true;
       }
-    }
-    for (const { peer, logs, smallMs, bigMs, notes } of open) {
-      const bigMedian = median(bigMs) ?? null;
-      const smallMedian = median(smallMs) ?? null;
+    });
+    for (const peer of ready) {
+      const error = failed.get(peer.name);
+      if (error !== undefined) {
+        results[peer.name] = { error };
+        continue;
+      }
+      const { small, big } = state[peer.name].w5;
+      const { notes, ...ms } = replays.get(peer.name);
+      const bigMedian = median(ms.big) ?? null;
+      const smallMedian = median(ms.small) ?? null;
       results[peer.name] = {
         metrics: {
           replay_big_ms: bigMedian,
@@ -255,11 +257,11 @@ export const w5 = {
         },
         status: [...notes].join('; ') || undefined,
         raw: {
-          replay_small_ms: smallMs,
-          replay_big_ms: bigMs,
-          build_small_ms: logs.small.build_ms,
-          build_big_ms: logs.big.build_ms,
-          cursors: { small: logs.small.cursor ?? null, big: logs.big.cursor ?? null },
+          replay_small_ms: ms.small,
+          replay_big_ms: ms.big,
+          build_small_ms: small.build_ms,
+          build_big_ms: big.build_ms,
+          cursors: { small: small.cursor ?? null, big: big.cursor ?? null },
         },
       };
     }
